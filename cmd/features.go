@@ -1,0 +1,402 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"baton/errs"
+	"baton/features"
+)
+
+const featuresHint = "baton init"
+
+func (a *App) newFeaturesCmd() *cobra.Command {
+	return group("features", "Read and update feature_list.json",
+		a.newNextCmd(), a.newNextCandidatesCmd(), a.newFeatureGetCmd(), a.newPassCmd(), a.newPassBatchCmd(),
+		a.newFailCmd(), a.newFeaturesListCmd(), a.newStatsCmd(), a.newNextIDCmd(), a.newDebtCountCmd(), a.newAppendCmd())
+}
+
+func (a *App) readFeatures(ctx context.Context) (*features.File, error) {
+	return readFile(ctx, a, features.FileName, featuresHint, features.Parse)
+}
+
+// ---- features next
+
+func (a *App) newNextCmd() *cobra.Command {
+	var kind string
+	c := &cobra.Command{
+		Use: "next", Short: "Print the first pending item (optionally of one type)", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if kind != "" {
+				k, err := features.NormalizeKind(kind)
+				if err != nil {
+					return err
+				}
+				kind = k
+			}
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			pending := f.Pending(kind)
+			if len(pending) == 0 {
+				return a.noMore(kind)
+			}
+			raw, _ := f.Raw(pending[0].ID)
+			return a.emit(gjson.ParseBytes(raw).Value(), func(w io.Writer) { printRaw(w, raw) })
+		},
+	}
+	c.Flags().StringVarP(&kind, "type", "t", "", "BUG, DEBT or FEAT")
+	return c
+}
+
+// noMore reports that nothing is pending: a notice on stderr, exit 0 (and
+// under --json a document saying so).
+func (a *App) noMore(kind string) error {
+	if kind == "" {
+		a.notice("NO_MORE_FEATURES: All features are passing!")
+	} else {
+		a.notice("NO_MORE_%s: All %ss are passing!", kind, kind)
+	}
+	if a.g.JSON {
+		return a.writeJSON(a.env.Stdout, map[string]any{"done": true, "type": kind})
+	}
+	return nil
+}
+
+// ---- features next-candidates
+
+type candidates struct {
+	TotalPending    int    `json:"total_pending"`
+	CandidatesShown int    `json:"candidates_shown"`
+	Features        []any  `json:"features"`
+	Instruction     string `json:"instruction"`
+}
+
+func (a *App) newNextCandidatesCmd() *cobra.Command {
+	var count int
+	c := &cobra.Command{
+		Use: "next-candidates", Short: "Print up to N pending features to choose a batch from", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if count < 1 {
+				return errs.New(errs.Usage, "--count: must be at least 1, got %d", count)
+			}
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			pending := f.Pending("")
+			if len(pending) == 0 {
+				return a.noMore("")
+			}
+			res := candidates{TotalPending: len(pending), Features: []any{},
+				Instruction: "Select up to 5 RELATED features to implement together. Choose features that share the same component, category, or have dependencies on each other."}
+			for i := 0; i < len(pending) && i < count; i++ {
+				raw, _ := f.Raw(pending[i].ID)
+				res.Features = append(res.Features, gjson.ParseBytes(raw).Value())
+			}
+			res.CandidatesShown = len(res.Features)
+			return a.emit(res, func(w io.Writer) { printJSON(w, res) })
+		},
+	}
+	c.Flags().IntVarP(&count, "count", "c", 15, "how many candidates")
+	return c
+}
+
+// ---- features get
+
+func (a *App) newFeatureGetCmd() *cobra.Command {
+	var field string
+	c := &cobra.Command{
+		Use: "get ID", Short: "Print a feature", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			raw, ok := f.Raw(args[0])
+			if !ok {
+				return errs.New(errs.NotFound, "Feature %s not found (see 'baton features list')", args[0])
+			}
+			return a.emitRecord(gjson.ParseBytes(raw), field)
+		},
+	}
+	c.Flags().StringVar(&field, "field", "", "print one field's raw value (gjson path)")
+	return c
+}
+
+// ---- features pass / pass-batch / fail
+
+type passResult struct {
+	Passed         []string `json:"passed"`
+	AlreadyPassing []string `json:"already_passing"`
+}
+
+func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passes bool, reason string) ([]string, error) {
+	var already []string
+	err := a.update(ctx, cmdPath, features.FileName, func(st *state) error {
+		f, err := st.features()
+		if err != nil {
+			return err
+		}
+		if already, err = f.SetPasses(ids, passes, st.stamp(), reason); err != nil {
+			return err
+		}
+		st.touch(features.FileName)
+		return nil
+	})
+	return already, err
+}
+
+func (a *App) newPassCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "pass ID", Short: "Mark a feature passing", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			id := strings.TrimSpace(args[0])
+			already, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, true, "")
+			if err != nil {
+				return err
+			}
+			if len(already) > 0 {
+				a.warn("Feature %s is already passing", id)
+			}
+			return a.emit(passResult{Passed: []string{id}, AlreadyPassing: nonNil(already)}, func(w io.Writer) {
+				printf(w, "SUCCESS: Feature %s marked as PASSING", id)
+			})
+		},
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (a *App) newPassBatchCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "pass-batch IDS", Short: `Mark several features passing, all or nothing ("F001,F002")`, Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			ids := features.SplitIDs(args[0])
+			if len(ids) == 0 {
+				return errs.New(errs.Usage, "IDS: no feature ids in %q (write \"F001,F002\")", args[0])
+			}
+			already, err := a.setPasses(c.Context(), c.CommandPath(), ids, true, "")
+			if err != nil {
+				return err
+			}
+			skip := map[string]bool{}
+			for _, id := range already {
+				skip[id] = true
+			}
+			var passed []string
+			for _, id := range ids {
+				if !skip[id] {
+					passed = append(passed, id)
+				}
+			}
+			if len(already) > 0 {
+				a.warn("Already passing: %s", strings.Join(already, ", "))
+			}
+			return a.emit(passResult{Passed: nonNil(passed), AlreadyPassing: nonNil(already)}, func(w io.Writer) {
+				printf(w, "SUCCESS: Marked %d features as PASSING: %s", len(passed), strings.Join(passed, ", "))
+			})
+		},
+	}
+}
+
+func (a *App) newFailCmd() *cobra.Command {
+	var reason string
+	c := &cobra.Command{
+		Use: "fail ID", Short: "Mark a feature failing (a regression)", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return errs.New(errs.Usage, "--reason: say why the feature fails")
+			}
+			id := strings.TrimSpace(args[0])
+			if _, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, false, reason); err != nil {
+				return err
+			}
+			return a.emit(map[string]string{"failed": id, "reason": reason}, func(w io.Writer) {
+				printf(w, "SUCCESS: Feature %s marked as FAILING - %s", id, reason)
+			})
+		},
+	}
+	c.Flags().StringVarP(&reason, "reason", "r", "", "why it fails (required)")
+	_ = c.MarkFlagRequired("reason")
+	return c
+}
+
+// ---- features list
+
+func (a *App) newFeaturesListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "list", Short: "List features by priority: bugs, tech debt, features, passing", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			all := f.All()
+			return a.emit(all, func(w io.Writer) { writeFeatureList(w, all) })
+		},
+	}
+}
+
+func writeFeatureList(w io.Writer, all []features.Feature) {
+	var bugs, debt, feats, passing []features.Feature
+	for _, it := range all {
+		switch {
+		case it.Passes:
+			passing = append(passing, it)
+		case it.Kind() == "BUG":
+			bugs = append(bugs, it)
+		case it.Kind() == "DEBT":
+			debt = append(debt, it)
+		default:
+			feats = append(feats, it)
+		}
+	}
+	section := func(title string, items []features.Feature, tag func(features.Feature) string) {
+		if len(items) == 0 {
+			return
+		}
+		printf(w, "%s", title)
+		for _, it := range items {
+			printf(w, "%s: %s %s", it.ID, it.Name, tag(it))
+		}
+		printf(w, "")
+	}
+	pending := func(features.Feature) string { return "[pending]" }
+	section("=== BUGS (priority) ===", bugs, pending)
+	section(fmt.Sprintf("=== TECH DEBT (%d items) ===", len(debt)), debt, func(it features.Feature) string {
+		src := "unknown"
+		if it.SourceReview != nil {
+			src = fmt.Sprint(it.SourceReview)
+		}
+		return "[pending] (from " + src + ")"
+	})
+	section("=== FEATURES ===", feats, pending)
+	section("=== PASSING ===", passing, func(features.Feature) string { return "[pass]" })
+	printf(w, "Summary: %d bugs, %d tech debt, %d features pending, %d passing", len(bugs), len(debt), len(feats), len(passing))
+}
+
+// ---- features stats
+
+func (a *App) newStatsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "stats", Short: "Print counts by type and the next work item", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			s := f.Stats()
+			return a.emit(s, func(w io.Writer) {
+				printf(w, "Features: %d/%d passing", s.Features.Passing, s.Features.Total)
+				printf(w, "Bugs: %d/%d resolved", s.Bugs.Passing, s.Bugs.Total)
+				printf(w, "Tech Debt: %d/%d resolved", s.TechDebt.Passing, s.TechDebt.Total)
+				printf(w, "Total: %d/%d (%d%%)", s.All.Passing, s.All.Total, s.Percent)
+				printf(w, "Next: %s", s.Next)
+			})
+		},
+	}
+}
+
+// ---- features next-id
+
+func (a *App) newNextIDCmd() *cobra.Command {
+	var kind string
+	c := &cobra.Command{
+		Use: "next-id", Short: "Print the next free id of a type (FEAT-004, BUG-001, DEBT-002)", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			k, err := features.NormalizeKind(kind)
+			if err != nil {
+				return err
+			}
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			id := f.NextID(k)
+			return a.emit(map[string]string{"next_id": id}, func(w io.Writer) { printf(w, "%s", id) })
+		},
+	}
+	c.Flags().StringVarP(&kind, "type", "t", "", "FEAT, BUG or DEBT (required)")
+	_ = c.MarkFlagRequired("type")
+	return c
+}
+
+// ---- features debt-count
+
+func (a *App) newDebtCountCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "debt-count", Short: "Print how many tech-debt items are pending", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			f, err := a.readFeatures(c.Context())
+			if err != nil {
+				return err
+			}
+			n := len(f.Pending("DEBT"))
+			return a.emit(map[string]int{"debt_count": n}, func(w io.Writer) { printf(w, "%d", n) })
+		},
+	}
+}
+
+// ---- features append
+
+func (a *App) newAppendCmd() *cobra.Command {
+	var entries, source string
+	c := &cobra.Command{
+		Use:   "append",
+		Short: "Append features, bugs or tech debt (a JSON list; ids assigned when missing)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			data, err := a.readArg("--entries", entries)
+			if err != nil {
+				return err
+			}
+			items, err := parseList("--entries", data)
+			if err != nil {
+				return err
+			}
+			raws := make([][]byte, len(items))
+			for i, it := range items {
+				raws[i] = it
+			}
+			var added []string
+			err = a.update(c.Context(), c.CommandPath(), features.FileName, func(st *state) error {
+				f, ok, err := st.featuresOpt()
+				if err != nil {
+					return err
+				}
+				if !ok {
+					f = features.New()
+					st.feat = f
+				}
+				if added, err = f.Append(raws, source); err != nil {
+					return err
+				}
+				st.touch(features.FileName)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			return a.emit(map[string][]string{"added": nonNil(added)}, func(w io.Writer) {
+				printf(w, "SUCCESS: Appended %d entries: %s", len(added), strings.Join(added, ", "))
+			})
+		},
+	}
+	c.Flags().StringVarP(&entries, "entries", "e", "", "JSON list of entries (inline, a file, or -) (required)")
+	c.Flags().StringVarP(&source, "source-appspec", "s", "", "where the entries came from (required)")
+	_ = c.MarkFlagRequired("entries")
+	_ = c.MarkFlagRequired("source-appspec")
+	return c
+}

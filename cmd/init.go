@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"baton/errs"
+	"baton/features"
+	"baton/gitops"
+	"baton/jsondoc"
+	"baton/progress"
+	"baton/reviews"
+	"baton/scripts"
+	"baton/store"
+)
+
+type initOpts struct {
+	Name       string
+	Scripts    bool
+	ScriptsDir string
+}
+
+type initResult struct {
+	StateDir string   `json:"state_dir"`
+	Created  []string `json:"created"`
+	Kept     []string `json:"kept"`
+	Excluded []string `json:"excluded"`
+	Scripts  []string `json:"scripts"`
+}
+
+func (a *App) newInitCmd() *cobra.Command {
+	var o initOpts
+	c := &cobra.Command{
+		Use:   "init",
+		Short: "Set up baton's state in a project (files, .baton/, git exclude, optional scripts)",
+		Long: `Create progress.json, reviews.json and feature_list.json where missing (existing files are
+kept), .baton/ with the default config, and entries in the repository's info/exclude so that no
+checkout, merge or 'git add .' touches the state. --scripts installs the drop-in scripts/progress.py,
+reviews.py and features.py that hand predecessor-style calls to baton.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runInit(c.Context(), c.CommandPath(), o) },
+	}
+	c.Flags().StringVarP(&o.Name, "name", "n", "", "project name (default: the directory's name)")
+	c.Flags().BoolVar(&o.Scripts, "scripts", false, "install scripts/progress.py, reviews.py, features.py")
+	c.Flags().StringVar(&o.ScriptsDir, "scripts-dir", "scripts", "where --scripts installs them (relative to the state directory)")
+	return c
+}
+
+func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	res := initResult{StateDir: s.Dir, Created: []string{}, Kept: []string{}, Excluded: []string{}, Scripts: []string{}}
+	if o.Name == "" {
+		o.Name = filepath.Base(s.Dir)
+	}
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.ConfigPath()); errors.Is(err, fs.ErrNotExist) {
+		if err := store.WriteFileAtomic(s.ConfigPath(), append(jsondoc.Pretty(store.DefaultConfig()), '\n'), 0o644); err != nil {
+			return err
+		}
+		res.Created = append(res.Created, s.ConfigPath())
+	}
+	err = a.update(ctx, cmdPath, "", func(st *state) error {
+		for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
+			old, err := st.tx.Read(name)
+			if err != nil {
+				return err
+			}
+			if old != nil {
+				res.Kept = append(res.Kept, s.Path(name))
+				continue
+			}
+			switch name {
+			case features.FileName:
+				st.feat = features.New()
+			case reviews.FileName:
+				st.rev = reviews.New()
+			case progress.FileName:
+				st.prog = progress.New(o.Name, 0, st.stamp(), a.head())
+			}
+			st.touch(name)
+			res.Created = append(res.Created, s.Path(name))
+		}
+		// validate what was kept, so a broken file is reported now
+		if _, _, err := st.featuresOpt(); err != nil {
+			return err
+		}
+		if _, _, err := st.reviewsOpt(); err != nil {
+			return err
+		}
+		_, _, err := st.progressOpt()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if res.Excluded, err = a.excludeState(s.Dir); err != nil {
+		return err
+	}
+	if o.Scripts {
+		dir := o.ScriptsDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.Dir, dir)
+		}
+		if res.Scripts, err = scripts.Install(dir); err != nil {
+			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
+		}
+	}
+	return a.emit(res, func(w io.Writer) {
+		printf(w, "SUCCESS: Initialized baton state in %s", res.StateDir)
+		for _, p := range res.Created {
+			printf(w, "  created  %s", p)
+		}
+		for _, p := range res.Kept {
+			printf(w, "  kept     %s", p)
+		}
+		if len(res.Excluded) > 0 {
+			printf(w, "  excluded from git: %s", strings.Join(res.Excluded, " "))
+		}
+		for _, p := range res.Scripts {
+			printf(w, "  script   %s", p)
+		}
+	})
+}
+
+// stateEntries are the info/exclude patterns that keep state out of code
+// branches.
+var stateEntries = []string{"/" + progress.FileName, "/" + reviews.FileName, "/" + features.FileName, "/.baton/"}
+
+// excludeState adds the state files to the repository's info/exclude when
+// dir is the top of a main worktree, and warns about any already tracked.
+func (a *App) excludeState(dir string) ([]string, error) {
+	if store.MainWorktree(dir) != dir {
+		return nil, nil
+	}
+	gitDir := filepath.Join(dir, ".git")
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	path := filepath.Join(gitDir, "info", "exclude")
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add []string
+	for _, e := range stateEntries {
+		if !have[e] {
+			add = append(add, e)
+		}
+	}
+	if len(add) > 0 {
+		text := string(old)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += "# baton state: kept out of code branches\n" + strings.Join(add, "\n") + "\n"
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := store.WriteFileAtomic(path, []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	tracked, err := gitops.Tracked(dir, []string{progress.FileName, reviews.FileName, features.FileName})
+	if err == nil && len(tracked) > 0 {
+		a.warn("%s tracked by git: a checkout or merge can rewind them. Run: git rm --cached %s && git commit", strings.Join(tracked, ", "), strings.Join(tracked, " "))
+	}
+	return add, nil
+}

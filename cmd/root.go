@@ -1,0 +1,155 @@
+// Package cmd is baton's command line: cobra commands that parse flags into
+// options and run them against the state store and the domain packages. It
+// is also the composition root: Main receives the process's environment once
+// and maps every error to an exit code in one place.
+package cmd
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"baton/errs"
+)
+
+// Version is baton's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// Env is everything baton takes from its process: streams, environment,
+// working directory and clock.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Cwd            string
+	Now            func() time.Time
+}
+
+// ProcessEnv reads the real process environment.
+func ProcessEnv() Env {
+	cwd, _ := os.Getwd()
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Cwd: cwd, Now: time.Now}
+}
+
+// globalOpts are the flags every command takes.
+type globalOpts struct {
+	StateDir string
+	File     string
+	JSON     bool
+	As       string
+	Reason   string
+}
+
+// App carries the environment and global options to every command.
+type App struct {
+	env Env
+	g   globalOpts
+	ran bool // a command's run started: later errors are not usage errors
+}
+
+const exitCodeHelp = `Exit codes:
+  0   ok
+  1   unexpected error
+  2   usage: a bad flag, argument or input value
+  3   refused by policy (role, fix-cycle limit)
+  4   not found: an unknown id or a missing state file
+  5   conflict: lock timeout, merge conflict, stale bridge response, file exists
+  6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
+  42  need agent: a bridge checkpoint
+  130 interrupted`
+
+// Main runs baton with args and returns the exit code. Nothing else in baton
+// exits the process.
+func Main(args []string, env Env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	a := &App{env: env}
+	root := a.newRootCmd()
+	root.SetArgs(rewriteArgs(args))
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !a.ran && errs.KindOf(err) == errs.Unexpected {
+		err = &errs.Error{Kind: errs.Usage, Msg: err.Error() + " (see 'baton --help')", Err: err}
+	}
+	if err != nil && ctx.Err() != nil && !errs.Is(err, errs.Interrupted) {
+		err = &errs.Error{Kind: errs.Interrupted, Msg: "interrupted: " + err.Error(), Err: err}
+	}
+	if err != nil {
+		a.reportError(err)
+	}
+	return errs.Code(err)
+}
+
+func (a *App) newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "baton",
+		Short: "Coordinate multi-agent coding sessions through progress.json, reviews.json and feature_list.json",
+		Long: `baton is the only reader and writer of a project's progress.json, reviews.json and
+feature_list.json. Every change happens under a file lock, atomically across files, with
+ids assigned inside the lock and counters computed from the files.
+
+` + exitCodeHelp,
+		Version:       Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			a.ran = true
+		},
+	}
+	root.SetVersionTemplate("baton version {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &errs.Error{Kind: errs.Usage, Msg: err.Error(), Err: err}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.g.StateDir, "state-dir", "d", "", "state directory (default: $BATON_STATE_DIR, $AGENT_STATE_DIR, the main worktree's top, or .)")
+	pf.StringVarP(&a.g.File, "file", "f", "", "path of this command group's state file (overrides the state directory for that file)")
+	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
+	pf.StringVar(&a.g.As, "as", "", "act as a person (HUMAN) overriding role checks; requires --reason")
+	pf.StringVar(&a.g.Reason, "reason", "", "why a person overrides (recorded)")
+	pf.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "agent-state-dir" {
+			name = "state-dir"
+		}
+		return pflag.NormalizedName(name)
+	})
+	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd())
+	root.CompletionOptions.HiddenDefaultCmd = true
+	return root
+}
+
+var negativeIndex = regexp.MustCompile(`^-[0-9]+$`)
+
+// rewriteArgs lets `progress get-session -1` name the last session (pflag
+// would read -1 as a flag): a negative number after get-session becomes the
+// internal form @-1.
+func rewriteArgs(args []string) []string {
+	out := make([]string, len(args))
+	seen := false
+	for i, s := range args {
+		if s == "get-session" {
+			seen = true
+		}
+		if seen && negativeIndex.MatchString(s) {
+			s = "@" + s
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// group builds a command group (progress, reviews, features).
+func group(use, short string, cmds ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: func(c *cobra.Command, args []string) error {
+		return errs.New(errs.Usage, "%s needs a subcommand (see 'baton %s --help')", use, use)
+	}}
+	c.AddCommand(cmds...)
+	return c
+}

@@ -1,0 +1,329 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"baton/errs"
+	"baton/features"
+	"baton/gitops"
+	"baton/jsondoc"
+	"baton/progress"
+	"baton/reviews"
+	"baton/store"
+)
+
+// openStore finds the state directory for a command of the group whose
+// file is fileName (which --file relocates).
+func (a *App) openStore(fileName string) (*store.Store, error) {
+	dir, _ := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
+	s := store.New(dir)
+	if a.g.File != "" && fileName != "" {
+		p := a.g.File
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(a.env.Cwd, p)
+		}
+		s.SetPath(fileName, p)
+	}
+	s.Now = a.env.Now
+	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
+		d, err := parseTimeout(v)
+		if err != nil {
+			return nil, errs.New(errs.Usage, "BATON_LOCK_TIMEOUT: %v", err)
+		}
+		s.LockTimeout = d
+	}
+	return s, nil
+}
+
+func parseTimeout(v string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a duration (write 10s or 10)", v)
+	}
+	return d, nil
+}
+
+// state is one transaction seen through the domain packages: each file is
+// read and validated inside the lock on first use, and every file changed
+// is written back, with the computed counters, when the command succeeds.
+type state struct {
+	app   *App
+	tx    *store.Tx
+	cfg   store.Config
+	now   time.Time
+	prog  *progress.File
+	rev   *reviews.File
+	feat  *features.File
+	dirty map[string]bool
+}
+
+// update runs fn as one transaction on the store of the group's file.
+func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *state) error) error {
+	s, err := a.openStore(fileName)
+	if err != nil {
+		return err
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if a.env.Getenv("BATON_LOCK_TIMEOUT") == "" {
+		s.LockTimeout = time.Duration(cfg.LockTimeoutSeconds) * time.Second
+	}
+	s.Holder = cmdPath
+	return s.Update(ctx, func(tx *store.Tx) error {
+		st := &state{app: a, tx: tx, cfg: cfg, now: a.env.Now(), dirty: map[string]bool{}}
+		if err := fn(st); err != nil {
+			return err
+		}
+		return st.finish()
+	})
+}
+
+func (st *state) stamp() string { return jsondoc.Timestamp(st.now) }
+
+func (st *state) touch(name string) { st.dirty[name] = true }
+
+// load reads and validates one state file inside the transaction. A missing
+// file is (zero, false, nil).
+func load[T any](st *state, name string, parse func([]byte) (T, error)) (T, bool, error) {
+	var zero T
+	data, err := st.tx.Read(name)
+	if err != nil {
+		return zero, false, err
+	}
+	if data == nil {
+		return zero, false, nil
+	}
+	v, err := parse(data)
+	if err != nil {
+		return zero, false, invalidFile(st.tx.Store(), name, data, err)
+	}
+	return v, true, nil
+}
+
+// invalidFile turns a parse error into the Invalid error a person can act on.
+func invalidFile(s *store.Store, name string, data []byte, err error) error {
+	path := s.Path(name)
+	advice := fmt.Sprintf("nothing was written; repair the file by hand or restore the previous version from %s, then run 'baton verify'", s.BackupPath(name))
+	var ie *jsondoc.InvalidError
+	if errors.As(err, &ie) {
+		line, col := jsondoc.Position(data, ie.Offset)
+		return errs.New(errs.Invalid, "%s: line %d, column %d: %s — %s", path, line, col, ie.Error(), advice)
+	}
+	return errs.New(errs.Invalid, "%s: %v — %s", path, err, advice)
+}
+
+func missing(s *store.Store, name, hint string) error {
+	return errs.New(errs.NotFound, "%s does not exist. Run '%s' first (state directory %s)", s.Path(name), hint, s.Dir)
+}
+
+func (st *state) progressOpt() (*progress.File, bool, error) {
+	if st.prog != nil {
+		return st.prog, true, nil
+	}
+	f, ok, err := load(st, progress.FileName, progress.Parse)
+	st.prog = f
+	return f, ok, err
+}
+
+func (st *state) reviewsOpt() (*reviews.File, bool, error) {
+	if st.rev != nil {
+		return st.rev, true, nil
+	}
+	f, ok, err := load(st, reviews.FileName, reviews.Parse)
+	st.rev = f
+	return f, ok, err
+}
+
+func (st *state) featuresOpt() (*features.File, bool, error) {
+	if st.feat != nil {
+		return st.feat, true, nil
+	}
+	f, ok, err := load(st, features.FileName, features.Parse)
+	st.feat = f
+	return f, ok, err
+}
+
+func (st *state) progress() (*progress.File, error) {
+	f, ok, err := st.progressOpt()
+	if err == nil && !ok {
+		err = missing(st.tx.Store(), progress.FileName, "baton progress init -n NAME -c COUNT")
+	}
+	return f, err
+}
+
+func (st *state) reviews() (*reviews.File, error) {
+	f, ok, err := st.reviewsOpt()
+	if err == nil && !ok {
+		err = missing(st.tx.Store(), reviews.FileName, "baton reviews init")
+	}
+	return f, err
+}
+
+func (st *state) features() (*features.File, error) {
+	f, ok, err := st.featuresOpt()
+	if err == nil && !ok {
+		err = missing(st.tx.Store(), features.FileName, "baton init")
+	}
+	return f, err
+}
+
+// finish recomputes the counters when anything changed and stages every
+// changed file.
+func (st *state) finish() error {
+	if len(st.dirty) == 0 {
+		return nil
+	}
+	if err := st.recount(); err != nil {
+		return err
+	}
+	if st.dirty[progress.FileName] {
+		if err := st.prog.SetStatus("updated_at", st.stamp()); err != nil {
+			return err
+		}
+		st.tx.Write(progress.FileName, st.prog.Bytes())
+	}
+	if st.dirty[reviews.FileName] {
+		st.tx.Write(reviews.FileName, st.rev.Bytes())
+	}
+	if st.dirty[features.FileName] {
+		st.tx.Write(features.FileName, st.feat.Bytes())
+	}
+	return nil
+}
+
+// counters computes the status counters from the feature list and reviews.
+func (st *state) counters() (progress.Counters, error) {
+	var c progress.Counters
+	p, _, err := st.progressOpt()
+	if err != nil {
+		return c, err
+	}
+	feat, haveFeat, err := st.featuresOpt()
+	if err != nil {
+		return c, err
+	}
+	rev, haveRev, err := st.reviewsOpt()
+	if err != nil {
+		return c, err
+	}
+	if haveFeat {
+		st := feat.Stats()
+		c.TotalFeatures, c.FeaturesPassing = st.All.Total, st.All.Passing
+	} else if p != nil {
+		proj, _ := p.Project()
+		c.TotalFeatures = proj.TotalFeatures
+	}
+	if haveRev {
+		for id := range rev.PassedFeatures() {
+			if !haveFeat || feat.Has(id) {
+				c.FeaturesCompleted++
+			}
+		}
+	}
+	return c, nil
+}
+
+// recount writes computed counters into progress.json when they changed.
+func (st *state) recount() error {
+	p, ok, err := st.progressOpt()
+	if err != nil || !ok {
+		return err
+	}
+	c, err := st.counters()
+	if err != nil {
+		return err
+	}
+	cur, err := p.Status()
+	if err != nil {
+		return err
+	}
+	proj, _ := p.Project()
+	if cur.FeaturesCompleted == c.FeaturesCompleted && cur.FeaturesPassing == c.FeaturesPassing && proj.TotalFeatures == c.TotalFeatures {
+		return nil
+	}
+	st.touch(progress.FileName)
+	return p.SetCounters(c)
+}
+
+// head returns the short hash of HEAD in the working directory's
+// repository, or nil outside a repository or on an unborn branch.
+func (a *App) head() *string {
+	r, err := gitops.Open(a.env.Cwd)
+	if err != nil {
+		return nil
+	}
+	h, err := r.Head()
+	if err != nil {
+		return nil
+	}
+	s := gitops.Short(h)
+	return &s
+}
+
+// readFile reads one state file for a read-only command (no lock) and
+// parses it; a missing file is NotFound with hint.
+func readFile[T any](ctx context.Context, a *App, name, hint string, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	s, err := a.openStore(name)
+	if err != nil {
+		return zero, err
+	}
+	data, err := s.ReadFile(ctx, name)
+	if err != nil {
+		return zero, err
+	}
+	if data == nil {
+		return zero, missing(s, name, hint)
+	}
+	v, err := parse(data)
+	if err != nil {
+		return zero, invalidFile(s, name, data, err)
+	}
+	return v, nil
+}
+
+// mapped is a state file mapped for a fast read of a few fields.
+type mapped struct {
+	s       *store.Store
+	name    string
+	data    []byte
+	release func()
+}
+
+// mapFile maps a state file for reading without the lock or a full parse.
+func (a *App) mapFile(ctx context.Context, name, hint string) (*mapped, error) {
+	s, err := a.openStore(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.RecoverIfNeeded(ctx); err != nil {
+		return nil, err
+	}
+	data, release, err := store.Map(s.Path(name))
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, missing(s, name, hint)
+	}
+	return &mapped{s: s, name: name, data: data, release: release}, nil
+}
+
+// invalid reports the file as corrupt if it is, else returns nil: fast
+// reads call it only when a path they expected is absent.
+func (m *mapped) invalid() error {
+	if err := jsondoc.Check(m.data); err != nil {
+		return invalidFile(m.s, m.name, m.data, err)
+	}
+	return nil
+}

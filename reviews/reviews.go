@@ -1,0 +1,369 @@
+// Package reviews owns reviews.json: review records (feature and
+// architecture), fix records, issue ids, verdict vocabulary and the fix-cycle
+// count. It does no I/O.
+package reviews
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"baton/errs"
+	"baton/features"
+	"baton/jsondoc"
+	"baton/progress"
+)
+
+// FileName is the reviews file's name in the state directory.
+const FileName = "reviews.json"
+
+// SchemaVersion is written into new files.
+const SchemaVersion = "1.0"
+
+// Verdicts stored, as the seed names them.
+var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
+
+var verdictAliases = map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+
+// NormalizeVerdict maps a --verdict value to the seed's vocabulary.
+func NormalizeVerdict(v string) (string, error) {
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases)
+}
+
+// ReviewerTypes are the agent types that write reviews.
+var ReviewerTypes = []string{"REVIEW", "ARCHITECTURE"}
+
+// DefaultMaxFixCycles is the seed's fix-cycle limit per feature.
+const DefaultMaxFixCycles = 3
+
+// Review is a review record as baton writes it.
+type Review struct {
+	ReviewID    int             `json:"review_id"`
+	FeatureID   *string         `json:"feature_id"`
+	FeatureName string          `json:"feature_name,omitempty"`
+	Branch      *string         `json:"branch"`
+	AgentType   string          `json:"agent_type"`
+	Timestamp   string          `json:"timestamp"`
+	CommitRange *progress.Range `json:"commit_range,omitempty"`
+	Verdict     string          `json:"verdict"`
+	Issues      json.RawMessage `json:"issues"`
+	Summary     string          `json:"summary"`
+}
+
+// FixedIssue is one entry of a fix's issues_fixed.
+type FixedIssue struct {
+	IssueID        string `json:"issue_id"`
+	FixDescription string `json:"fix_description,omitempty"`
+	Commit         string `json:"commit,omitempty"`
+}
+
+// Fix is a fix record as baton writes it.
+type Fix struct {
+	FixID          int               `json:"fix_id"`
+	ReviewID       int               `json:"review_id"`
+	FeatureID      *string           `json:"feature_id"`
+	Branch         *string           `json:"branch"`
+	AgentType      string            `json:"agent_type"`
+	Timestamp      string            `json:"timestamp"`
+	IssuesFixed    []json.RawMessage `json:"issues_fixed"`
+	IssuesDeferred []json.RawMessage `json:"issues_deferred"`
+	TestsAdded     []string          `json:"tests_added"`
+	MergedToMain   bool              `json:"merged_to_main"`
+	PendingReview  bool              `json:"pending_review"`
+}
+
+// FixLabel is how a fix id is printed: FIX-3, never F3 (which reads as a
+// feature id).
+func FixLabel(id int) string { return "FIX-" + strconv.Itoa(id) }
+
+// ParseFixID reads a fix id given as 3 or FIX-3.
+func ParseFixID(s string) (int, error) {
+	t := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "FIX-")
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 1 {
+		return 0, errs.New(errs.Usage, "FIX_ID: %q is not a fix id (write 3 or FIX-3)", s)
+	}
+	return n, nil
+}
+
+// File is a parsed reviews.json.
+type File struct {
+	doc     *jsondoc.Doc
+	maxRev  int
+	maxFix  int
+	reviews []gjson.Result // parsed views of the raw records, same order
+	fixes   []gjson.Result
+}
+
+// New returns an empty reviews file.
+func New() *File {
+	f := &File{doc: jsondoc.NewDoc("reviews", "fixes")}
+	f.doc.Top.Members = append([]jsondoc.Member{{Key: "schema_version", Raw: quoteJSON(SchemaVersion)}}, f.doc.Top.Members...)
+	return f
+}
+
+// Parse validates data and returns the file. Errors are
+// *jsondoc.InvalidError.
+func Parse(data []byte) (*File, error) {
+	if err := jsondoc.Check(data); err != nil {
+		return nil, err
+	}
+	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	f := &File{doc: doc}
+	if f.reviews, f.maxRev, err = index(doc.Array("reviews"), "reviews", "review_id"); err != nil {
+		return nil, err
+	}
+	if f.fixes, f.maxFix, err = index(doc.Array("fixes"), "fixes", "fix_id"); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error) {
+	views := make([]gjson.Result, len(arr.Elems))
+	seen := make(map[int64]bool, len(arr.Elems))
+	max := 0
+	for i, raw := range arr.Elems {
+		r := gjson.ParseBytes(raw)
+		if !r.IsObject() {
+			return nil, 0, arr.Invalid(name, i, "", "each entry must be a JSON object")
+		}
+		id := r.Get(idField)
+		if id.Type != gjson.Number || id.Num != float64(id.Int()) || id.Int() < 1 {
+			return nil, 0, arr.Invalid(name, i, idField, "must be a positive whole number")
+		}
+		if seen[id.Int()] {
+			return nil, 0, arr.Invalid(name, i, idField, "duplicate id %d", id.Int())
+		}
+		seen[id.Int()] = true
+		if int(id.Int()) > max {
+			max = int(id.Int())
+		}
+		views[i] = r
+	}
+	return views, max, nil
+}
+
+// Bytes encodes the file.
+func (f *File) Bytes() []byte { return f.doc.Bytes() }
+
+// NextReviewID is the id the next review gets.
+func (f *File) NextReviewID() int { return f.maxRev + 1 }
+
+// NextFixID is the id the next fix gets.
+func (f *File) NextFixID() int { return f.maxFix + 1 }
+
+// Reviews returns parsed views of every review, in order.
+func (f *File) Reviews() []gjson.Result { return f.reviews }
+
+// Fixes returns parsed views of every fix, in order.
+func (f *File) Fixes() []gjson.Result { return f.fixes }
+
+// Review returns review id's view, or NotFound.
+func (f *File) Review(id int) (gjson.Result, error) {
+	for i := len(f.reviews) - 1; i >= 0; i-- {
+		if f.reviews[i].Get("review_id").Int() == int64(id) {
+			return f.reviews[i], nil
+		}
+	}
+	return gjson.Result{}, errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
+}
+
+// Last returns the last review, or NotFound when there is none.
+func (f *File) Last() (gjson.Result, error) {
+	if len(f.reviews) == 0 {
+		return gjson.Result{}, errs.New(errs.NotFound, "No reviews found in %s", FileName)
+	}
+	return f.reviews[len(f.reviews)-1], nil
+}
+
+// NewReview is what a reviewer submits.
+type NewReview struct {
+	AgentType   string
+	FeatureID   *string
+	Branch      *string
+	Verdict     string
+	Summary     string
+	Issues      []PendingIssue
+	CommitRange *progress.Range
+	Timestamp   string
+}
+
+// AddReview appends a review with the next id and its issues numbered.
+func (f *File) AddReview(in NewReview) (Review, error) {
+	id := f.NextReviewID()
+	issues, err := AssignIDs(in.Issues, IssuePrefix(in.AgentType, id))
+	if err != nil {
+		return Review{}, err
+	}
+	rv := Review{
+		ReviewID: id, FeatureID: in.FeatureID, Branch: in.Branch, AgentType: in.AgentType,
+		Timestamp: in.Timestamp, CommitRange: in.CommitRange, Verdict: in.Verdict,
+		Issues: issues, Summary: in.Summary,
+	}
+	raw, err := f.doc.Array("reviews").Append(rv)
+	if err != nil {
+		return Review{}, err
+	}
+	f.reviews = append(f.reviews, gjson.ParseBytes(raw))
+	f.maxRev = id
+	return rv, nil
+}
+
+// NewFix is what a FIX agent submits.
+type NewFix struct {
+	ReviewID       int
+	FeatureID      *string
+	Branch         *string
+	IssuesFixed    []FixedIssue
+	IssuesDeferred []json.RawMessage
+	TestsAdded     []string
+	Timestamp      string
+}
+
+// AddFix appends a fix with the next id. Every fixed issue must be an issue
+// of the review it answers.
+func (f *File) AddFix(in NewFix) (Fix, error) {
+	rv, err := f.Review(in.ReviewID)
+	if err != nil {
+		return Fix{}, err
+	}
+	known := map[string]bool{}
+	for _, is := range ReadIssues(rv.Get("issues")) {
+		known[is.ID] = true
+	}
+	fix := Fix{
+		FixID: f.NextFixID(), ReviewID: in.ReviewID, FeatureID: in.FeatureID, Branch: in.Branch,
+		AgentType: "FIX", Timestamp: in.Timestamp, TestsAdded: in.TestsAdded,
+		IssuesDeferred: in.IssuesDeferred, PendingReview: true,
+	}
+	for _, fi := range in.IssuesFixed {
+		if !known[fi.IssueID] {
+			return Fix{}, errs.New(errs.NotFound, "--issues-fixed: issue %s is not an issue of review R%d (see 'baton reviews show-issues')", fi.IssueID, in.ReviewID)
+		}
+		raw, _ := json.Marshal(fi)
+		fix.IssuesFixed = append(fix.IssuesFixed, raw)
+	}
+	if fix.IssuesFixed == nil {
+		fix.IssuesFixed = []json.RawMessage{}
+	}
+	if fix.IssuesDeferred == nil {
+		fix.IssuesDeferred = []json.RawMessage{}
+	}
+	if fix.TestsAdded == nil {
+		fix.TestsAdded = []string{}
+	}
+	if fix.FeatureID == nil {
+		if fid := rv.Get("feature_id"); fid.Type == gjson.String {
+			fix.FeatureID = &fid.Str
+		}
+	}
+	if fix.Branch == nil {
+		if b := rv.Get("branch"); b.Type == gjson.String {
+			fix.Branch = &b.Str
+		}
+	}
+	raw, err := f.doc.Array("fixes").Append(fix)
+	if err != nil {
+		return Fix{}, err
+	}
+	f.fixes = append(f.fixes, gjson.ParseBytes(raw))
+	f.maxFix = fix.FixID
+	return fix, nil
+}
+
+// FixCount counts the fixes recorded for a feature or batch: a fix counts
+// when its feature ids and the asked ids share one.
+func (f *File) FixCount(featureIDs string) int {
+	want := map[string]bool{}
+	for _, id := range features.SplitIDs(featureIDs) {
+		want[id] = true
+	}
+	n := 0
+	for _, fx := range f.fixes {
+		for _, id := range features.SplitIDs(fx.Get("feature_id").String()) {
+			if want[id] {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// MarkMerged marks fix id merged to main at stamp, with its merge commit
+// when known.
+func (f *File) MarkMerged(id int, stamp string, mergeCommit *string) error {
+	arr := f.doc.Array("fixes")
+	for i, v := range f.fixes {
+		if v.Get("fix_id").Int() != int64(id) {
+			continue
+		}
+		rec, err := arr.Record(i)
+		if err != nil {
+			return err
+		}
+		for _, kv := range []struct {
+			k string
+			v any
+		}{{"merged_to_main", true}, {"pending_review", false}, {"merged_at", stamp}} {
+			if err := rec.Set(kv.k, kv.v); err != nil {
+				return err
+			}
+		}
+		if mergeCommit != nil {
+			if err := rec.Set("merge_commit", *mergeCommit); err != nil {
+				return err
+			}
+		}
+		arr.Replace(i, rec)
+		f.fixes[i] = gjson.ParseBytes(arr.Elems[i])
+		return nil
+	}
+	return errs.New(errs.NotFound, "Fix %s not found in %s (see 'baton reviews list')", FixLabel(id), FileName)
+}
+
+// PassedFeatures returns the feature ids that have a PASS review.
+func (f *File) PassedFeatures() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range f.reviews {
+		if r.Get("verdict").String() != "PASS" {
+			continue
+		}
+		for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// IssueCount counts a stored review's issues in either form.
+func IssueCount(r gjson.Result) int { return len(ReadIssues(r.Get("issues"))) }
+
+// String renders a review's one-line summary as `reviews list` shows it.
+func ListLine(r gjson.Result) string {
+	feature := r.Get("feature_id").String()
+	if feature == "" {
+		feature = "ARCHITECTURE"
+	}
+	return fmt.Sprintf("  R%d: [%s] %s - %s (%d issues)", r.Get("review_id").Int(), r.Get("agent_type").String(), feature, r.Get("verdict").String(), IssueCount(r))
+}
+
+// FixListLine renders a fix's one-line summary as `reviews list` shows it.
+func FixListLine(x gjson.Result) string {
+	feature := x.Get("feature_id").String()
+	if feature == "" {
+		feature = "ARCHITECTURE"
+	}
+	state := "VERIFIED"
+	if x.Get("pending_review").Bool() {
+		state = "PENDING"
+	}
+	return fmt.Sprintf("  %s: addresses R%d for %s - %d fixed, %d deferred [%s]", FixLabel(int(x.Get("fix_id").Int())), x.Get("review_id").Int(), feature, len(x.Get("issues_fixed").Array()), len(x.Get("issues_deferred").Array()), state)
+}

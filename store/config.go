@@ -1,0 +1,59 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"baton/errs"
+	"baton/jsondoc"
+)
+
+// ConfigName is the config file inside .baton/.
+const ConfigName = "config"
+
+// Config holds the workflow limits, with the seed's defaults.
+type Config struct {
+	MaxFixCycles         int `json:"max_fix_cycles"`
+	ArchitectureInterval int `json:"architecture_interval"`
+	TechDebtThreshold    int `json:"tech_debt_threshold"`
+	MaxErrorRetries      int `json:"max_error_retries"`
+	LockTimeoutSeconds   int `json:"lock_timeout_seconds"`
+}
+
+// DefaultConfig is the configuration of a project with no config file.
+func DefaultConfig() Config {
+	return Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10}
+}
+
+// ConfigPath is where the config of the state directory lives.
+func (s *Store) ConfigPath() string { return filepath.Join(s.BatonDir(), ConfigName) }
+
+// LoadConfig reads .baton/config over the defaults. A missing file is the
+// defaults; a corrupt one is an Invalid error naming the place.
+func (s *Store) LoadConfig() (Config, error) {
+	c := DefaultConfig()
+	data, err := os.ReadFile(s.ConfigPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := jsondoc.Check(data); err != nil {
+		ie := err.(*jsondoc.InvalidError)
+		line, col := jsondoc.Position(data, ie.Offset)
+		return c, errs.New(errs.Invalid, "%s: line %d, column %d: %s — fix the file or delete it to use the defaults", s.ConfigPath(), line, col, ie.Msg)
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, errs.New(errs.Invalid, "%s: %v — fix the file or delete it to use the defaults", s.ConfigPath(), err)
+	}
+	for name, v := range map[string]int{"max_fix_cycles": c.MaxFixCycles, "architecture_interval": c.ArchitectureInterval, "tech_debt_threshold": c.TechDebtThreshold, "lock_timeout_seconds": c.LockTimeoutSeconds} {
+		if v < 1 {
+			return c, errs.New(errs.Invalid, "%s: %s must be at least 1, found %d", s.ConfigPath(), name, v)
+		}
+	}
+	return c, nil
+}

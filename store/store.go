@@ -1,0 +1,319 @@
+// Package store owns the state directory on disk: where it is, the one lock
+// every mutation takes, the redo journal that makes a change to several files
+// all-or-nothing even when the process is killed, and atomic file
+// replacement. It knows file names and bytes, not what the files mean.
+//
+// A transaction (Update) takes .baton/lock with a deadline, recovers any
+// half-applied journal, lets the caller read and stage files, then commits:
+// every changed file is written to a synced temp file beside it, the journal
+// naming those temp files is written atomically (the commit point), the temp
+// files are renamed over the originals, and the journal is removed. Killed
+// before the journal exists, the old state stands; killed after, the next
+// command finishes the renames.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"baton/errs"
+)
+
+// DefaultLockTimeout is how long a mutation waits for the state lock.
+const DefaultLockTimeout = 10 * time.Second
+
+// Store is a state directory.
+type Store struct {
+	Dir         string
+	paths       map[string]string // file name -> path, when --file moved one
+	LockTimeout time.Duration
+	Holder      string // who we are, written beside the lock for others' messages
+	Now         func() time.Time
+}
+
+// New returns the store for dir.
+func New(dir string) *Store {
+	return &Store{Dir: dir, paths: map[string]string{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
+}
+
+// SetPath makes the state file name live at path instead of in Dir.
+func (s *Store) SetPath(name, path string) { s.paths[name] = path }
+
+// Path returns where the state file name lives.
+func (s *Store) Path(name string) string {
+	if p, ok := s.paths[name]; ok {
+		return p
+	}
+	return filepath.Join(s.Dir, name)
+}
+
+// BatonDir is the directory holding the lock, journal, log and config.
+func (s *Store) BatonDir() string { return filepath.Join(s.Dir, ".baton") }
+
+func (s *Store) lockPath() string    { return filepath.Join(s.BatonDir(), "lock") }
+func (s *Store) holderPath() string  { return filepath.Join(s.BatonDir(), "lock.holder") }
+func (s *Store) journalPath() string { return filepath.Join(s.BatonDir(), "journal") }
+
+// tempSuffix marks the staged copies a transaction writes beside each file.
+const tempSuffix = ".baton-tx"
+
+// journal is the commit record: each staged temp file and its destination.
+type journal struct {
+	Files []journalEntry `json:"files"`
+}
+
+type journalEntry struct {
+	Tmp string `json:"tmp"`
+	Dst string `json:"dst"`
+}
+
+// ReadFile returns the current bytes of a state file without taking the
+// lock (rename makes every file whole). A journal left by a killed writer is
+// finished first. A missing file is (nil, nil).
+func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	if err := s.RecoverIfNeeded(ctx); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(s.Path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// RecoverIfNeeded finishes a half-applied journal, taking the lock to do
+// so; without a journal it costs one stat.
+func (s *Store) RecoverIfNeeded(ctx context.Context) error {
+	if _, err := os.Stat(s.journalPath()); err != nil {
+		return nil
+	}
+	return s.Update(ctx, func(*Tx) error { return nil })
+}
+
+// Update runs fn as one transaction under the state lock and commits what it
+// staged. If fn returns an error nothing is written.
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.recover(); err != nil {
+		return err
+	}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := s.commit(tx.staged); err != nil {
+		return err
+	}
+	for _, hook := range tx.after {
+		if err := hook(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", s.BatonDir(), err)
+	}
+	timeout := s.LockTimeout
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fl := flock.New(s.lockPath())
+	ok, err := fl.TryLockContext(lctx, 5*time.Millisecond)
+	if !ok {
+		if ctx.Err() != nil {
+			return nil, errs.New(errs.Interrupted, "interrupted while waiting for the state lock %s", s.lockPath())
+		}
+		holder, _ := os.ReadFile(s.holderPath())
+		who := strings.TrimSpace(string(holder))
+		if who == "" {
+			who = "another process"
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("locking %s: %w", s.lockPath(), err)
+		}
+		return nil, errs.New(errs.Conflict, "timed out after %s waiting for the state lock %s, held by %s; retry, or raise BATON_LOCK_TIMEOUT", timeout, s.lockPath(), who)
+	}
+	if s.Holder != "" {
+		info := fmt.Sprintf("pid %d (%s) since %s\n", os.Getpid(), s.Holder, s.Now().UTC().Format(time.RFC3339))
+		_ = os.WriteFile(s.holderPath(), []byte(info), 0o644) // informational only
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// Tx is an open transaction: files read inside the lock and changes staged
+// for commit.
+type Tx struct {
+	s      *Store
+	read   map[string][]byte
+	staged map[string][]byte
+	after  []func() error
+}
+
+// Store returns the transaction's store.
+func (tx *Tx) Store() *Store { return tx.s }
+
+// Read returns a state file's bytes as of this transaction (staged changes
+// included); a missing file is nil.
+func (tx *Tx) Read(name string) ([]byte, error) {
+	if b, ok := tx.staged[name]; ok {
+		return b, nil
+	}
+	if b, ok := tx.read[name]; ok {
+		return b, nil
+	}
+	b, err := os.ReadFile(tx.s.Path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	tx.read[name] = b
+	return b, nil
+}
+
+// Write stages data as the new content of a state file.
+func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = data }
+
+// AfterCommit runs fn once the transaction's files are durable, still
+// under the lock.
+func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
+
+func (s *Store) commit(staged map[string][]byte) error {
+	if len(staged) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(staged))
+	for n := range staged {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var j journal
+	dirs := map[string]bool{}
+	for _, n := range names {
+		dst := s.Path(n)
+		tmp, err := writeTemp(dst, tempSuffix, staged[n], 0o644)
+		if err != nil {
+			s.discardTemps(j)
+			return err
+		}
+		j.Files = append(j.Files, journalEntry{Tmp: tmp, Dst: dst})
+		dirs[filepath.Dir(dst)] = true
+	}
+	for d := range dirs {
+		if err := SyncDir(d); err != nil {
+			s.discardTemps(j)
+			return err
+		}
+	}
+	s.keepBackups(names)
+	data, _ := json.Marshal(j)
+	if err := WriteFileAtomic(s.journalPath(), data, 0o644); err != nil {
+		s.discardTemps(j)
+		return err
+	}
+	return s.apply(j)
+}
+
+// BackupPath is where the version of a state file before the last change
+// is kept, for a person recovering from a bad edit.
+func (s *Store) BackupPath(name string) string {
+	return filepath.Join(s.BatonDir(), "backup", filepath.Base(name))
+}
+
+// keepBackups hard-links each file about to be replaced into .baton/backup:
+// no data is copied, and the rename that follows leaves the old version
+// reachable there. Best effort: a file system without hard links keeps none.
+func (s *Store) keepBackups(names []string) {
+	if err := os.MkdirAll(filepath.Join(s.BatonDir(), "backup"), 0o755); err != nil {
+		return
+	}
+	for _, n := range names {
+		b := s.BackupPath(n)
+		os.Remove(b)
+		_ = os.Link(s.Path(n), b)
+	}
+}
+
+func (s *Store) discardTemps(j journal) {
+	for _, e := range j.Files {
+		os.Remove(e.Tmp)
+	}
+}
+
+// apply performs a committed journal's renames (skipping those already
+// done), syncs, and removes the journal. It is idempotent.
+func (s *Store) apply(j journal) error {
+	dirs := map[string]bool{}
+	for _, e := range j.Files {
+		if err := os.Rename(e.Tmp, e.Dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("applying journal: %w", err)
+		}
+		dirs[filepath.Dir(e.Dst)] = true
+	}
+	for d := range dirs {
+		if err := SyncDir(d); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return SyncDir(s.BatonDir())
+}
+
+// recover finishes a committed journal, or removes the temp files of a
+// transaction that died before its commit point. Called under the lock.
+func (s *Store) recover() error {
+	data, err := os.ReadFile(s.journalPath())
+	switch {
+	case err == nil:
+		var j journal
+		if jerr := json.Unmarshal(data, &j); jerr != nil {
+			return errs.New(errs.Invalid, "%s: unreadable journal (%v); it is written atomically, so this file was changed outside baton — remove it to discard the half-done transaction", s.journalPath(), jerr)
+		}
+		if err := s.apply(j); err != nil {
+			return err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	s.removeStaleTemps()
+	return nil
+}
+
+func (s *Store) removeStaleTemps() {
+	dirs := map[string]bool{s.Dir: true}
+	for _, p := range s.paths {
+		dirs[filepath.Dir(p)] = true
+	}
+	for d := range dirs {
+		stale, _ := filepath.Glob(filepath.Join(d, ".*"+tempSuffix))
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
+	stale, _ := filepath.Glob(filepath.Join(s.BatonDir(), ".journal.*.tmp"))
+	for _, f := range stale {
+		os.Remove(f)
+	}
+}
