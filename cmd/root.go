@@ -100,9 +100,6 @@ ids assigned inside the lock and counters computed from the files.
 		Version:       Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		PersistentPreRun: func(*cobra.Command, []string) {
-			a.ran = true
-		},
 	}
 	root.SetVersionTemplate("baton version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -114,7 +111,7 @@ ids assigned inside the lock and counters computed from the files.
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
 	pf.StringVar(&a.g.As, "as", "", "act as a person (HUMAN) overriding role checks; requires --reason")
 	pf.StringVar(&a.g.Reason, "reason", "", "why a person overrides (recorded)")
-	pf.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "agent-state-dir" {
 			name = "state-dir"
 		}
@@ -122,7 +119,22 @@ ids assigned inside the lock and counters computed from the files.
 	})
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd())
 	root.CompletionOptions.HiddenDefaultCmd = true
+	a.markRuns(root)
 	return root
+}
+
+// markRuns wraps every command's run so that Main can tell an error of
+// cobra's own argument checking (a usage error) from one a command returned.
+func (a *App) markRuns(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(c *cobra.Command, args []string) error {
+			a.ran = true
+			return run(c, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		a.markRuns(sub)
+	}
 }
 
 var negativeIndex = regexp.MustCompile(`^-[0-9]+$`)

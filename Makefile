@@ -1,0 +1,49 @@
+# baton — build, test and run the demo. `make test` is what CI runs.
+GO        ?= go
+BIN       := bin/baton
+FUZZTIME  ?= 3s
+BENCHTIME ?= 1s
+
+.PHONY: build test unit fuzz lint fmt bench demo clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/baton
+
+# The whole test suite: race-checked unit and end-to-end tests, then every
+# fuzz target briefly, then the lint checks.
+test: unit fuzz lint
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Each fuzz target for FUZZTIME (run longer by hand: make fuzz FUZZTIME=5m).
+fuzz:
+	@set -e; for pkg in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go') | xargs -n1 dirname | sort -u); do \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$pkg/*_test.go | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./$$pkg >/dev/null || { $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./$$pkg; exit 1; }; \
+	  done; \
+	done
+
+# gofmt, go vet and go mod tidy must leave nothing changed.
+lint:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+	@cp go.mod /tmp/baton-go.mod.bak; cp go.sum /tmp/baton-go.sum.bak; $(GO) mod tidy; \
+	  if ! cmp -s go.mod /tmp/baton-go.mod.bak || ! cmp -s go.sum /tmp/baton-go.sum.bak; then \
+	    cp /tmp/baton-go.mod.bak go.mod; cp /tmp/baton-go.sum.bak go.sum; echo "go mod tidy would change go.mod/go.sum"; exit 1; fi
+
+fmt:
+	gofmt -w .
+	$(GO) mod tidy
+
+# Go benchmarks, then whole-command timings on generated large states.
+bench: build
+	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) ./...
+	$(GO) run ./bench/cmdbench -baton $(BIN)
+
+# A whole multi-agent cycle on a scratch repository with real baton commands.
+demo: build
+	./demo/demo.sh $(BIN)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,101 @@
+package cmd_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tidwall/gjson"
+
+	"baton/cmd"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"baton": func() { os.Exit(cmd.Main(os.Args[1:], cmd.ProcessEnv())) },
+	})
+}
+
+// TestScripts runs the end-to-end scripts in testdata/script. Each runs
+// in its own directory with its own HOME and git identity. Extra commands:
+//
+//	exitcode N prog args...  run prog and require exit status N exactly
+//	jsonfield PATH WANT      gjson PATH of the last stdout must be WANT
+//	jsonvalid FILE           FILE must hold valid JSON
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			home := filepath.Join(e.WorkDir, ".home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			for k, v := range map[string]string{
+				"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test Agent",
+				"GIT_AUTHOR_EMAIL": "agent@example.test", "GIT_COMMITTER_NAME": "Test Agent",
+				"GIT_COMMITTER_EMAIL": "agent@example.test", "GIT_AUTHOR_DATE": "2025-01-29T10:00:00Z",
+				"GIT_COMMITTER_DATE": "2025-01-29T10:00:00Z",
+			} {
+				e.Setenv(k, v)
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  cmdExitCode,
+			"jsonfield": cmdJSONField,
+			"jsonvalid": cmdJSONValid,
+		},
+		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
+	})
+}
+
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog args...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+func cmdJSONField(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: jsonfield PATH WANT")
+	}
+	out := ts.ReadFile("stdout")
+	if !gjson.Valid(out) {
+		ts.Fatalf("stdout is not valid JSON:\n%s", out)
+	}
+	got := gjson.Get(out, args[0])
+	match := got.Exists() && got.String() == args[1]
+	if match == neg {
+		ts.Fatalf("jsonfield %s: got %q (exists=%v), want %s%q", args[0], got.String(), got.Exists(), map[bool]string{true: "not ", false: ""}[neg], args[1])
+	}
+}
+
+func cmdJSONValid(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: jsonvalid FILE")
+	}
+	valid := gjson.Valid(ts.ReadFile(args[0]))
+	if valid == neg {
+		ts.Fatalf("jsonvalid %s: valid=%v", args[0], valid)
+	}
+}

@@ -1,0 +1,130 @@
+// Package workflow holds baton's rules, pure and in one place: the
+// responsibility matrix (which role may do what) and the transition table
+// (what runs next after a session or a review). It imports neither cobra nor
+// os; the CLI, `baton run` and the tests all ask it the same questions.
+package workflow
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Roles. HUMAN is a person overriding with --as HUMAN --reason.
+const (
+	Initializer  = "INITIALIZER"
+	Implement    = "IMPLEMENT"
+	Review       = "REVIEW"
+	Fix          = "FIX"
+	Architecture = "ARCHITECTURE"
+	Human        = "HUMAN"
+)
+
+// roleAliases maps the predecessor's extra roles to the role whose rights
+// they have.
+var roleAliases = map[string]string{
+	"BUGFIX":                 Implement,
+	"GLOBAL_FIX":             Fix,
+	"BROWNFIELD_INITIALIZER": Initializer,
+}
+
+// Roles lists every role name baton accepts, aliases included.
+var Roles = []string{Initializer, "BROWNFIELD_INITIALIZER", Implement, "BUGFIX", Review, Fix, "GLOBAL_FIX", Architecture}
+
+// Canonical returns the role whose rights name has, and whether name is a
+// role at all.
+func Canonical(name string) (string, bool) {
+	n := strings.ToUpper(strings.TrimSpace(name))
+	if r, ok := roleAliases[n]; ok {
+		return r, true
+	}
+	switch n {
+	case Initializer, Implement, Review, Fix, Architecture, Human:
+		return n, true
+	}
+	return "", false
+}
+
+// Action is something a role may or may not do.
+type Action string
+
+// The actions of the responsibility matrix.
+const (
+	CreateFeatureBranch  Action = "create a feature branch"
+	CreateRefactorBranch Action = "create a refactor branch"
+	MarkFailing          Action = "mark a feature failing"
+	MarkPassing          Action = "mark a feature passing"
+	Merge                Action = "merge to main"
+	DeleteBranch         Action = "delete a feature branch"
+	AddReview            Action = "add a review"
+	AddFix               Action = "add a fix"
+	MarkMerged           Action = "mark a fix merged"
+	InitFiles            Action = "create the state files"
+	AppendFeatures       Action = "add features to the feature list"
+	RecordSession        Action = "record a session"
+	SetStatus            Action = "set the current feature or branch"
+)
+
+// matrix is DESIGN.md's responsibility matrix: for each action, the roles
+// allowed to take it. HUMAN is allowed everything and is not listed.
+var matrix = map[Action][]string{
+	CreateFeatureBranch:  {Implement},
+	CreateRefactorBranch: {Implement, Fix},
+	MarkFailing:          {Implement},
+	MarkPassing:          {Review},
+	Merge:                {Review},
+	DeleteBranch:         {Review},
+	AddReview:            {Review, Architecture},
+	AddFix:               {Fix},
+	MarkMerged:           {Review},
+	InitFiles:            {Initializer},
+	AppendFeatures:       {Initializer},
+	RecordSession:        {Initializer, Implement, Review, Fix, Architecture},
+	SetStatus:            {Initializer, Implement},
+}
+
+// Actions lists every action of the matrix, sorted.
+func Actions() []Action {
+	out := make([]Action, 0, len(matrix))
+	for a := range matrix {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Allowed returns the roles that may take action.
+func Allowed(action Action) []string { return append([]string(nil), matrix[action]...) }
+
+// Refusal explains why a role may not take an action.
+type Refusal struct {
+	Role    string
+	Action  Action
+	Allowed []string
+}
+
+func (r *Refusal) Error() string {
+	who := strings.Join(r.Allowed, " or ")
+	if who == "" {
+		who = "no agent role"
+	}
+	return fmt.Sprintf("%s may not %s: only %s may (a person can override with --as HUMAN --reason \"...\")", r.Role, r.Action, who)
+}
+
+// Check reports whether role (any accepted name) may take action: nil, or
+// a *Refusal naming the roles that may.
+func Check(role string, action Action) error {
+	canon, ok := Canonical(role)
+	if !ok {
+		return &Refusal{Role: role, Action: action, Allowed: matrix[action]}
+	}
+	if canon == Human {
+		return nil
+	}
+	for _, r := range matrix[action] {
+		if r == canon {
+			return nil
+		}
+	}
+	return &Refusal{Role: strings.ToUpper(role), Action: action, Allowed: matrix[action]}
+}
