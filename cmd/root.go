@@ -117,7 +117,8 @@ ids assigned inside the lock and counters computed from the files.
 		}
 		return pflag.NormalizedName(name)
 	})
-	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd())
+	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd())
 	root.CompletionOptions.HiddenDefaultCmd = true
 	a.markRuns(root)
 	return root

@@ -30,6 +30,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 		s.SetPath(fileName, p)
 	}
 	s.Now = a.env.Now
+	s.Tracked = stateFiles
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)
 		if err != nil {
@@ -62,8 +63,19 @@ type state struct {
 	prog  *progress.File
 	rev   *reviews.File
 	feat  *features.File
+	open  *progress.OpenSessions
 	dirty map[string]bool
+
+	cmdPath     string
+	who         *actor
+	whoResolved bool
+	refused     error   // a policy refusal, logged after the transaction is discarded
+	summary     string  // what the transaction did, for the audit log
+	taskID      *string // the feature ids the transaction concerns
 }
+
+// stateFiles are the files whose hashes every audit event records.
+var stateFiles = []string{progress.FileName, reviews.FileName, features.FileName}
 
 // update runs fn as one transaction on the store of the group's file.
 func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *state) error) error {
@@ -79,12 +91,63 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 		s.LockTimeout = time.Duration(cfg.LockTimeoutSeconds) * time.Second
 	}
 	s.Holder = cmdPath
-	return s.Update(ctx, func(tx *store.Tx) error {
-		st := &state{app: a, tx: tx, cfg: cfg, now: a.env.Now(), dirty: map[string]bool{}}
+	var refused error
+	var who *actor
+	err = s.Update(ctx, func(tx *store.Tx) error {
+		st := &state{app: a, tx: tx, cfg: cfg, now: a.env.Now(), dirty: map[string]bool{}, cmdPath: cmdPath}
 		if err := fn(st); err != nil {
+			refused, who = st.refused, st.who
 			return err
 		}
-		return st.finish()
+		if err := st.finish(); err != nil {
+			return err
+		}
+		st.logEvent()
+		return nil
+	})
+	if refused != nil && errs.Is(err, errs.Policy) {
+		if lerr := a.logRefusal(ctx, s, cmdPath, who, refused); lerr != nil {
+			a.warn("the refusal could not be written to the audit log: %v", lerr)
+		}
+	}
+	return err
+}
+
+// logEvent stages the audit event of a transaction that changed anything.
+func (st *state) logEvent() {
+	if len(st.dirty) == 0 {
+		return
+	}
+	who, _ := st.resolveActor()
+	var changed []string
+	for _, n := range append(append([]string(nil), stateFiles...), progress.OpenFileName) {
+		if st.dirty[n] {
+			changed = append(changed, n)
+		}
+	}
+	st.tx.Log(store.Event{
+		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: st.summary}.raw(),
+	})
+}
+
+func stage(who *actor) *string {
+	if who == nil {
+		return nil
+	}
+	r := who.Role
+	return &r
+}
+
+// logRefusal writes a refused attempt to the audit log, in a transaction
+// of its own (the refused one changed nothing).
+func (a *App) logRefusal(ctx context.Context, s *store.Store, cmdPath string, who *actor, refused error) error {
+	return s.Update(ctx, func(tx *store.Tx) error {
+		tx.Log(store.Event{
+			StageID: stage(who), Type: "error", Timestamp: jsondoc.Timestamp(a.env.Now()),
+			Payload: eventPayload{Command: cmdPath, Actor: who, Refused: refused.Error()}.raw(),
+		})
+		return nil
 	})
 }
 
@@ -197,6 +260,9 @@ func (st *state) finish() error {
 	}
 	if st.dirty[features.FileName] {
 		st.tx.Write(features.FileName, st.feat.Bytes())
+	}
+	if st.dirty[progress.OpenFileName] {
+		st.tx.Write(progress.OpenFileName, st.open.Bytes())
 	}
 	return nil
 }

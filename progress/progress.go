@@ -21,7 +21,7 @@ var AgentTypes = []string{"INITIALIZER", "BROWNFIELD_INITIALIZER", "IMPLEMENT", 
 
 // Phases a status may name as the next one to run (DONE when nothing is
 // left).
-var Phases = []string{"INITIALIZER", "IMPLEMENT", "BUGFIX", "REVIEW", "FIX", "ARCHITECTURE", "GLOBAL_FIX", "DONE"}
+var Phases = []string{"INITIALIZER", "IMPLEMENT", "BUGFIX", "REVIEW", "FIX", "ARCHITECTURE", "GLOBAL_FIX", "DONE", "STOPPED"}
 
 // Outcomes stored, as the seed names them.
 var Outcomes = []string{"SUCCESS", "READY_FOR_REVIEW", "NEEDS_FIX", "REJECTED", "ERROR"}
@@ -305,4 +305,20 @@ func ReviewType(st Status) string {
 		return "ARCHITECTURE_REFACTOR"
 	}
 	return "FEATURE"
+}
+
+// TrailingErrors counts the sessions at the end of the history that ended
+// in ERROR with an agent type of the same rights as role (canonical tells
+// the rights of a type).
+func (f *File) TrailingErrors(role string, canonical func(string) string) int {
+	elems := f.doc.Array("sessions").Elems
+	n := 0
+	for i := len(elems) - 1; i >= 0; i-- {
+		r := gjson.ParseBytes(elems[i])
+		if r.Get("outcome").String() != "ERROR" || canonical(r.Get("agent_type").String()) != canonical(role) {
+			break
+		}
+		n++
+	}
+	return n
 }

@@ -254,3 +254,6 @@ func Blocking(issues []Issue) bool {
 	}
 	return false
 }
+
+// Raw returns the issue object as given (without its severity field).
+func (p PendingIssue) Raw() []byte { return p.obj.Bytes() }

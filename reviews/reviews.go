@@ -367,3 +367,17 @@ func FixListLine(x gjson.Result) string {
 	}
 	return fmt.Sprintf("  %s: addresses R%d for %s - %d fixed, %d deferred [%s]", FixLabel(int(x.Get("fix_id").Int())), x.Get("review_id").Int(), feature, len(x.Get("issues_fixed").Array()), len(x.Get("issues_deferred").Array()), state)
 }
+
+// Health is an architecture review's health status as the seed's table
+// decides it: NEEDS_ATTENTION with critical or major issues or coverage
+// under 60%, GOOD with coverage over 80%, else FAIR. Unknown coverage
+// counts as FAIR when nothing is blocking.
+func Health(issues []Issue, coverage *float64) string {
+	switch {
+	case Blocking(issues), coverage != nil && *coverage < 60:
+		return "NEEDS_ATTENTION"
+	case coverage != nil && *coverage > 80:
+		return "GOOD"
+	}
+	return "FAIR"
+}

@@ -39,6 +39,8 @@ type Store struct {
 	LockTimeout time.Duration
 	Holder      string // who we are, written beside the lock for others' messages
 	Now         func() time.Time
+	// Tracked names the state files whose hashes each audit event records.
+	Tracked []string
 }
 
 // New returns the store for dir.
@@ -69,7 +71,8 @@ const tempSuffix = ".baton-tx"
 
 // journal is the commit record: each staged temp file and its destination.
 type journal struct {
-	Files []journalEntry `json:"files"`
+	Files  []journalEntry `json:"files"`
+	Append *appendEntry   `json:"append,omitempty"`
 }
 
 type journalEntry struct {
@@ -115,7 +118,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := s.commit(tx.staged); err != nil {
+	if err := s.commit(tx.staged, tx.event); err != nil {
 		return err
 	}
 	for _, hook := range tx.after {
@@ -166,6 +169,7 @@ type Tx struct {
 	read   map[string][]byte
 	staged map[string][]byte
 	after  []func() error
+	event  *Event
 }
 
 // Store returns the transaction's store.
@@ -198,8 +202,8 @@ func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = data }
 // under the lock.
 func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 
-func (s *Store) commit(staged map[string][]byte) error {
-	if len(staged) == 0 {
+func (s *Store) commit(staged map[string][]byte, event *Event) error {
+	if len(staged) == 0 && event == nil {
 		return nil
 	}
 	names := make([]string, 0, len(staged))
@@ -224,6 +228,14 @@ func (s *Store) commit(staged map[string][]byte) error {
 			s.discardTemps(j)
 			return err
 		}
+	}
+	if event != nil {
+		line, offset, err := s.prepareEvent(event, staged)
+		if err != nil {
+			s.discardTemps(j)
+			return err
+		}
+		j.Append = &appendEntry{Path: s.EventsPath(), Offset: offset, Data: line}
 	}
 	s.keepBackups(names)
 	data, _ := json.Marshal(j)
@@ -270,6 +282,11 @@ func (s *Store) apply(j journal) error {
 		}
 		dirs[filepath.Dir(e.Dst)] = true
 	}
+	if j.Append != nil {
+		if err := applyAppend(*j.Append); err != nil {
+			return fmt.Errorf("applying journal: %w", err)
+		}
+	}
 	for d := range dirs {
 		if err := SyncDir(d); err != nil {
 			return err
@@ -302,7 +319,7 @@ func (s *Store) recover() error {
 }
 
 func (s *Store) removeStaleTemps() {
-	dirs := map[string]bool{s.Dir: true}
+	dirs := map[string]bool{s.Dir: true, s.BatonDir(): true}
 	for _, p := range s.paths {
 		dirs[filepath.Dir(p)] = true
 	}

@@ -1,0 +1,241 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"baton/errs"
+	"baton/features"
+	"baton/progress"
+	"baton/reviews"
+	"baton/workflow"
+)
+
+// This file connects the pure transition table (package workflow) to the
+// files: it builds the Situation from them and applies a Decision to the
+// status. The next phase is never taken from an argument.
+
+func canonicalRole(t string) string {
+	c, ok := workflow.Canonical(t)
+	if !ok {
+		return strings.ToUpper(t)
+	}
+	return c
+}
+
+// limits are the workflow limits of the config.
+func (st *state) limits() workflow.Limits {
+	return workflow.Limits{
+		MaxFixCycles: st.cfg.MaxFixCycles, ArchitectureInterval: st.cfg.ArchitectureInterval,
+		TechDebtThreshold: st.cfg.TechDebtThreshold, MaxErrorRetries: st.cfg.MaxErrorRetries,
+	}
+}
+
+// situation reads the backlog and the architecture count from the files.
+func (st *state) situation() (workflow.Situation, error) {
+	sit := workflow.Situation{Limits: st.limits()}
+	feat, ok, err := st.featuresOpt()
+	if err != nil {
+		return sit, err
+	}
+	if ok {
+		ids := func(kind string) []string {
+			var out []string
+			for _, f := range feat.Pending(kind) {
+				out = append(out, f.ID)
+			}
+			return out
+		}
+		sit.Backlog = workflow.Backlog{Bugs: ids("BUG"), Debt: ids("DEBT"), Features: ids("FEAT")}
+	}
+	rev, ok, err := st.reviewsOpt()
+	if err != nil || !ok {
+		return sit, err
+	}
+	sit.PassedSinceArchitecture = passedSinceArchitecture(rev)
+	return sit, nil
+}
+
+// passedSinceArchitecture counts the features merged since the last
+// architecture review: after a PASS, or at the fix-cycle limit with a merge.
+func passedSinceArchitecture(rev *reviews.File) int {
+	n := 0
+	for _, r := range rev.Reviews() {
+		if r.Get("agent_type").String() == workflow.Architecture {
+			n = 0
+			continue
+		}
+		if r.Get("verdict").String() == "PASS" || r.Get("decision.merge").Bool() {
+			n += len(features.SplitIDs(r.Get("feature_id").String()))
+		}
+	}
+	return n
+}
+
+// statusDecision is what the status records about the last decision.
+type statusDecision struct {
+	Rule      string `json:"rule"`
+	Reason    string `json:"reason"`
+	DecidedAt string `json:"decided_at"`
+}
+
+// applyDecision writes a decision into the status.
+func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
+	for _, kv := range []struct {
+		k string
+		v any
+	}{
+		{"current_phase", d.Phase}, {"current_feature", d.Feature}, {"current_branch", d.Branch},
+		{"decision", statusDecision{Rule: d.Rule, Reason: d.Reason, DecidedAt: st.stamp()}},
+	} {
+		if err := p.SetStatus(kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	st.touch(progress.FileName)
+	return nil
+}
+
+// checkNextPhase refuses a --next-phase that contradicts the computed one.
+func (st *state) checkNextPhase(given string, d workflow.Decision) error {
+	if given == "" {
+		return nil
+	}
+	g, err := progress.Choose("--next-phase", given, progress.Phases, nil)
+	if err != nil {
+		return err
+	}
+	if g == d.Phase || canonicalRole(g) == canonicalRole(d.Phase) {
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "--next-phase %s contradicts the computed next phase %s (%s); the phase is computed from the files — leave --next-phase out or correct it", g, d.Phase, d.Reason))
+}
+
+// afterSession applies the transition for a finished session. phase is the
+// phase the session ran in. When no row applies (a REVIEW or ARCHITECTURE
+// session, whose review already decided), the status stays and
+// --next-phase is checked against it.
+func (st *state) afterSession(p *progress.File, s progress.Session, feature, branch *string, phase, nextPhase string) error {
+	sit, err := st.situation()
+	if err != nil {
+		return err
+	}
+	sit.ConsecutiveErrors = p.TrailingErrors(s.AgentType, canonicalRole)
+	d, ok := workflow.AfterSession(workflow.SessionEnd{Role: s.AgentType, Outcome: s.Outcome, Feature: feature, Branch: branch, Phase: phase}, sit)
+	if !ok {
+		cur, err := p.Status()
+		if err != nil {
+			return err
+		}
+		return st.checkNextPhase(nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: "as decided before this session"})
+	}
+	if err := st.checkNextPhase(nextPhase, d); err != nil {
+		return err
+	}
+	return st.applyDecision(p, d)
+}
+
+// afterReview applies the transition for a new review: the next phase, and
+// at the fix-cycle limit the decision's effects (leftovers as tech debt, or
+// the features back in the queue). It returns the decision, which the
+// review records.
+func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.NewReview, id int) (workflow.Decision, error) {
+	sit, err := st.situation()
+	if err != nil {
+		return workflow.Decision{}, err
+	}
+	issues := in.Issues
+	res := workflow.ReviewResult{
+		ReviewID: id, Architecture: in.AgentType == workflow.Architecture, Verdict: in.Verdict,
+		Blocking: blockingPending(in.Issues), Issues: len(issues), Branch: in.Branch,
+	}
+	feat, haveFeat, err := st.featuresOpt()
+	if err != nil {
+		return workflow.Decision{}, err
+	}
+	if in.FeatureID != nil {
+		res.Features = features.SplitIDs(*in.FeatureID)
+		sit.FixCount = rev.FixCount(*in.FeatureID)
+		res.DebtItem = haveFeat && allKind(feat, res.Features, "DEBT")
+	}
+	if haveFeat && sit.FixCount >= sit.Limits.MaxFixCycles {
+		res.LeftoverIDs = nextDebtIDs(feat, len(issues))
+	}
+	d := workflow.AfterReview(res, sit)
+	if d.LeftoversToDebt {
+		if err := st.appendLeftovers(feat, issues, res.LeftoverIDs, id); err != nil {
+			return d, err
+		}
+	}
+	if d.Reject && haveFeat && len(res.Features) > 0 {
+		if _, err := feat.SetPasses(res.Features, false, st.stamp(), fmt.Sprintf("rejected in review R%d: back in the queue", id)); err != nil {
+			return d, err
+		}
+		st.touch(features.FileName)
+	}
+	if p != nil {
+		if err := st.applyDecision(p, d); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+func blockingPending(issues []reviews.PendingIssue) bool {
+	for _, is := range issues {
+		if is.Severity == "critical" || is.Severity == "major" {
+			return true
+		}
+	}
+	return false
+}
+
+func allKind(feat *features.File, ids []string, kind string) bool {
+	for _, id := range ids {
+		f, err := feat.Get(id)
+		if err != nil || f.Kind() != kind {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+// nextDebtIDs returns the next n DEBT ids of the feature list.
+func nextDebtIDs(feat *features.File, n int) []string {
+	ids := make([]string, 0, n)
+	base := feat.NextID("DEBT")
+	var start int
+	fmt.Sscanf(strings.TrimPrefix(base, "DEBT-"), "%d", &start)
+	for i := 0; i < n; i++ {
+		ids = append(ids, fmt.Sprintf("DEBT-%03d", start+i))
+	}
+	return ids
+}
+
+// appendLeftovers records a review's remaining issues as tech-debt items.
+func (st *state) appendLeftovers(feat *features.File, issues []reviews.PendingIssue, ids []string, reviewID int) error {
+	entries := make([][]byte, 0, len(issues))
+	for i, is := range issues {
+		desc := gjson.GetBytes(is.Raw(), "description").String()
+		entry := map[string]any{
+			"id": ids[i], "name": truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
+			"source_review": fmt.Sprintf("R%d", reviewID), "severity": strings.TrimSuffix(is.Severity, "s"), "passes": false,
+		}
+		if loc := gjson.GetBytes(is.Raw(), "location").String(); loc != "" {
+			entry["location"] = loc
+		}
+		b, err := json.Marshal(entry)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, b)
+	}
+	if _, err := feat.Append(entries, fmt.Sprintf("review R%d (fix-cycle limit)", reviewID)); err != nil {
+		return err
+	}
+	st.touch(features.FileName)
+	return nil
+}

@@ -1,0 +1,115 @@
+package progress
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"baton/errs"
+	"baton/jsondoc"
+)
+
+// OpenFileName is where sessions that have started but not ended are kept,
+// inside .baton/: they are baton's run state, and progress.json holds only
+// finished sessions, as the seed's readers expect.
+const OpenFileName = ".baton/sessions.json"
+
+// OpenSession is a session between `session start` and `session end`.
+type OpenSession struct {
+	SessionID  int      `json:"session_id"`
+	AgentType  string   `json:"agent_type"`
+	StartedAt  string   `json:"started_at"`
+	Features   []string `json:"features"`
+	Branch     *string  `json:"branch"`
+	BaseCommit *string  `json:"base_commit"`
+	Phase      string   `json:"phase"`
+}
+
+// OpenSessions is the parsed open-sessions file.
+type OpenSessions struct {
+	Open []OpenSession `json:"open"`
+}
+
+// ParseOpen reads the open-sessions file.
+func ParseOpen(data []byte) (*OpenSessions, error) {
+	if err := jsondoc.Check(data); err != nil {
+		return nil, err
+	}
+	var o OpenSessions
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, &jsondoc.InvalidError{Msg: err.Error()}
+	}
+	seen := map[int]bool{}
+	for i, s := range o.Open {
+		if s.SessionID < 1 || seen[s.SessionID] {
+			return nil, &jsondoc.InvalidError{Path: fmt.Sprintf("open[%d].session_id", i), Msg: "must be a unique positive whole number"}
+		}
+		seen[s.SessionID] = true
+	}
+	return &o, nil
+}
+
+// Bytes encodes the file.
+func (o *OpenSessions) Bytes() []byte {
+	if o.Open == nil {
+		o.Open = []OpenSession{}
+	}
+	return append(jsondoc.Pretty(o), '\n')
+}
+
+// MaxID is the highest open session id (0 when none is open).
+func (o *OpenSessions) MaxID() int {
+	max := 0
+	for _, s := range o.Open {
+		if s.SessionID > max {
+			max = s.SessionID
+		}
+	}
+	return max
+}
+
+// Get returns open session id.
+func (o *OpenSessions) Get(id int) (OpenSession, error) {
+	for _, s := range o.Open {
+		if s.SessionID == id {
+			return s, nil
+		}
+	}
+	return OpenSession{}, errs.New(errs.NotFound, "session %d is not open (see 'baton session current')", id)
+}
+
+// Remove closes open session id.
+func (o *OpenSessions) Remove(id int) {
+	out := o.Open[:0]
+	for _, s := range o.Open {
+		if s.SessionID != id {
+			out = append(out, s)
+		}
+	}
+	o.Open = out
+}
+
+// AddSessionWithID appends a finished session whose id was reserved when it
+// opened.
+func (f *File) AddSessionWithID(s Session) error {
+	if s.FeaturesTouched == nil {
+		s.FeaturesTouched = []string{}
+	}
+	if s.Commits == nil {
+		s.Commits = []Commit{}
+	}
+	if _, err := f.doc.Array("sessions").Append(s); err != nil {
+		return err
+	}
+	if s.SessionID > f.maxID {
+		f.maxID = s.SessionID
+	}
+	return nil
+}
+
+// ReserveAfter makes the next session id follow floor as well as the file's
+// own sessions (open sessions hold ids not yet in the file).
+func (f *File) ReserveAfter(floor int) {
+	if floor > f.maxID {
+		f.maxID = floor
+	}
+}

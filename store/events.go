@@ -1,0 +1,260 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// EventsName is the audit log inside .baton/.
+const EventsName = "events.jsonl"
+
+// Event is one entry of the audit log: seed 002's Event (event_id, task_id,
+// stage_id, type, timestamp, payload, metadata) plus a sequence number and
+// the hash chain. Each entry's Hash covers the entry with Hash empty, and
+// PrevHash is the previous entry's Hash, so an entry changed or removed
+// breaks the chain from there on.
+type Event struct {
+	Seq       int             `json:"seq"`
+	EventID   string          `json:"event_id"`
+	TaskID    *string         `json:"task_id"`
+	StageID   *string         `json:"stage_id"`
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Payload   json.RawMessage `json:"payload"`
+	Metadata  EventMetadata   `json:"metadata"`
+	PrevHash  string          `json:"prev_hash"`
+	Hash      string          `json:"hash"`
+}
+
+// EventMetadata carries what verify checks against the files.
+type EventMetadata struct {
+	// Files maps each state file to the sha256 of its content after the
+	// transaction ("" when the file does not exist).
+	Files map[string]string `json:"files"`
+}
+
+// EventsPath is where the audit log lives.
+func (s *Store) EventsPath() string { return filepath.Join(s.BatonDir(), EventsName) }
+
+// Log stages an audit event for this transaction; the store fills in the
+// sequence, chain and file hashes at commit. The event is written through
+// the journal with the files, so both or neither are kept.
+func (tx *Tx) Log(e Event) { tx.event = &e }
+
+// HashContent is the hash recorded for a file's content.
+func HashContent(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
+func ChainHash(e Event) string {
+	e.Hash = ""
+	b, _ := json.Marshal(e)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// prepareEvent completes a staged event: sequence and chain from the last
+// entry of the log, file hashes from the staged content or, for files this
+// transaction did not change, from the last entry (or the file itself when
+// the log is new).
+func (s *Store) prepareEvent(e *Event, staged map[string][]byte) ([]byte, int64, error) {
+	last, size, err := s.lastEvent()
+	if err != nil {
+		return nil, 0, err
+	}
+	e.Seq = 1
+	if last != nil {
+		e.Seq = last.Seq + 1
+		e.PrevHash = last.Hash
+	}
+	e.EventID = fmt.Sprintf("E%06d", e.Seq)
+	if e.Timestamp == "" {
+		e.Timestamp = s.Now().UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if len(e.Payload) == 0 {
+		e.Payload = json.RawMessage("{}")
+	}
+	e.Metadata.Files = map[string]string{}
+	for _, name := range s.Tracked {
+		if b, ok := staged[name]; ok {
+			e.Metadata.Files[name] = HashContent(b)
+			continue
+		}
+		if last != nil {
+			if h, ok := last.Metadata.Files[name]; ok {
+				e.Metadata.Files[name] = h
+				continue
+			}
+		}
+		b, err := os.ReadFile(s.Path(name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, err
+		}
+		e.Metadata.Files[name] = HashContent(b)
+	}
+	e.Hash = ChainHash(*e)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(line, '\n'), size, nil
+}
+
+// lastEvent reads the final entry of the log (nil for an empty or missing
+// log) and the log's size, reading only its tail.
+func (s *Store) lastEvent() (*Event, int64, error) {
+	f, err := os.Open(s.EventsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	size := fi.Size()
+	if size == 0 {
+		return nil, 0, nil
+	}
+	for chunk := int64(4096); ; chunk *= 4 {
+		start := size - chunk
+		if start < 0 {
+			start = 0
+		}
+		buf := make([]byte, size-start)
+		if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		buf = bytes.TrimRight(buf, "\n")
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 && start > 0 {
+			continue // the last line is longer than the chunk
+		}
+		var e Event
+		if err := json.Unmarshal(buf[i+1:], &e); err != nil {
+			return nil, 0, fmt.Errorf("%s: the last entry is unreadable (%v); run 'baton verify'", s.EventsPath(), err)
+		}
+		return &e, size, nil
+	}
+}
+
+// appendEntry is the journal's record of an audit-log append: the log is
+// truncated to Offset and Data written, so a redo never duplicates it.
+type appendEntry struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"`
+}
+
+func applyAppend(a appendEntry) error {
+	f, err := os.OpenFile(a.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == a.Offset+int64(len(a.Data)) {
+		return nil // already appended
+	}
+	if fi.Size() < a.Offset {
+		return fmt.Errorf("%s is shorter (%d bytes) than when the transaction began (%d): it was truncated outside baton; run 'baton verify'", a.Path, fi.Size(), a.Offset)
+	}
+	if err := f.Truncate(a.Offset); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(a.Data, a.Offset); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// ReadEvents reads the whole audit log. A line that does not parse is
+// returned as an error naming its line number.
+func (s *Store) ReadEvents() ([]Event, error) {
+	f, err := os.Open(s.EventsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return out, fmt.Errorf("%s: line %d: %v", s.EventsPath(), n, err)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+// ChainProblem is one break found by CheckChain.
+type ChainProblem struct {
+	Seq     int    `json:"seq"`
+	Line    int    `json:"line"`
+	Problem string `json:"problem"`
+}
+
+// CheckChain verifies sequence numbers, prev-hash links and each entry's
+// own hash.
+func CheckChain(events []Event) []ChainProblem {
+	var out []ChainProblem
+	prev := ""
+	for i, e := range events {
+		line := i + 1
+		if e.Seq != i+1 {
+			out = append(out, ChainProblem{e.Seq, line, fmt.Sprintf("sequence %d where %d was expected: an entry was removed or inserted", e.Seq, i+1)})
+		}
+		if e.PrevHash != prev {
+			out = append(out, ChainProblem{e.Seq, line, "prev_hash does not match the previous entry: the log was changed before this entry"})
+		}
+		if ChainHash(e) != e.Hash {
+			out = append(out, ChainProblem{e.Seq, line, "the entry's hash does not match its content: this entry was edited"})
+		}
+		prev = e.Hash
+	}
+	return out
+}
+
+// FileHashes returns the current hash of each tracked file, sorted by name.
+func (s *Store) FileHashes() (map[string]string, []string, error) {
+	out := map[string]string{}
+	names := append([]string(nil), s.Tracked...)
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := os.ReadFile(s.Path(n))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		out[n] = HashContent(b)
+	}
+	return out, names, nil
+}
