@@ -117,6 +117,20 @@ func (st *state) require(action workflow.Action) (*actor, error) {
 	return who, nil
 }
 
+// requireAs is require for a command that names the role it records
+// (add-session -a, add-review -a): an agent records only its own role's
+// work; a person may record anyone's.
+func (st *state) requireAs(action workflow.Action, declared string) (*actor, error) {
+	who, err := st.require(action)
+	if err != nil {
+		return nil, err
+	}
+	if who.Role != workflow.Human && canonicalRole(declared) != who.canonical() {
+		return nil, st.refuse(errs.New(errs.Policy, "%s may not record %s work (-a %s): an agent records only its own role's work; a person can with --as HUMAN --reason \"...\"", who.Role, declared, declared))
+	}
+	return who, nil
+}
+
 func (st *state) openCount() int {
 	if st.open == nil {
 		return 0

@@ -147,13 +147,7 @@ func (sn *snapshot) passingWithoutReview() []problem {
 	}
 	passed := map[string]bool{}
 	if sn.rev != nil {
-		for _, r := range sn.rev.Reviews() {
-			if r.Get("verdict").String() == "PASS" || r.Get("decision.merge").Bool() {
-				for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
-					passed[id] = true
-				}
-			}
-		}
+		passed = sn.rev.PassedFeatures()
 	}
 	var out []problem
 	for _, id := range sn.feat.Passing() {

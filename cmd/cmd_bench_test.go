@@ -28,18 +28,18 @@ func BenchmarkMain(b *testing.B) {
 	}
 	id := st.FeatureIDs[len(st.FeatureIDs)-1]
 	for _, c := range []struct {
-		name string
-		args []string
+		name, role string // role: BATON_ROLE, which writes need
+		args       []string
 	}{
-		{"version", []string{"--version"}},
-		{"get-status-field", []string{"progress", "get-status", "--field", "current_branch"}},
-		{"get-session-field", []string{"progress", "get-session", "-1", "--field", "agent_type"}},
-		{"get-last-field", []string{"reviews", "get-last", "--field", "verdict"}},
-		{"features-next", []string{"features", "next"}},
-		{"add-session", []string{"progress", "add-session", "-a", "IMPLEMENT", "-o", "READY_FOR_REVIEW", "-s", "Implemented " + id,
+		{"version", "", []string{"--version"}},
+		{"get-status-field", "", []string{"progress", "get-status", "--field", "current_branch"}},
+		{"get-session-field", "", []string{"progress", "get-session", "-1", "--field", "agent_type"}},
+		{"get-last-field", "", []string{"reviews", "get-last", "--field", "verdict"}},
+		{"features-next", "", []string{"features", "next"}},
+		{"add-session", "IMPLEMENT", []string{"progress", "add-session", "-a", "IMPLEMENT", "-o", "READY_FOR_REVIEW", "-s", "Implemented " + id,
 			"--features", id, "--commit-from", "a1b2c3d", "--commits", "d4e5f6a:Implement the handler"}},
-		{"features-pass", []string{"features", "pass", id}},
-		{"add-review", []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id, "-v", "REQUEST_CHANGES",
+		{"features-pass", "REVIEW", []string{"features", "pass", id}},
+		{"add-review", "REVIEW", []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id, "-v", "REQUEST_CHANGES",
 			"-s", "Missing error handling", "--issues", `{"major":[{"description":"Missing error handling","location":"a.go:1"}]}`}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -50,8 +50,11 @@ func BenchmarkMain(b *testing.B) {
 			var stderr bytes.Buffer
 			env := cmd.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Cwd: dir, Now: time.Now,
 				Getenv: func(k string) string {
-					if k == "BATON_STATE_DIR" {
+					switch k {
+					case "BATON_STATE_DIR":
 						return dir
+					case "BATON_ROLE":
+						return c.role
 					}
 					return ""
 				}}

@@ -11,6 +11,8 @@ import (
 
 	"baton/errs"
 	"baton/features"
+	"baton/progress"
+	"baton/workflow"
 )
 
 const featuresHint = "baton init"
@@ -139,7 +141,16 @@ type passResult struct {
 
 func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passes bool, reason string) ([]string, error) {
 	var already []string
+	action := workflow.MarkPassing
+	if !passes {
+		action = workflow.MarkFailing
+	}
 	err := a.update(ctx, cmdPath, features.FileName, func(st *state) error {
+		if _, err := st.require(action); err != nil {
+			return err
+		}
+		st.taskID = progress.Nullable(strings.Join(ids, ","))
+		st.summary = map[bool]string{true: "marked passing: ", false: "marked failing: "}[passes] + strings.Join(ids, ", ")
 		f, err := st.features()
 		if err != nil {
 			return err
@@ -372,6 +383,9 @@ func (a *App) newAppendCmd() *cobra.Command {
 			}
 			var added []string
 			err = a.update(c.Context(), c.CommandPath(), features.FileName, func(st *state) error {
+				if _, err := st.require(workflow.AppendFeatures); err != nil {
+					return err
+				}
 				f, ok, err := st.featuresOpt()
 				if err != nil {
 					return err
@@ -383,6 +397,7 @@ func (a *App) newAppendCmd() *cobra.Command {
 				if added, err = f.Append(raws, source); err != nil {
 					return err
 				}
+				st.summary = "appended " + strings.Join(added, ", ")
 				st.touch(features.FileName)
 				return nil
 			})

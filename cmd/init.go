@@ -88,6 +88,12 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 				st.rev = reviews.New()
 			case progress.FileName:
 				st.prog = progress.New(o.Name, 0, st.stamp(), a.head())
+				if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
+					// nothing to implement yet: the initializer writes the feature list
+					if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
+						return err
+					}
+				}
 			}
 			st.touch(name)
 			res.Created = append(res.Created, s.Path(name))

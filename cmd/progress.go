@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"baton/features"
 	"baton/jsondoc"
 	"baton/progress"
+	"baton/workflow"
 )
 
 const progressHint = "baton progress init -n NAME -c COUNT"
@@ -52,6 +54,9 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o progressIni
 	var p *progress.File
 	var path string
 	err := a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
+		if _, err := st.require(workflow.InitFiles); err != nil {
+			return err
+		}
 		path = st.tx.Store().Path(progress.FileName)
 		if old, err := st.tx.Read(progress.FileName); err != nil {
 			return err
@@ -182,6 +187,9 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 	}
 	var added progress.Session
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
+		if _, err := st.requireAs(workflow.RecordSession, in.AgentType); err != nil {
+			return err
+		}
 		p, err := st.progress()
 		if err != nil {
 			return err
@@ -189,11 +197,35 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		if err := checkFeatureIDs(st, in.FeaturesTouched); err != nil {
 			return err
 		}
+		open, err := st.openSessions()
+		if err != nil {
+			return err
+		}
+		cur, err := p.Status()
+		if err != nil {
+			return err
+		}
+		p.ReserveAfter(open.MaxID())
 		if added, err = p.AddSession(in); err != nil {
 			return err
 		}
 		st.touch(progress.FileName)
-		return applyStatusFlags(st, p, o.NextPhase, o.CurrentFeature, o.CurrentBranch)
+		st.summary = fmt.Sprintf("added session %d (%s, %s)", added.SessionID, added.AgentType, added.Outcome)
+		st.taskID = progress.Nullable(strings.Join(added.FeaturesTouched, ","))
+		feature, branch := cur.CurrentFeature, cur.CurrentBranch
+		if len(added.FeaturesTouched) > 0 {
+			feature = st.taskID
+		}
+		if o.CurrentFeature != nil {
+			feature = progress.Nullable(*o.CurrentFeature)
+		}
+		if o.CurrentBranch != nil {
+			branch = progress.Nullable(*o.CurrentBranch)
+		}
+		if err := st.afterSession(p, added, feature, branch, cur.CurrentPhase, o.NextPhase); err != nil {
+			return err
+		}
+		return st.setHead(p)
 	})
 	if err != nil {
 		return err
@@ -217,33 +249,8 @@ func checkFeatureIDs(st *state, ids []string) error {
 	return feat.CheckIDs(ids)
 }
 
-// applyStatusFlags sets the status fields a command was given, and HEAD.
-func applyStatusFlags(st *state, p *progress.File, phase string, feature, branch *string) error {
-	if phase != "" {
-		ph, err := progress.Choose("--next-phase", phase, progress.Phases, nil)
-		if err != nil {
-			return err
-		}
-		if err := p.SetStatus("current_phase", ph); err != nil {
-			return err
-		}
-	}
-	if feature != nil {
-		v := progress.Nullable(*feature)
-		if v != nil {
-			if err := checkFeatureIDs(st, features.SplitIDs(*v)); err != nil {
-				return err
-			}
-		}
-		if err := p.SetStatus("current_feature", v); err != nil {
-			return err
-		}
-	}
-	if branch != nil {
-		if err := p.SetStatus("current_branch", progress.Nullable(*branch)); err != nil {
-			return err
-		}
-	}
+// setHead records HEAD's short hash in the status.
+func (st *state) setHead(p *progress.File) error {
 	if h := st.app.head(); h != nil {
 		return p.SetStatus("head_commit", *h)
 	}
@@ -289,20 +296,52 @@ for compatibility, and a value that disagrees with the computed one is reported 
 }
 
 func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatusOpts) error {
-	if o.Phase != "" {
-		if _, err := progress.Choose("--phase", o.Phase, progress.Phases, nil); err != nil {
-			return err
-		}
-	}
 	var p *progress.File
 	var computed progress.Counters
 	err := a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		var err error
+		if o.Feature != nil || o.Branch != nil {
+			if _, err := st.require(workflow.SetStatus); err != nil {
+				return err
+			}
+		} else if _, err := st.require(workflow.RecordSession); err != nil {
+			return err
+		}
 		if p, err = st.progress(); err != nil {
 			return err
 		}
+		cur, err := p.Status()
+		if err != nil {
+			return err
+		}
+		if o.Phase != "" {
+			reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
+			if reason == "" {
+				reason = "the current phase"
+			}
+			if err := st.checkNextPhase(o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}); err != nil {
+				return err
+			}
+		}
+		if o.Feature != nil {
+			v := progress.Nullable(*o.Feature)
+			if v != nil {
+				if err := checkFeatureIDs(st, features.SplitIDs(*v)); err != nil {
+					return err
+				}
+			}
+			if err := p.SetStatus("current_feature", v); err != nil {
+				return err
+			}
+		}
+		if o.Branch != nil {
+			if err := p.SetStatus("current_branch", progress.Nullable(*o.Branch)); err != nil {
+				return err
+			}
+		}
 		st.touch(progress.FileName)
-		if err := applyStatusFlags(st, p, o.Phase, o.Feature, o.Branch); err != nil {
+		st.summary = "updated the status"
+		if err := st.setHead(p); err != nil {
 			return err
 		}
 		computed, err = st.counters()

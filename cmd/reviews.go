@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"baton/progress"
 	"baton/reviews"
 	"baton/store"
+	"baton/workflow"
 )
 
 const reviewsHint = "baton reviews init"
@@ -37,6 +39,9 @@ func (a *App) newReviewsInitCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			var path string
 			err := a.update(c.Context(), c.CommandPath(), reviews.FileName, func(st *state) error {
+				if _, err := st.require(workflow.InitFiles); err != nil {
+					return err
+				}
 				path = st.tx.Store().Path(reviews.FileName)
 				if old, err := st.tx.Read(reviews.FileName); err != nil {
 					return err
@@ -87,6 +92,9 @@ func (a *App) readArg(flag, v string) ([]byte, error) {
 type addReviewOpts struct {
 	Agent, FeatureID, Branch, Verdict, Summary, Issues string
 	CommitFrom, CommitTo                               string
+	Metrics                                            string
+	Coverage                                           float64
+	HasCoverage                                        bool
 }
 
 func (a *App) newAddReviewCmd() *cobra.Command {
@@ -100,7 +108,10 @@ or as a flat list of issues each with "severity". Issue ids (R<review>-M<n>, A<r
 architecture reviews) are assigned when missing and checked when given.
 Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED mean PASS).`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return a.runAddReview(c.Context(), c.CommandPath(), o) },
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.HasCoverage = c.Flags().Changed("coverage")
+			return a.runAddReview(c.Context(), c.CommandPath(), o)
+		},
 	}
 	f := c.Flags()
 	f.StringVarP(&o.Agent, "agent-type", "a", "", "REVIEW or ARCHITECTURE (required)")
@@ -111,6 +122,8 @@ Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED me
 	f.StringVar(&o.Issues, "issues", "", "issues as JSON, a JSON file, or - for stdin")
 	f.StringVar(&o.CommitFrom, "commit-from", "", "first commit reviewed (main's merge base)")
 	f.StringVar(&o.CommitTo, "commit-to", "", "last commit reviewed (branch head)")
+	f.StringVar(&o.Metrics, "metrics", "", "architecture reviews: metrics JSON (total_files, test_coverage_percent, ...)")
+	f.Float64Var(&o.Coverage, "coverage", 0, "architecture reviews: test coverage percent (default: metrics.test_coverage_percent)")
 	for _, r := range []string{"agent-type", "verdict", "summary"} {
 		_ = c.MarkFlagRequired(r)
 	}
@@ -145,6 +158,27 @@ func (o addReviewOpts) review(a *App) (reviews.NewReview, error) {
 		in.CommitRange = &progress.Range{From: progress.Nullable(o.CommitFrom), To: progress.Nullable(o.CommitTo), Description: "Reviewing commits from main to feature branch HEAD"}
 	}
 	in.Timestamp = jsondoc.Timestamp(a.env.Now())
+	if o.Metrics != "" {
+		data, err := a.readArg("--metrics", o.Metrics)
+		if err != nil {
+			return in, err
+		}
+		if err := jsondoc.Check(data); err != nil || !gjson.ParseBytes(data).IsObject() {
+			return in, errs.New(errs.Usage, "--metrics: must be a JSON object such as {\"test_coverage_percent\": 72}")
+		}
+		in.Metrics = json.RawMessage(data)
+		if c := gjson.GetBytes(data, "test_coverage_percent"); c.Type == gjson.Number {
+			v := c.Num
+			in.Coverage = &v
+		}
+	}
+	if o.HasCoverage {
+		if o.Coverage < 0 || o.Coverage > 100 {
+			return in, errs.New(errs.Usage, "--coverage: a percentage from 0 to 100, got %v", o.Coverage)
+		}
+		v := o.Coverage
+		in.Coverage = &v
+	}
 	return in, nil
 }
 
@@ -155,6 +189,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 	}
 	var rv reviews.Review
 	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
+		if _, err := st.requireAs(workflow.AddReview, in.AgentType); err != nil {
+			return err
+		}
 		r, err := st.reviews()
 		if err != nil {
 			return err
@@ -164,10 +201,24 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 				return err
 			}
 		}
+		p, _, err := st.progressOpt()
+		if err != nil {
+			return err
+		}
+		id := r.NextReviewID()
+		d, err := st.afterReview(p, r, in, id)
+		if err != nil {
+			return err
+		}
+		if in.Decision, err = json.Marshal(d); err != nil {
+			return err
+		}
 		if rv, err = r.AddReview(in); err != nil {
 			return err
 		}
 		st.touch(reviews.FileName)
+		st.summary = fmt.Sprintf("added review R%d (%s): %s", rv.ReviewID, rv.Verdict, d.Reason)
+		st.taskID = in.FeatureID
 		return nil
 	})
 	if err != nil {
@@ -288,6 +339,9 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 	}
 	var fx reviews.Fix
 	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
+		if _, err := st.require(workflow.AddFix); err != nil {
+			return err
+		}
 		r, err := st.reviews()
 		if err != nil {
 			return err
@@ -305,13 +359,15 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 				return err
 			}
 			if n := r.FixCount(key); n >= st.cfg.MaxFixCycles {
-				return errs.New(errs.Policy, "fix-cycle limit reached for %s: %d of %d fixes recorded. No more fixes; %s", key, n, st.cfg.MaxFixCycles, limitDecision(r, key))
+				return st.refuse(errs.New(errs.Policy, "fix-cycle limit reached for %s: %d of %d fixes recorded. No more fixes; %s", key, n, st.cfg.MaxFixCycles, limitDecision(r, key)))
 			}
 		}
 		if fx, err = r.AddFix(in); err != nil {
 			return err
 		}
 		st.touch(reviews.FileName)
+		st.summary = fmt.Sprintf("added fix %s for R%d", reviews.FixLabel(fx.FixID), fx.ReviewID)
+		st.taskID = fx.FeatureID
 		return nil
 	})
 	if err != nil {
@@ -600,6 +656,9 @@ func (a *App) newMarkMergedCmd() *cobra.Command {
 				return err
 			}
 			err = a.update(c.Context(), c.CommandPath(), reviews.FileName, func(st *state) error {
+				if _, err := st.require(workflow.MarkMerged); err != nil {
+					return err
+				}
 				r, err := st.reviews()
 				if err != nil {
 					return err
@@ -608,6 +667,7 @@ func (a *App) newMarkMergedCmd() *cobra.Command {
 					return err
 				}
 				st.touch(reviews.FileName)
+				st.summary = "marked " + reviews.FixLabel(id) + " merged"
 				return nil
 			})
 			if err != nil {

@@ -68,7 +68,7 @@ func passedSinceArchitecture(rev *reviews.File) int {
 			n = 0
 			continue
 		}
-		if r.Get("verdict").String() == "PASS" || r.Get("decision.merge").Bool() {
+		if reviews.Merged(r) {
 			n += len(features.SplitIDs(r.Get("feature_id").String()))
 		}
 	}

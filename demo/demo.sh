@@ -21,17 +21,28 @@ git init -q -b main
 printf '# greeter\n' > README.md
 git add README.md && git commit -qm "Initial project setup"
 
+# start ROLE [flags]: open a role-bound session; later calls act as it.
+start() {
+  printf '$ baton session start --agent %s\n' "$*"
+  out=$("$BATON" session start --agent "$@")
+  echo "$out"
+  eval "$(echo "$out" | grep '^export BATON_SESSION=')"
+}
+finish() { run session end "$@"; unset BATON_SESSION; }
+
 step "INITIALIZER: set up baton and the feature list"
 run init --name greeter
+start INITIALIZER
 run features append -s app_spec.txt -e '[
   {"id": "F001", "name": "Greeting endpoint", "description": "GET /hello returns a greeting", "type": "feature"},
   {"id": "F002", "name": "Farewell endpoint", "description": "GET /bye returns a farewell", "type": "feature"}
 ]'
-run progress add-session -a INITIALIZER -o SUCCESS -s "Created feature_list.json with 2 features" --next-phase IMPLEMENT
+finish -o SUCCESS -s "Created feature_list.json with 2 features"
+run next
 
-step "IMPLEMENT: pick the next feature, build it on a branch"
+step "IMPLEMENT: take the next feature, build it on a branch"
 run features next
-base=$(git rev-parse --short HEAD)
+start IMPLEMENT --feature F001 --branch feature/greeting
 git checkout -qb feature/greeting
 cat > hello.sh <<'SH'
 #!/bin/sh
@@ -39,21 +50,28 @@ echo "hello, $1"
 SH
 git add hello.sh && git commit -qm "Implement greeting endpoint"
 head=$(git rev-parse --short HEAD)
-run progress add-session -a IMPLEMENT -o READY_FOR_REVIEW -s "Implemented F001 greeting" \
-  --features F001 --commits "$head:Implement greeting endpoint" --commit-from "$base" \
-  --next-phase REVIEW --current-feature F001 --current-branch feature/greeting
+finish -o READY_FOR_REVIEW -s "Implemented F001 greeting" --commits "$head:Implement greeting endpoint"
+run next
+
+step "IMPLEMENT may not mark its own work passing"
+printf '$ BATON_ROLE=IMPLEMENT baton features pass F001\n'
+BATON_ROLE=IMPLEMENT "$BATON" features pass F001 || echo "(exit $?: refused, and logged)"
 
 step "REVIEW: review main..feature/greeting, request changes"
+start REVIEW
 run progress get-review-type
+base=$(git merge-base main feature/greeting | cut -c1-7)
 run reviews add-review -a REVIEW --feature-id F001 -b feature/greeting -v REQUEST_CHANGES \
   -s "Works, but an empty name prints 'hello, '" --commit-from "$base" --commit-to "$head" --issues '[
   {"severity": "major", "description": "Empty name is not handled", "location": "hello.sh:2", "suggestion": "Default to \"world\""},
   {"severity": "suggestion", "description": "Add a usage line"}
 ]'
-run progress add-session -a REVIEW -o NEEDS_FIX -s "R1: REQUEST_CHANGES, 1 major" --features F001 --next-phase FIX
 run reviews get-fix-count F001
+finish -o NEEDS_FIX -s "R1: REQUEST_CHANGES, 1 major" --next-phase FIX
+run next
 
 step "FIX: address R1 on the same branch"
+start FIX --feature F001 --branch feature/greeting
 run reviews show-issues
 cat > hello.sh <<'SH'
 #!/bin/sh
@@ -63,11 +81,11 @@ SH
 git commit -qam "Default the greeting to world"
 fix=$(git rev-parse --short HEAD)
 run reviews add-fix -r 1 --issues-fixed "[{\"issue_id\": \"R1-M1\", \"fix_description\": \"Default to world\", \"commit\": \"$fix\"}, {\"issue_id\": \"R1-S1\", \"fix_description\": \"Usage comment\", \"commit\": \"$fix\"}]" --tests-added "empty_name"
-run progress add-session -a FIX -o READY_FOR_REVIEW -s "Fixed R1-M1 and R1-S1" --features F001 \
-  --commits "$fix:Default the greeting to world" --commit-from "$head" --next-phase REVIEW
+finish -o READY_FOR_REVIEW -s "Fixed R1-M1 and R1-S1" --commits "$fix:Default the greeting to world"
 run reviews get-fix-count F001
 
 step "REVIEW: re-verify, pass, merge to main, mark passing"
+start REVIEW
 run reviews add-review -a REVIEW --feature-id F001 -b feature/greeting -v PASS -s "Fix verified" \
   --commit-from "$base" --commit-to "$fix"
 git checkout -q main
@@ -76,16 +94,19 @@ merge=$(git rev-parse --short HEAD)
 git branch -qd feature/greeting
 run features pass F001
 run reviews mark-merged FIX-1 --merge-commit "$merge"
-run progress add-session -a REVIEW -o SUCCESS -s "R2: PASS, merged F001 as $merge" --features F001 \
-  --next-phase IMPLEMENT --current-feature null --current-branch null
+finish -o SUCCESS -s "R2: PASS, merged F001 as $merge"
 
 step "Where the project stands"
-run progress get-status
+run status
+run next
 run features stats
 step "Session history"
 run progress list
 step "Reviews and fixes"
 run reviews list
+step "The audit log"
+run log
+run verify
 step "main's history"
 git log --oneline --graph main
 echo

@@ -139,11 +139,13 @@ func (f *File) Get(id string) (Feature, error) {
 // Has reports whether id exists.
 func (f *File) Has(id string) bool { _, ok := f.index[id]; return ok }
 
-// SplitIDs splits a batch such as "F001, F002" into its ids.
+// SplitIDs splits a batch such as "F001, F002" into its ids, each once.
 func SplitIDs(s string) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
+		if p = strings.TrimSpace(p); p != "" && !seen[p] {
+			seen[p] = true
 			out = append(out, p)
 		}
 	}

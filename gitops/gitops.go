@@ -6,9 +6,18 @@ package gitops
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // ErrNoRepository means the directory is not inside a git repository.
@@ -27,14 +36,101 @@ type repo struct{ r *git.Repository }
 // Open opens the repository enclosing dir; linked worktrees share their
 // main repository's objects and refs.
 func Open(dir string) (Repo, error) {
-	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	r, err := openRepository(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &repo{r: r}, nil
+}
+
+// Location is where a repository's parts are: the worktree's top, its git
+// directory, and the common directory holding objects and refs (the same as
+// GitDir except in a linked worktree).
+type Location struct {
+	Top, GitDir, CommonDir string
+}
+
+// Locate finds the repository enclosing dir by its .git entry, following
+// a linked worktree's .git file and commondir.
+func Locate(dir string) (Location, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Location{}, err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		dotGit := filepath.Join(d, ".git")
+		fi, err := os.Stat(dotGit)
+		if err == nil {
+			loc := Location{Top: d, GitDir: dotGit}
+			if !fi.IsDir() {
+				b, err := os.ReadFile(dotGit)
+				if err != nil {
+					return loc, err
+				}
+				gd := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "gitdir:"))
+				if !filepath.IsAbs(gd) {
+					gd = filepath.Join(d, gd)
+				}
+				loc.GitDir = filepath.Clean(gd)
+			}
+			loc.CommonDir = loc.GitDir
+			if c, err := os.ReadFile(filepath.Join(loc.GitDir, "commondir")); err == nil {
+				cd := strings.TrimSpace(string(c))
+				if !filepath.IsAbs(cd) {
+					cd = filepath.Join(loc.GitDir, cd)
+				}
+				loc.CommonDir = filepath.Clean(cd)
+			}
+			return loc, nil
+		}
+		if filepath.Dir(d) == d {
+			return Location{}, ErrNoRepository
+		}
+	}
+}
+
+// openRepository opens the repository with go-git. The storer hides the
+// worktreeConfig extension from go-git's check: go-git v5.17+ refuses any
+// repository that has it (left by Claude Code's worktree isolation and by
+// git sparse-checkout), although nothing baton reads depends on it.
+func openRepository(dir string) (*git.Repository, error) {
+	loc, err := Locate(dir)
+	if err != nil {
+		return nil, err
+	}
+	var fs billy.Filesystem = osfs.New(loc.GitDir)
+	if loc.CommonDir != loc.GitDir {
+		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(loc.CommonDir))
+	}
+	st := &tolerantStorage{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())}
+	r, err := git.Open(st, osfs.New(loc.Top))
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, ErrNoRepository
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the git repository at %s: %w", dir, err)
+		return nil, fmt.Errorf("opening the git repository at %s: %w", loc.Top, err)
 	}
-	return &repo{r: r}, nil
+	return r, nil
+}
+
+// tolerantStorage is go-git's filesystem storage with the worktreeConfig
+// extension left out of the config it reports. baton never writes the
+// repository's config through go-git, so nothing is lost.
+type tolerantStorage struct{ *filesystem.Storage }
+
+func (s *tolerantStorage) Config() (*config.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err != nil || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	sec := cfg.Raw.Section("extensions")
+	for _, o := range sec.Options {
+		if strings.EqualFold(o.Key, "worktreeConfig") {
+			sec.RemoveOption(o.Key)
+			break
+		}
+	}
+	return cfg, nil
 }
 
 func (g *repo) Head() (string, error) {
@@ -67,7 +163,7 @@ func Short(hash string) string {
 // Tracked returns which of paths (relative to the worktree top) are in the
 // index of the repository at top.
 func Tracked(top string, paths []string) ([]string, error) {
-	r, err := git.PlainOpenWithOptions(top, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	r, err := openRepository(top)
 	if err != nil {
 		return nil, err
 	}

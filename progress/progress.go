@@ -107,7 +107,8 @@ type File struct {
 	status *jsondoc.Object
 }
 
-// New returns a fresh progress file.
+// New returns a fresh progress file; its status names IMPLEMENT next, as
+// the predecessor's init did (the initializer calls it).
 func New(name string, totalFeatures int, stamp string, head *string) *File {
 	f := &File{doc: jsondoc.NewDoc()}
 	top := f.doc.Top

@@ -41,16 +41,19 @@ const DefaultMaxFixCycles = 3
 
 // Review is a review record as baton writes it.
 type Review struct {
-	ReviewID    int             `json:"review_id"`
-	FeatureID   *string         `json:"feature_id"`
-	FeatureName string          `json:"feature_name,omitempty"`
-	Branch      *string         `json:"branch"`
-	AgentType   string          `json:"agent_type"`
-	Timestamp   string          `json:"timestamp"`
-	CommitRange *progress.Range `json:"commit_range,omitempty"`
-	Verdict     string          `json:"verdict"`
-	Issues      json.RawMessage `json:"issues"`
-	Summary     string          `json:"summary"`
+	ReviewID     int             `json:"review_id"`
+	FeatureID    *string         `json:"feature_id"`
+	FeatureName  string          `json:"feature_name,omitempty"`
+	Branch       *string         `json:"branch"`
+	AgentType    string          `json:"agent_type"`
+	Timestamp    string          `json:"timestamp"`
+	CommitRange  *progress.Range `json:"commit_range,omitempty"`
+	Verdict      string          `json:"verdict"`
+	HealthStatus string          `json:"health_status,omitempty"`
+	Metrics      json.RawMessage `json:"metrics,omitempty"`
+	Issues       json.RawMessage `json:"issues"`
+	Summary      string          `json:"summary"`
+	Decision     json.RawMessage `json:"decision,omitempty"`
 }
 
 // FixedIssue is one entry of a fix's issues_fixed.
@@ -193,6 +196,9 @@ type NewReview struct {
 	Issues      []PendingIssue
 	CommitRange *progress.Range
 	Timestamp   string
+	Metrics     json.RawMessage // architecture reviews: the seed's metrics object
+	Coverage    *float64        // test coverage percent, for the health status
+	Decision    json.RawMessage // what the workflow decided on this review
 }
 
 // AddReview appends a review with the next id and its issues numbered.
@@ -205,7 +211,10 @@ func (f *File) AddReview(in NewReview) (Review, error) {
 	rv := Review{
 		ReviewID: id, FeatureID: in.FeatureID, Branch: in.Branch, AgentType: in.AgentType,
 		Timestamp: in.Timestamp, CommitRange: in.CommitRange, Verdict: in.Verdict,
-		Issues: issues, Summary: in.Summary,
+		Metrics: in.Metrics, Issues: issues, Summary: in.Summary, Decision: in.Decision,
+	}
+	if in.AgentType == "ARCHITECTURE" {
+		rv.HealthStatus = Health(ReadIssues(gjson.ParseBytes(issues)), in.Coverage)
 	}
 	raw, err := f.doc.Array("reviews").Append(rv)
 	if err != nil {
@@ -329,11 +338,27 @@ func (f *File) MarkMerged(id int, stamp string, mergeCommit *string) error {
 	return errs.New(errs.NotFound, "Fix %s not found in %s (see 'baton reviews list')", FixLabel(id), FileName)
 }
 
-// PassedFeatures returns the feature ids that have a PASS review.
+// VerdictOf reads a stored review's verdict in the seed's vocabulary (a
+// predecessor's APPROVE is PASS).
+func VerdictOf(r gjson.Result) string {
+	v, err := NormalizeVerdict(r.Get("verdict").String())
+	if err != nil {
+		return r.Get("verdict").String()
+	}
+	return v
+}
+
+// Merged reports whether a stored review let its features through: a PASS,
+// or a fix-cycle-limit decision to merge.
+func Merged(r gjson.Result) bool {
+	return VerdictOf(r) == "PASS" || r.Get("decision.merge").Bool()
+}
+
+// PassedFeatures returns the feature ids that have a passing review.
 func (f *File) PassedFeatures() map[string]bool {
 	out := map[string]bool{}
 	for _, r := range f.reviews {
-		if r.Get("verdict").String() != "PASS" {
+		if !Merged(r) {
 			continue
 		}
 		for _, id := range features.SplitIDs(r.Get("feature_id").String()) {

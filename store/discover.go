@@ -1,10 +1,9 @@
 package store
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
-	"strings"
+
+	"baton/gitops"
 )
 
 // Where the state directory came from, for `baton status` and messages.
@@ -54,46 +53,15 @@ func Discover(l Locate) (dir, source string) {
 }
 
 // MainWorktree returns the top of the main worktree of the repository that
-// encloses dir, or "" outside a repository. It reads .git files directly:
-// a linked worktree's .git file names its git dir, whose commondir names the
-// main repository's .git.
+// encloses dir, or "" outside a repository: a linked worktree's common
+// directory is the main repository's .git, whose parent is that top.
 func MainWorktree(dir string) string {
-	for d := dir; ; {
-		gitPath := filepath.Join(d, ".git")
-		if fi, err := os.Stat(gitPath); err == nil {
-			if fi.IsDir() {
-				return d
-			}
-			return fromGitFile(d, gitPath)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
-}
-
-func fromGitFile(worktree, gitFile string) string {
-	b, err := os.ReadFile(gitFile)
+	loc, err := gitops.Locate(dir)
 	if err != nil {
-		return worktree
+		return ""
 	}
-	gitDir := strings.TrimSpace(strings.TrimPrefix(string(bytes.TrimSpace(b)), "gitdir:"))
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(worktree, gitDir)
+	if loc.CommonDir != loc.GitDir && filepath.Base(loc.CommonDir) == ".git" {
+		return filepath.Dir(loc.CommonDir)
 	}
-	c, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
-	if err != nil {
-		return worktree // a submodule or a plain gitdir link: its own top
-	}
-	common := strings.TrimSpace(string(c))
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(gitDir, common)
-	}
-	common = filepath.Clean(common)
-	if filepath.Base(common) == ".git" {
-		return filepath.Dir(common)
-	}
-	return worktree
+	return loc.Top
 }
