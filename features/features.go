@@ -93,11 +93,7 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 	if !r.IsObject() {
 		return Feature{}, &fieldError{"", "a feature must be a JSON object"}
 	}
-	id := r.Get("id")
-	if id.Type != gjson.String || strings.TrimSpace(id.Str) == "" {
-		return Feature{}, &fieldError{"id", "every feature needs a non-empty string id"}
-	}
-	item := Feature{ID: id.Str, Name: r.Get("name").String(), Type: r.Get("type").String()}
+	item := Feature{Name: r.Get("name").String(), Type: r.Get("type").String()}
 	switch p := r.Get("passes"); p.Type {
 	case gjson.True:
 		item.Passes = true
@@ -105,6 +101,11 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 	default:
 		return Feature{}, &fieldError{"passes", "passes must be true or false"}
 	}
+	id := r.Get("id")
+	if id.Type != gjson.String || strings.TrimSpace(id.Str) == "" {
+		return item, &fieldError{"id", "every feature needs a non-empty string id"}
+	}
+	item.ID = id.Str
 	if sr := r.Get("source_review"); sr.Exists() {
 		item.SourceReview = sr.Value()
 	}
@@ -202,7 +203,12 @@ func (f *File) SetPasses(ids []string, passes bool, stamp, reason string) (alrea
 		return nil, err
 	}
 	arr := f.doc.Array("features")
+	done := map[string]bool{}
 	for _, id := range ids {
+		if done[id] {
+			continue
+		}
+		done[id] = true
 		i := f.index[id]
 		if f.items[i].Passes == passes {
 			already = append(already, id)
@@ -278,6 +284,9 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	for i, raw := range entries { // first the ids given
+		if err := jsondoc.Check(raw); err != nil {
+			return nil, errs.New(errs.Usage, "--entries: entry %d: %v", i, err)
+		}
 		rec, err := jsondoc.ParseObject(raw, jsondoc.RecordDepth)
 		if err != nil {
 			return nil, errs.New(errs.Usage, "--entries: entry %d: %v", i, err)
@@ -290,7 +299,7 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 			if id := gjson.GetBytes(raw, "id"); id.Exists() && id.Type != gjson.Null {
 				return nil, errs.New(errs.Usage, "--entries: entry %d: %s", i, ferr.msg)
 			}
-			item = Feature{Name: gjson.GetBytes(raw, "name").String(), Type: gjson.GetBytes(raw, "type").String(), Passes: gjson.GetBytes(raw, "passes").Bool()}
+			rec.Members = removeMember(rec.Members, "id") // a null id is replaced
 		} else if f.Has(item.ID) || seen[item.ID] {
 			return nil, errs.New(errs.Usage, "--entries: entry %d: feature id %q already exists", i, item.ID)
 		} else {
@@ -326,6 +335,16 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 	}
 	f.refreshTotals()
 	return added, nil
+}
+
+func removeMember(ms []jsondoc.Member, key string) []jsondoc.Member {
+	out := ms[:0]
+	for _, m := range ms {
+		if m.Key != key {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // refreshTotals keeps the predecessor's total_features/total_bugs fields

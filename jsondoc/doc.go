@@ -8,6 +8,7 @@ import "fmt"
 type Doc struct {
 	Top    *Object
 	arrays map[string]*Array
+	names  []string // the arrays' names, in the order they were declared
 }
 
 // Array is a top-level array of raw records (each at depth 2 in the file).
@@ -27,7 +28,7 @@ func ParseDoc(data []byte, arrays ...string) (*Doc, error) {
 	if err != nil {
 		return nil, &InvalidError{Msg: "the file must hold one JSON object: " + err.Error()}
 	}
-	d := &Doc{Top: top, arrays: map[string]*Array{}}
+	d := &Doc{Top: top, arrays: map[string]*Array{}, names: arrays}
 	for _, name := range arrays {
 		i := top.index(name)
 		if i < 0 {
@@ -49,7 +50,7 @@ func ParseDoc(data []byte, arrays ...string) (*Doc, error) {
 
 // NewDoc returns an empty document with the named arrays.
 func NewDoc(arrays ...string) *Doc {
-	d := &Doc{Top: NewObject(0), arrays: map[string]*Array{}}
+	d := &Doc{Top: NewObject(0), arrays: map[string]*Array{}, names: arrays}
 	for _, name := range arrays {
 		d.arrays[name] = &Array{}
 		d.Top.SetRaw(name, []byte("[]"))
@@ -63,8 +64,8 @@ func (d *Doc) Array(name string) *Array { return d.arrays[name] }
 // Bytes encodes the document with its arrays as they are now, ending in a
 // newline.
 func (d *Doc) Bytes() []byte {
-	for name, a := range d.arrays {
-		d.Top.SetRaw(name, JoinArray(a.Elems, 1))
+	for _, name := range d.names {
+		d.Top.SetRaw(name, JoinArray(d.arrays[name].Elems, 1))
 	}
 	return append(d.Top.Bytes(), '\n')
 }

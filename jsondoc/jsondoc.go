@@ -162,6 +162,7 @@ func (o *Object) Decode(v any) error { return json.Unmarshal(o.Bytes(), v) }
 func indentOf(depth int) string { return strings.Repeat("  ", depth) }
 
 func quote(s string) []byte {
+	s = strings.ToValidUTF8(s, "\uFFFD") // so that a second rewrite encodes it the same way
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -179,6 +180,18 @@ func Indent(v any, depth int) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// Compact encodes v as compact JSON without HTML escaping (text such as
+// "a < b" is stored as written).
+func Compact(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return json.RawMessage("null")
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 // Pretty encodes v as a standalone, indented JSON document without a
@@ -249,7 +262,7 @@ func (e *InvalidError) Error() string {
 // Check reports whether data is one well-formed JSON value. It returns an
 // *InvalidError carrying the offset of the first syntax error.
 func Check(data []byte) error {
-	if gjson.ValidBytes(data) {
+	if gjson.ValidBytes(data) && !tooDeep(data) {
 		return nil
 	}
 	var raw json.RawMessage
@@ -265,6 +278,31 @@ func Check(data []byte) error {
 		return &InvalidError{Offset: len(data), Msg: err.Error()}
 	}
 	return &InvalidError{Offset: 0, Msg: "not valid JSON"}
+}
+
+// maxDepth is encoding/json's nesting limit, which every baton reader
+// must be able to decode.
+const maxDepth = 10000
+
+// tooDeep reports whether data nests deeper than encoding/json accepts. It
+// only scans when there are enough brackets to make that possible.
+func tooDeep(data []byte) bool {
+	if bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'}) <= maxDepth {
+		return false
+	}
+	return !json.Valid(data)
+}
+
+// MaxID is the largest record id baton accepts: ids stay exact in every
+// JSON reader (2^53) and the next id never overflows.
+const MaxID = 1 << 53
+
+// PositiveID reads a record id: a whole number from 1 to MaxID.
+func PositiveID(r gjson.Result) (int, bool) {
+	if r.Type != gjson.Number || r.Num != float64(r.Int()) || r.Int() < 1 || r.Int() > MaxID {
+		return 0, false
+	}
+	return int(r.Int()), true
 }
 
 // Position turns a byte offset into a 1-based line and column.

@@ -155,22 +155,23 @@ func Parse(data []byte) (*File, error) {
 		f.status = jsondoc.NewObject(1)
 	}
 	arr := doc.Array("sessions")
-	seen := make(map[int64]bool, len(arr.Elems))
+	seen := make(map[int]bool, len(arr.Elems))
 	for i, raw := range arr.Elems {
 		r := gjson.ParseBytes(raw)
 		if !r.IsObject() {
 			return nil, arr.Invalid("sessions", i, "", "a session must be a JSON object")
 		}
-		id := r.Get("session_id")
-		if id.Type != gjson.Number || id.Num != float64(id.Int()) || id.Int() < 1 {
-			return nil, arr.Invalid("sessions", i, "session_id", "must be a positive whole number, found %s", orMissing(id))
+		idv := r.Get("session_id")
+		id, ok := jsondoc.PositiveID(idv)
+		if !ok {
+			return nil, arr.Invalid("sessions", i, "session_id", "must be a positive whole number (at most 2^53), found %s", orMissing(idv))
 		}
-		if seen[id.Int()] {
-			return nil, arr.Invalid("sessions", i, "session_id", "duplicate session id %d", id.Int())
+		if seen[id] {
+			return nil, arr.Invalid("sessions", i, "session_id", "duplicate session id %d", id)
 		}
-		seen[id.Int()] = true
-		if int(id.Int()) > f.maxID {
-			f.maxID = int(id.Int())
+		seen[id] = true
+		if id > f.maxID {
+			f.maxID = id
 		}
 	}
 	return f, nil

@@ -1,6 +1,7 @@
 package reviews
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -115,7 +116,7 @@ func pending(arg, where, sev string, v gjson.Result, flat bool) (PendingIssue, e
 		return PendingIssue{}, err
 	}
 	if flat {
-		obj.Members = removeKey(obj.Members, "severity")
+		obj.Members = removeKey(obj.Members, "severity") // the group says it now
 	}
 	id := v.Get("id")
 	if id.Exists() && id.Type != gjson.String {
@@ -153,8 +154,9 @@ func AssignIDs(issues []PendingIssue, prefix string) (json.RawMessage, error) {
 			continue
 		}
 		want := prefix + severityLetter[p.Severity]
-		n, err := strconv.Atoi(strings.TrimPrefix(p.ID, want))
-		if !strings.HasPrefix(p.ID, want) || err != nil || n < 1 {
+		num := strings.TrimPrefix(p.ID, want)
+		n, err := strconv.Atoi(num)
+		if !strings.HasPrefix(p.ID, want) || err != nil || n < 1 || strconv.Itoa(n) != num {
 			return nil, errs.New(errs.Usage, "--issues: item %s: id %q does not fit this review; a %s issue here is %sN (or leave id out to have it assigned)", p.where, p.ID, strings.TrimSuffix(p.Severity, "s"), want)
 		}
 		if used[p.ID] {
@@ -186,15 +188,18 @@ func AssignIDs(issues []PendingIssue, prefix string) (json.RawMessage, error) {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		list := groups[sev]
-		if list == nil {
-			list = []json.RawMessage{}
+		fmt.Fprintf(&b, "%q:[", sev)
+		for j, raw := range groups[sev] {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			var c bytes.Buffer
+			if err := json.Compact(&c, raw); err != nil {
+				return nil, err
+			}
+			b.Write(c.Bytes()) // json.Compact does not escape HTML, unlike json.Marshal
 		}
-		enc, err := json.Marshal(list)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&b, "%q:%s", sev, enc)
+		b.WriteString("]")
 	}
 	b.WriteString("}")
 	return json.RawMessage(b.String()), nil

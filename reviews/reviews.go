@@ -130,23 +130,23 @@ func Parse(data []byte) (*File, error) {
 
 func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error) {
 	views := make([]gjson.Result, len(arr.Elems))
-	seen := make(map[int64]bool, len(arr.Elems))
+	seen := make(map[int]bool, len(arr.Elems))
 	max := 0
 	for i, raw := range arr.Elems {
 		r := gjson.ParseBytes(raw)
 		if !r.IsObject() {
 			return nil, 0, arr.Invalid(name, i, "", "each entry must be a JSON object")
 		}
-		id := r.Get(idField)
-		if id.Type != gjson.Number || id.Num != float64(id.Int()) || id.Int() < 1 {
-			return nil, 0, arr.Invalid(name, i, idField, "must be a positive whole number")
+		id, ok := jsondoc.PositiveID(r.Get(idField))
+		if !ok {
+			return nil, 0, arr.Invalid(name, i, idField, "must be a positive whole number (at most 2^53)")
 		}
-		if seen[id.Int()] {
-			return nil, 0, arr.Invalid(name, i, idField, "duplicate id %d", id.Int())
+		if seen[id] {
+			return nil, 0, arr.Invalid(name, i, idField, "duplicate id %d", id)
 		}
-		seen[id.Int()] = true
-		if int(id.Int()) > max {
-			max = int(id.Int())
+		seen[id] = true
+		if id > max {
+			max = id
 		}
 		views[i] = r
 	}
@@ -256,8 +256,7 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 		if !known[fi.IssueID] {
 			return Fix{}, errs.New(errs.NotFound, "--issues-fixed: issue %s is not an issue of review R%d (see 'baton reviews show-issues')", fi.IssueID, in.ReviewID)
 		}
-		raw, _ := json.Marshal(fi)
-		fix.IssuesFixed = append(fix.IssuesFixed, raw)
+		fix.IssuesFixed = append(fix.IssuesFixed, jsondoc.Compact(fi))
 	}
 	if fix.IssuesFixed == nil {
 		fix.IssuesFixed = []json.RawMessage{}
@@ -287,20 +286,32 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 	return fix, nil
 }
 
-// FixCount counts the fixes recorded for a feature or batch: a fix counts
-// when its feature ids and the asked ids share one.
+// FixCount counts the fixes recorded for a feature or batch since its last
+// rejection (a rejected feature is re-implemented and starts its fix cycles
+// afresh): a fix counts when its feature ids and the asked ids share one.
 func (f *File) FixCount(featureIDs string) int {
 	want := map[string]bool{}
 	for _, id := range features.SplitIDs(featureIDs) {
 		want[id] = true
 	}
+	shares := func(batch string) bool {
+		for _, id := range features.SplitIDs(batch) {
+			if want[id] {
+				return true
+			}
+		}
+		return false
+	}
+	after := int64(0)
+	for _, r := range f.reviews {
+		if shares(r.Get("feature_id").String()) && (VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool()) {
+			after = r.Get("review_id").Int()
+		}
+	}
 	n := 0
 	for _, fx := range f.fixes {
-		for _, id := range features.SplitIDs(fx.Get("feature_id").String()) {
-			if want[id] {
-				n++
-				break
-			}
+		if (after == 0 || fx.Get("review_id").Int() > after) && shares(fx.Get("feature_id").String()) {
+			n++
 		}
 	}
 	return n
