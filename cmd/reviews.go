@@ -141,8 +141,11 @@ func (o addReviewOpts) review(a *App) (reviews.NewReview, error) {
 	}
 	in.FeatureID = progress.Nullable(strings.Join(features.SplitIDs(o.FeatureID), ","))
 	in.Branch = progress.Nullable(o.Branch)
-	if in.AgentType == "REVIEW" && (in.Branch == nil || in.FeatureID == nil) {
-		return in, errs.New(errs.Usage, "a REVIEW needs --feature-id and --branch (an ARCHITECTURE review may omit them)")
+	if in.AgentType == "REVIEW" && in.Branch == nil {
+		return in, errs.New(errs.Usage, "--branch: a REVIEW names the branch it reviewed (an ARCHITECTURE review may omit it)")
+	}
+	if in.AgentType == "REVIEW" && in.FeatureID == nil && !strings.HasPrefix(*in.Branch, "refactor/") {
+		return in, errs.New(errs.Usage, "--feature-id: a REVIEW names the feature it reviewed (only an ARCHITECTURE_REFACTOR review of a refactor/ branch has none)")
 	}
 	in.Summary = o.Summary
 	if o.Issues != "" {
@@ -349,6 +352,10 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		rv, err := r.Review(in.ReviewID)
 		if err != nil {
 			return err
+		}
+		st.taskID = progress.Nullable(rv.Get("feature_id").String())
+		if reviews.VerdictOf(rv) == "REJECT" || rv.Get("decision.reject").Bool() {
+			return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: its features go back to IMPLEMENT, and no fix answers a rejected review", in.ReviewID))
 		}
 		key := deref(in.FeatureID)
 		if key == "" {

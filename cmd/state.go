@@ -93,10 +93,11 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 	s.Holder = cmdPath
 	var refused error
 	var who *actor
+	var task *string
 	err = s.Update(ctx, func(tx *store.Tx) error {
 		st := &state{app: a, tx: tx, cfg: cfg, now: a.env.Now(), dirty: map[string]bool{}, cmdPath: cmdPath}
 		if err := fn(st); err != nil {
-			refused, who = st.refused, st.who
+			refused, who, task = st.refused, st.who, st.taskID
 			return err
 		}
 		if err := st.finish(); err != nil {
@@ -106,7 +107,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 		return nil
 	})
 	if refused != nil && errs.Is(err, errs.Policy) {
-		if lerr := a.logRefusal(ctx, s, cmdPath, who, refused); lerr != nil {
+		if lerr := a.logRefusal(ctx, s, cmdPath, who, task, refused); lerr != nil {
 			a.warn("the refusal could not be written to the audit log: %v", lerr)
 		}
 	}
@@ -141,10 +142,10 @@ func stage(who *actor) *string {
 
 // logRefusal writes a refused attempt to the audit log, in a transaction
 // of its own (the refused one changed nothing).
-func (a *App) logRefusal(ctx context.Context, s *store.Store, cmdPath string, who *actor, refused error) error {
+func (a *App) logRefusal(ctx context.Context, s *store.Store, cmdPath string, who *actor, task *string, refused error) error {
 	return s.Update(ctx, func(tx *store.Tx) error {
 		tx.Log(store.Event{
-			StageID: stage(who), Type: "error", Timestamp: jsondoc.Timestamp(a.env.Now()),
+			TaskID: task, StageID: stage(who), Type: "error", Timestamp: jsondoc.Timestamp(a.env.Now()),
 			Payload: eventPayload{Command: cmdPath, Actor: who, Refused: refused.Error()}.raw(),
 		})
 		return nil

@@ -55,21 +55,23 @@ func (st *state) situation() (workflow.Situation, error) {
 	if err != nil || !ok {
 		return sit, err
 	}
-	sit.PassedSinceArchitecture = passedSinceArchitecture(rev)
+	sit.PassedSinceArchitecture = passedSinceArchitecture(rev, feat)
 	return sit, nil
 }
 
 // passedSinceArchitecture counts the features merged since the last
-// architecture review: after a PASS, or at the fix-cycle limit with a merge.
-func passedSinceArchitecture(rev *reviews.File) int {
+// architecture review (after a PASS, or at the fix-cycle limit with a
+// merge); tech debt paid off does not count.
+func passedSinceArchitecture(rev *reviews.File, feat *features.File) int {
 	n := 0
 	for _, r := range rev.Reviews() {
 		if r.Get("agent_type").String() == workflow.Architecture {
 			n = 0
 			continue
 		}
-		if reviews.Merged(r) {
-			n += len(features.SplitIDs(r.Get("feature_id").String()))
+		ids := features.SplitIDs(r.Get("feature_id").String())
+		if reviews.Merged(r) && !(feat != nil && allKind(feat, ids, "DEBT")) {
+			n += len(ids)
 		}
 	}
 	return n
@@ -130,7 +132,11 @@ func (st *state) afterSession(p *progress.File, s progress.Session, feature, bra
 		if err != nil {
 			return err
 		}
-		return st.checkNextPhase(nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: "as decided before this session"})
+		reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
+		if reason == "" {
+			reason = "the phase before this session"
+		}
+		return st.checkNextPhase(nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason})
 	}
 	if err := st.checkNextPhase(nextPhase, d); err != nil {
 		return err

@@ -156,14 +156,17 @@ func AfterReview(r ReviewResult, sit Situation) Decision {
 
 func merged(r ReviewResult, sit Situation, rule, verdict string, debt bool) Decision {
 	sit.Backlog = sit.Backlog.without(r.Features)
-	passed := sit.PassedSinceArchitecture + len(r.Features)
+	passed := sit.PassedSinceArchitecture
+	if !r.DebtItem { // tech debt paid off is not a feature toward the interval
+		passed += len(r.Features)
+	}
 	prefix := fmt.Sprintf("R%d: %s, merged; ", r.ReviewID, verdict)
 	if debt {
 		sit.Backlog.Debt = append(append([]string(nil), sit.Backlog.Debt...), r.LeftoverIDs...)
 		prefix += "the remaining minor issues become tech debt; "
 	}
 	var d Decision
-	if len(r.Features) > 0 && sit.Limits.ArchitectureInterval > 0 && passed >= sit.Limits.ArchitectureInterval {
+	if len(r.Features) > 0 && !r.DebtItem && sit.Limits.ArchitectureInterval > 0 && passed >= sit.Limits.ArchitectureInterval {
 		d = Decision{Phase: PhaseArchitecture, Rule: rule + "-architecture",
 			Reason: fmt.Sprintf("%s%d features passed since the last architecture review (interval %d): ARCHITECTURE", prefix, passed, sit.Limits.ArchitectureInterval)}
 	} else {
