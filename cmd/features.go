@@ -308,7 +308,15 @@ func (a *App) newStatsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s := f.Stats()
+			st, err := a.openStore(features.FileName)
+			if err != nil {
+				return err
+			}
+			cfg, err := st.LoadConfig()
+			if err != nil {
+				return err
+			}
+			s := f.StatsWith(cfg.TechDebtThreshold)
 			return a.emit(s, func(w io.Writer) {
 				printf(w, "Features: %d/%d passing", s.Features.Passing, s.Features.Total)
 				printf(w, "Bugs: %d/%d resolved", s.Bugs.Passing, s.Bugs.Total)

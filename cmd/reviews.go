@@ -203,6 +203,7 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 			if err := checkFeatureIDs(st, features.SplitIDs(*in.FeatureID)); err != nil {
 				return err
 			}
+			in.FeatureName = featureNames(st, features.SplitIDs(*in.FeatureID))
 		}
 		p, _, err := st.progressOpt()
 		if err != nil {
@@ -231,6 +232,22 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		printf(w, "SUCCESS: Added review R%d", rv.ReviewID)
 		printJSON(w, rv)
 	})
+}
+
+// featureNames joins the names of the reviewed features, as the seed's
+// feature_name shows them.
+func featureNames(st *state, ids []string) string {
+	feat, ok, err := st.featuresOpt()
+	if err != nil || !ok {
+		return ""
+	}
+	var names []string
+	for _, id := range ids {
+		if f, err := feat.Get(id); err == nil && f.Name != "" {
+			names = append(names, f.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // ---- reviews add-fix

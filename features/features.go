@@ -378,7 +378,11 @@ type Stats struct {
 
 // Stats counts the list by kind and names the next work item with the
 // predecessor's priority: bugs, then accumulated debt, then features.
-func (f *File) Stats() Stats {
+func (f *File) Stats() Stats { return f.StatsWith(DefaultDebtThreshold) }
+
+// StatsWith is Stats with the pending tech-debt count at which GLOBAL_FIX
+// comes before features.
+func (f *File) StatsWith(debtThreshold int) Stats {
 	var s Stats
 	for _, it := range f.items {
 		c := &s.Features
@@ -398,7 +402,7 @@ func (f *File) Stats() Stats {
 	if s.All.Total > 0 {
 		s.Percent = 100 * s.All.Passing / s.All.Total
 	}
-	s.Next = f.nextWork(DefaultDebtThreshold)
+	s.Next = f.nextWork(debtThreshold)
 	return s
 }
 

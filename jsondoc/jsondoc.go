@@ -297,6 +297,17 @@ func tooDeep(data []byte) bool {
 // JSON reader (2^53) and the next id never overflows.
 const MaxID = 1 << 53
 
+// ErrIDsExhausted is returned when the next id would pass MaxID.
+var ErrIDsExhausted = fmt.Errorf("the next id would exceed %d: no more records can be added to this file", int64(MaxID))
+
+// NextID returns the id after max, or ErrIDsExhausted.
+func NextID(max int) (int, error) {
+	if max >= MaxID {
+		return 0, ErrIDsExhausted
+	}
+	return max + 1, nil
+}
+
 // PositiveID reads a record id: a whole number from 1 to MaxID.
 func PositiveID(r gjson.Result) (int, bool) {
 	if r.Type != gjson.Number || r.Num != float64(r.Int()) || r.Int() < 1 || r.Int() > MaxID {

@@ -207,7 +207,11 @@ func (f *File) Len() int { return len(f.doc.Array("sessions").Elems) }
 
 // AddSession appends s with the next id and returns the stored session.
 func (f *File) AddSession(s Session) (Session, error) {
-	s.SessionID = f.NextSessionID()
+	id, err := jsondoc.NextID(f.maxID)
+	if err != nil {
+		return Session{}, errs.New(errs.Conflict, "%s: %v", FileName, err)
+	}
+	s.SessionID = id
 	if s.FeaturesTouched == nil {
 		s.FeaturesTouched = []string{}
 	}

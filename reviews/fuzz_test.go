@@ -1,7 +1,6 @@
 package reviews_test
 
 import (
-	"unicode/utf8" // EXPLORE
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -26,7 +25,6 @@ func FuzzParseReviews(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !utf8.Valid(data) { return } // EXPLORE
 		p, err := reviews.Parse(data)
 		if err != nil {
 			return
@@ -95,7 +93,6 @@ func FuzzParseIssues(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !utf8.Valid(data) { return } // EXPLORE
 		pend, err := reviews.ParseIssues("--issues", data)
 		if err != nil {
 			if errs.KindOf(err) != errs.Usage {

@@ -189,6 +189,7 @@ func (f *File) Last() (gjson.Result, error) {
 // NewReview is what a reviewer submits.
 type NewReview struct {
 	AgentType   string
+	FeatureName string
 	FeatureID   *string
 	Branch      *string
 	Verdict     string
@@ -203,13 +204,16 @@ type NewReview struct {
 
 // AddReview appends a review with the next id and its issues numbered.
 func (f *File) AddReview(in NewReview) (Review, error) {
-	id := f.NextReviewID()
+	id, err := jsondoc.NextID(f.maxRev)
+	if err != nil {
+		return Review{}, errs.New(errs.Conflict, "%s: %v", FileName, err)
+	}
 	issues, err := AssignIDs(in.Issues, IssuePrefix(in.AgentType, id))
 	if err != nil {
 		return Review{}, err
 	}
 	rv := Review{
-		ReviewID: id, FeatureID: in.FeatureID, Branch: in.Branch, AgentType: in.AgentType,
+		ReviewID: id, FeatureID: in.FeatureID, FeatureName: in.FeatureName, Branch: in.Branch, AgentType: in.AgentType,
 		Timestamp: in.Timestamp, CommitRange: in.CommitRange, Verdict: in.Verdict,
 		Metrics: in.Metrics, Issues: issues, Summary: in.Summary, Decision: in.Decision,
 	}
@@ -247,8 +251,12 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 	for _, is := range ReadIssues(rv.Get("issues")) {
 		known[is.ID] = true
 	}
+	fixID, err := jsondoc.NextID(f.maxFix)
+	if err != nil {
+		return Fix{}, errs.New(errs.Conflict, "%s: %v", FileName, err)
+	}
 	fix := Fix{
-		FixID: f.NextFixID(), ReviewID: in.ReviewID, FeatureID: in.FeatureID, Branch: in.Branch,
+		FixID: fixID, ReviewID: in.ReviewID, FeatureID: in.FeatureID, Branch: in.Branch,
 		AgentType: "FIX", Timestamp: in.Timestamp, TestsAdded: in.TestsAdded,
 		IssuesDeferred: in.IssuesDeferred, PendingReview: true,
 	}

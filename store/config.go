@@ -50,9 +50,16 @@ func (s *Store) LoadConfig() (Config, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, errs.New(errs.Invalid, "%s: %v — fix the file or delete it to use the defaults", s.ConfigPath(), err)
 	}
-	for name, v := range map[string]int{"max_fix_cycles": c.MaxFixCycles, "architecture_interval": c.ArchitectureInterval, "tech_debt_threshold": c.TechDebtThreshold, "lock_timeout_seconds": c.LockTimeoutSeconds} {
-		if v < 1 {
-			return c, errs.New(errs.Invalid, "%s: %s must be at least 1, found %d", s.ConfigPath(), name, v)
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{
+		{"max_fix_cycles", c.MaxFixCycles, 1}, {"architecture_interval", c.ArchitectureInterval, 1},
+		{"tech_debt_threshold", c.TechDebtThreshold, 1}, {"max_error_retries", c.MaxErrorRetries, 0},
+		{"lock_timeout_seconds", c.LockTimeoutSeconds, 1},
+	} {
+		if f.v < f.min {
+			return c, errs.New(errs.Invalid, "%s: %s must be at least %d, found %d", s.ConfigPath(), f.name, f.min, f.v)
 		}
 	}
 	return c, nil

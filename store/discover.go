@@ -26,7 +26,7 @@ type Locate struct {
 }
 
 // Discover returns the state directory, in the order DESIGN.md gives: the
-// flag, $BATON_STATE_DIR, $AGENT_STATE_DIR, the directory of --file, the top
+// flag, the directory of --file, $BATON_STATE_DIR, $AGENT_STATE_DIR, the top
 // of the main worktree of the enclosing git repository (so that linked
 // worktrees share one state), else the current directory.
 func Discover(l Locate) (dir, source string) {
