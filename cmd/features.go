@@ -255,6 +255,9 @@ func (a *App) newFeaturesListCmd() *cobra.Command {
 				return err
 			}
 			all := f.All()
+			if all == nil {
+				all = []features.Feature{}
+			}
 			return a.emit(all, func(w io.Writer) { writeFeatureList(w, all) })
 		},
 	}

@@ -111,9 +111,11 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 	if err != nil {
 		return err
 	}
-	if res.Excluded, err = a.excludeState(s.Dir); err != nil {
+	excluded, err := a.excludeState(s.Dir)
+	if err != nil {
 		return err
 	}
+	res.Excluded = append(res.Excluded, excluded...)
 	if o.Scripts {
 		dir := o.ScriptsDir
 		if !filepath.IsAbs(dir) {

@@ -131,7 +131,9 @@ func (a *App) newAddSessionCmd() *cobra.Command {
 	return c
 }
 
-func parseCommits(values []string) ([]progress.Commit, error) {
+// parseCommits reads --commits "hash:message" values; in a repository each
+// hash must be a commit there (and is recorded short).
+func (a *App) parseCommits(values []string) ([]progress.Commit, error) {
 	out := []progress.Commit{}
 	for _, v := range values {
 		hash, msg, _ := strings.Cut(v, ":")
@@ -139,7 +141,11 @@ func parseCommits(values []string) ([]progress.Commit, error) {
 		if hash == "" || strings.HasPrefix(hash, "-") {
 			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\"", v)
 		}
-		out = append(out, progress.Commit{Hash: hash, Message: strings.TrimSpace(msg)})
+		h, err := a.commitRef("--commits", hash)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, progress.Commit{Hash: *h, Message: strings.TrimSpace(msg)})
 	}
 	return out, nil
 }
@@ -158,7 +164,7 @@ func (o addSessionOpts) session(a *App) (progress.Session, error) {
 			return s, err
 		}
 	}
-	if s.Commits, err = parseCommits(o.Commits); err != nil {
+	if s.Commits, err = a.parseCommits(o.Commits); err != nil {
 		return s, err
 	}
 	now := jsondoc.Timestamp(a.env.Now())
@@ -172,11 +178,18 @@ func (o addSessionOpts) session(a *App) (progress.Session, error) {
 	}
 	s.Summary = o.Summary
 	s.FeaturesTouched = features.SplitIDs(o.Features)
-	to := progress.Nullable(o.CommitTo)
+	from, err := a.commitRef("--commit-from", o.CommitFrom)
+	if err != nil {
+		return s, err
+	}
+	to, err := a.commitRef("--commit-to", o.CommitTo)
+	if err != nil {
+		return s, err
+	}
 	if to == nil {
 		to = a.head()
 	}
-	s.CommitRange = &progress.Range{From: progress.Nullable(o.CommitFrom), To: to}
+	s.CommitRange = &progress.Range{From: from, To: to}
 	return s, nil
 }
 
@@ -218,6 +231,11 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		}
 		if o.CurrentFeature != nil {
 			feature = progress.Nullable(*o.CurrentFeature)
+			if feature != nil {
+				if err := checkFeatureIDs(st, features.SplitIDs(*feature)); err != nil {
+					return err
+				}
+			}
 		}
 		if o.CurrentBranch != nil {
 			branch = progress.Nullable(*o.CurrentBranch)
@@ -319,7 +337,7 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatu
 			if reason == "" {
 				reason = "the current phase"
 			}
-			if err := st.checkNextPhase(o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}); err != nil {
+			if err := st.checkNextPhase("--phase", o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}); err != nil {
 				return err
 			}
 		}
@@ -376,7 +394,7 @@ func (a *App) newGetStatusCmd() *cobra.Command {
 }
 
 func (a *App) runGetStatus(ctx context.Context, field string) error {
-	m, err := a.mapFile(ctx, progress.FileName, progressHint)
+	m, err := a.mapFile(ctx, progress.FileName, progressHint, validates(progress.Parse))
 	if err != nil {
 		return err
 	}
@@ -436,7 +454,7 @@ func parseSessionRef(s string) (int, error) {
 }
 
 func (a *App) runGetSession(ctx context.Context, id int, field string) error {
-	m, err := a.mapFile(ctx, progress.FileName, progressHint)
+	m, err := a.mapFile(ctx, progress.FileName, progressHint, validates(progress.Parse))
 	if err != nil {
 		return err
 	}

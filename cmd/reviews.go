@@ -158,7 +158,15 @@ func (o addReviewOpts) review(a *App) (reviews.NewReview, error) {
 		}
 	}
 	if o.CommitFrom != "" || o.CommitTo != "" {
-		in.CommitRange = &progress.Range{From: progress.Nullable(o.CommitFrom), To: progress.Nullable(o.CommitTo), Description: "Reviewing commits from main to feature branch HEAD"}
+		from, err := a.commitRef("--commit-from", o.CommitFrom)
+		if err != nil {
+			return in, err
+		}
+		to, err := a.commitRef("--commit-to", o.CommitTo)
+		if err != nil {
+			return in, err
+		}
+		in.CommitRange = &progress.Range{From: from, To: to, Description: "Reviewing commits from main to feature branch HEAD"}
 	}
 	in.Timestamp = jsondoc.Timestamp(a.env.Now())
 	if o.Metrics != "" {
@@ -476,7 +484,7 @@ func (a *App) newGetLastCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use: "get-last", Short: "Print the last review, or one field of it", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			m, err := a.mapFile(c.Context(), reviews.FileName, reviewsHint)
+			m, err := a.mapFile(c.Context(), reviews.FileName, reviewsHint, validates(reviews.Parse))
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"baton/errs"
+	"baton/gitops"
 )
 
 // Version is baton's version, set at build time with -ldflags.
@@ -51,6 +52,9 @@ type App struct {
 	env Env
 	g   globalOpts
 	ran bool // a command's run started: later errors are not usage errors
+
+	repoOpened bool
+	gitRepo    gitops.Repo
 }
 
 const exitCodeHelp = `Exit codes:

@@ -145,7 +145,15 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 	if err != nil {
 		return err
 	}
-	commits, err := parseCommits(o.Commits)
+	commits, err := a.parseCommits(o.Commits)
+	if err != nil {
+		return err
+	}
+	fromFlag, err := a.commitRef("--commit-from", o.CommitFrom)
+	if err != nil {
+		return err
+	}
+	to, err := a.commitRef("--commit-to", o.CommitTo)
 	if err != nil {
 		return err
 	}
@@ -174,10 +182,9 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 			}
 		}
 		from := sess.BaseCommit
-		if o.CommitFrom != "" {
-			from = progress.Nullable(o.CommitFrom)
+		if fromFlag != nil {
+			from = fromFlag
 		}
-		to := progress.Nullable(o.CommitTo)
 		if to == nil {
 			to = a.head()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"baton/errs"
@@ -322,11 +323,45 @@ func (st *state) recount() error {
 	return p.SetCounters(c)
 }
 
+// repo opens the working directory's repository once per command; nil
+// outside a repository.
+func (a *App) repo() gitops.Repo {
+	if !a.repoOpened {
+		a.repoOpened = true
+		a.gitRepo, _ = gitops.Open(a.env.Cwd)
+	}
+	return a.gitRepo
+}
+
+// commitRef checks a commit given in flag against the repository and
+// returns its short hash: a revision such as HEAD~1 is recorded as the
+// commit it names now, and a commit that does not exist is refused. Outside
+// a repository the value is kept as given. "" and "null" are nil.
+func (a *App) commitRef(flag, rev string) (*string, error) {
+	v := progress.Nullable(strings.TrimSpace(rev))
+	if v == nil {
+		return nil, nil
+	}
+	r := a.repo()
+	if r == nil {
+		return v, nil
+	}
+	h, err := gitops.ResolveCommit(r, *v)
+	switch {
+	case errors.Is(err, gitops.ErrUnsupportedRevision):
+		return nil, errs.New(errs.Usage, "%s: %v", flag, err)
+	case err != nil:
+		return nil, errs.New(errs.NotFound, "%s: %v in the repository at %s (check the hash with 'git log')", flag, err, a.env.Cwd)
+	}
+	s := gitops.Short(h)
+	return &s, nil
+}
+
 // head returns the short hash of HEAD in the working directory's
 // repository, or nil outside a repository or on an unborn branch.
 func (a *App) head() *string {
-	r, err := gitops.Open(a.env.Cwd)
-	if err != nil {
+	r := a.repo()
+	if r == nil {
 		return nil
 	}
 	h, err := r.Head()
@@ -335,6 +370,11 @@ func (a *App) head() *string {
 	}
 	s := gitops.Short(h)
 	return &s
+}
+
+// validates turns a domain parser into a validation for mapFile.
+func validates[T any](parse func([]byte) (T, error)) func([]byte) error {
+	return func(b []byte) error { _, err := parse(b); return err }
 }
 
 // readFile reads one state file for a read-only command (no lock) and
@@ -367,8 +407,10 @@ type mapped struct {
 	release func()
 }
 
-// mapFile maps a state file for reading without the lock or a full parse.
-func (a *App) mapFile(ctx context.Context, name, hint string) (*mapped, error) {
+// mapFile maps a state file for reading without the lock. A file baton's
+// last transaction wrote is read without a full parse; any other (edited by
+// hand, left by the predecessor) is validated with validate first.
+func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]byte) error) (*mapped, error) {
 	s, err := a.openStore(name)
 	if err != nil {
 		return nil, err
@@ -376,12 +418,19 @@ func (a *App) mapFile(ctx context.Context, name, hint string) (*mapped, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	data, release, err := store.Map(s.Path(name))
+	data, fi, release, err := store.Map(s.Path(name))
 	if err != nil {
 		return nil, err
 	}
 	if data == nil {
 		return nil, missing(s, name, hint)
+	}
+	if !s.Trusted(name, fi) {
+		if err := validate(data); err != nil {
+			err = invalidFile(s, name, data, err) // reads data: before the unmap
+			release()
+			return nil, err
+		}
 	}
 	return &mapped{s: s, name: name, data: data, release: release}, nil
 }

@@ -102,18 +102,18 @@ func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
 }
 
 // checkNextPhase refuses a --next-phase that contradicts the computed one.
-func (st *state) checkNextPhase(given string, d workflow.Decision) error {
+func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
 	if given == "" {
 		return nil
 	}
-	g, err := progress.Choose("--next-phase", given, progress.Phases, nil)
+	g, err := progress.Choose(flag, given, progress.Phases, nil)
 	if err != nil {
 		return err
 	}
 	if g == d.Phase || canonicalRole(g) == canonicalRole(d.Phase) {
 		return nil
 	}
-	return st.refuse(errs.New(errs.Policy, "--next-phase %s contradicts the computed next phase %s (%s); the phase is computed from the files — leave --next-phase out or correct it", g, d.Phase, d.Reason))
+	return st.refuse(errs.New(errs.Policy, "%s %s contradicts the computed next phase %s (%s); the phase is computed from the files — leave %s out or correct it", flag, g, d.Phase, d.Reason, flag))
 }
 
 // afterSession applies the transition for a finished session. phase is the
@@ -136,9 +136,9 @@ func (st *state) afterSession(p *progress.File, s progress.Session, feature, bra
 		if reason == "" {
 			reason = "the phase before this session"
 		}
-		return st.checkNextPhase(nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason})
+		return st.checkNextPhase("--next-phase", nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason})
 	}
-	if err := st.checkNextPhase(nextPhase, d); err != nil {
+	if err := st.checkNextPhase("--next-phase", nextPhase, d); err != nil {
 		return err
 	}
 	return st.applyDecision(p, d)

@@ -183,3 +183,39 @@ func Tracked(top string, paths []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// ErrUnknownRevision means a revision names no commit in the repository.
+var ErrUnknownRevision = errors.New("no such commit")
+
+// ErrUnsupportedRevision means a revision uses syntax go-git resolves
+// wrongly or not at all (reflog @{1}, @{upstream}, peeling ^{tree}, paths).
+var ErrUnsupportedRevision = errors.New("unsupported revision syntax")
+
+// CheckRevision refuses revision syntax that would be resolved wrongly.
+func CheckRevision(rev string) error {
+	for _, bad := range []string{"@{", "^{", ":", ".."} {
+		if strings.Contains(rev, bad) {
+			return fmt.Errorf("%w: %q (give a commit hash, a branch or a tag, optionally with ~N or ^N)", ErrUnsupportedRevision, rev)
+		}
+	}
+	return nil
+}
+
+// ResolveCommit resolves rev to the full hash of an existing commit.
+func ResolveCommit(r Repo, rev string) (string, error) {
+	if err := CheckRevision(rev); err != nil {
+		return "", err
+	}
+	h, err := r.Resolve(rev)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q", ErrUnknownRevision, rev)
+	}
+	g, ok := r.(*repo)
+	if !ok {
+		return h, nil
+	}
+	if _, err := g.r.CommitObject(plumbing.NewHash(h)); err != nil {
+		return "", fmt.Errorf("%w: %q is not a commit", ErrUnknownRevision, rev)
+	}
+	return h, nil
+}

@@ -9,10 +9,17 @@ import (
 )
 
 // Map reads a state file whole where memory mapping is not available.
-func Map(path string) ([]byte, func(), error) {
+func Map(path string) ([]byte, os.FileInfo, func(), error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, func() {}, nil
+		return nil, nil, func() {}, nil
 	}
-	return b, func() {}, err
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	fi, err := os.Stat(path)
+	return b, fi, func() {}, err
 }
+
+// inode is not available here; size and modification time identify a file.
+func inode(os.FileInfo) uint64 { return 0 }

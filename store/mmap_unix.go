@@ -10,28 +10,37 @@ import (
 )
 
 // Map returns a state file's bytes mapped read-only, so that a read which
-// looks at the first fields of a large file only touches those pages. The
-// release function must be called when done. A missing file is (nil, nil).
-func Map(path string) ([]byte, func(), error) {
+// looks at the first fields of a large file only touches those pages, and
+// the file's FileInfo. The release function must be called when done. A
+// missing file is (nil, nil, nil).
+func Map(path string) ([]byte, os.FileInfo, func(), error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, func() {}, nil
+		return nil, nil, func() {}, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if fi.Size() == 0 {
-		return []byte{}, func() {}, nil
+		return []byte{}, fi, func() {}, nil
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		b, rerr := os.ReadFile(path)
-		return b, func() {}, rerr
+		return b, fi, func() {}, rerr
 	}
-	return data, func() { _ = syscall.Munmap(data) }, nil
+	return data, fi, func() { _ = syscall.Munmap(data) }, nil
+}
+
+// inode is the file's inode number: a rename gives a file a new one.
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
 }

@@ -121,6 +121,13 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := s.commit(tx.staged, tx.event); err != nil {
 		return err
 	}
+	if len(tx.staged) > 0 {
+		names := make([]string, 0, len(tx.staged))
+		for n := range tx.staged {
+			names = append(names, n)
+		}
+		s.recordStamps(names)
+	}
 	for _, hook := range tx.after {
 		if err := hook(); err != nil {
 			return err
@@ -159,7 +166,12 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		info := fmt.Sprintf("pid %d (%s) since %s\n", os.Getpid(), s.Holder, s.Now().UTC().Format(time.RFC3339))
 		_ = os.WriteFile(s.holderPath(), []byte(info), 0o644) // informational only
 	}
-	return func() { _ = fl.Unlock() }, nil
+	return func() {
+		if s.Holder != "" {
+			os.Remove(s.holderPath()) // so a later wait never names a holder that has gone
+		}
+		_ = fl.Unlock()
+	}, nil
 }
 
 // Tx is an open transaction: files read inside the lock and changes staged
