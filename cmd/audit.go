@@ -39,14 +39,25 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-func (a *App) snapshot(ctx context.Context) (*snapshot, error) {
+// snapshot reads every file and then runs fn, under the state lock so that
+// the log and the files are seen at one moment (a writer committing between
+// the two reads would look like an edit made outside baton). It commits
+// nothing.
+func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 	s, err := a.openStore("")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.RecoverIfNeeded(ctx); err != nil {
-		return nil, err
-	}
+	return s.Update(ctx, func(*store.Tx) error {
+		sn, err := a.readSnapshot(ctx, s)
+		if err != nil {
+			return err
+		}
+		return fn(sn)
+	})
+}
+
+func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, error) {
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return nil, err
@@ -89,11 +100,10 @@ func (a *App) newVerifyCmd() *cobra.Command {
 		Short: "Check the audit chain, that the files match the last event, and the state's invariants (exit 6 on any problem)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			sn, err := a.snapshot(c.Context())
-			if err != nil {
+			var res verifyResult
+			if err := a.snapshot(c.Context(), func(sn *snapshot) error { res = sn.verify(); return nil }); err != nil {
 				return err
 			}
-			res := sn.verify()
 			if err := a.emit(res, func(w io.Writer) {
 				for _, p := range res.Problems {
 					printf(w, "PROBLEM: [%s] %s", p.Check, p.Message)
@@ -172,14 +182,16 @@ func (a *App) newWhatNextCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "next", Short: "Say which role runs next, on what, and the rule that decided it", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			sn, err := a.snapshot(c.Context())
-			if err != nil {
+			var n nextResult
+			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+				if sn.prog == nil {
+					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
+				}
+				n = sn.next()
+				return nil
+			}); err != nil {
 				return err
 			}
-			if sn.prog == nil {
-				return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
-			}
-			n := sn.next()
 			return a.emit(n, func(w io.Writer) {
 				printf(w, "NEXT: %s", n.Phase)
 				printf(w, "FEATURE: %s", deref(n.Feature))
@@ -246,14 +258,16 @@ func (a *App) newStatusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "status", Short: "One screen: phase, feature, branch, counters, last session and review, fix cycles left, problems", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			sn, err := a.snapshot(c.Context())
-			if err != nil {
+			var res statusResult
+			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+				if sn.prog == nil {
+					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
+				}
+				res = sn.status()
+				return nil
+			}); err != nil {
 				return err
 			}
-			if sn.prog == nil {
-				return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
-			}
-			res := sn.status()
 			return a.emit(res, func(w io.Writer) { writeStatus(w, res) })
 		},
 	}
