@@ -29,9 +29,45 @@ type Repo interface {
 	Head() (string, error)
 	// Resolve returns the full hash of a revision (a hash, branch or tag).
 	Resolve(rev string) (string, error)
+	// Range lists the commits of `git rev-list from..to`, oldest first.
+	Range(from, to string) ([]Commit, error)
+	// IsAncestor reports whether a is an ancestor of b (or b itself).
+	IsAncestor(a, b string) (bool, error)
+	// MergeBase returns the best common ancestor of a and b.
+	MergeBase(a, b string) (string, error)
+	// Branch returns the commit a branch points at (ErrNoBranch).
+	Branch(name string) (string, error)
+	// CurrentBranch names the branch checked out here ("" when detached).
+	CurrentBranch() (string, error)
+	// CreateBranch creates a branch at a commit; it must not exist.
+	CreateBranch(name, at string) error
+	// DeleteBranch removes a branch if it still points at expect.
+	DeleteBranch(name, expect string) error
+	// Merge merges a branch into another; see MergeOptions.
+	Merge(o MergeOptions) (MergeResult, error)
+	// Top is the top of the worktree the repository was opened from.
+	Top() string
 }
 
-type repo struct{ r *git.Repository }
+// MainBranch picks the branch work merges into: the configured one, else
+// main, else master.
+func MainBranch(r Repo, configured string) (string, error) {
+	candidates := []string{"main", "master"}
+	if configured != "" {
+		candidates = []string{configured}
+	}
+	for _, b := range candidates {
+		if _, err := r.Branch(b); err == nil {
+			return b, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s (set main_branch in .baton/config)", ErrNoBranch, strings.Join(candidates, " or "))
+}
+
+type repo struct {
+	r   *git.Repository
+	loc Location
+}
 
 // Open opens the repository enclosing dir; linked worktrees share their
 // main repository's objects and refs.
@@ -40,7 +76,8 @@ func Open(dir string) (Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &repo{r: r}, nil
+	loc, _ := Locate(dir)
+	return &repo{r: r, loc: loc}, nil
 }
 
 // Location is where a repository's parts are: the worktree's top, its git
@@ -144,6 +181,19 @@ func (g *repo) Head() (string, error) {
 	return ref.Hash().String(), nil
 }
 
+func (g *repo) Top() string { return g.loc.Top }
+
+func (g *repo) CurrentBranch() (string, error) {
+	ref, err := g.r.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", err
+	}
+	if ref.Type() != plumbing.SymbolicReference {
+		return "", nil
+	}
+	return ref.Target().Short(), nil
+}
+
 func (g *repo) Resolve(rev string) (string, error) {
 	h, err := g.r.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
@@ -218,4 +268,11 @@ func ResolveCommit(r Repo, rev string) (string, error) {
 		return "", fmt.Errorf("%w: %q is not a commit", ErrUnknownRevision, rev)
 	}
 	return h, nil
+}
+
+// Commit is a commit as baton records it.
+type Commit struct {
+	Hash    string
+	Subject string
+	Parents []string
 }

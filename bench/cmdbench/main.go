@@ -1,0 +1,515 @@
+// Command cmdbench times whole baton commands — process start to exit, as an
+// agent pays for them — on a small and a large generated state, and prints
+// the medians and 90th percentiles with the ratios the performance targets
+// are stated in:
+//
+//   - a --field read costs no more than 3× `baton --version` measured in the
+//     same run, and about the same on the small state as on the large one
+//     (a read must not parse what it does not return);
+//   - `progress add-session` on the large state takes under 50 ms (median).
+//
+// Commands run round-robin, in a new random order every round, so that
+// machine noise falls on all of them alike; compare ratios within one run.
+// The exit status is non-zero only when the harness itself fails (a command
+// exits non-zero, a state cannot be made), never because a target is missed.
+//
+//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep]
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"baton/bench/gen"
+	"baton/features"
+	"baton/progress"
+	"baton/reviews"
+)
+
+// The targets, reported (never enforced through the exit status).
+const (
+	maxFieldVsVersion = 3.0
+	maxLargeVsSmall   = 1.5 // what "about the same" is taken to mean
+	addSessionBudget  = 50 * time.Millisecond
+)
+
+type options struct {
+	baton        string
+	runs, warmup int
+	dir          string
+	keep, git    bool
+	seed         uint64
+	large        gen.Size
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	if err := bench(o, stdout); err != nil {
+		fmt.Fprintf(stderr, "cmdbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	o := options{large: gen.Large}
+	fs := flag.NewFlagSet("cmdbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.baton, "baton", "bin/baton", "the baton binary to time")
+	fs.IntVar(&o.runs, "runs", 40, "timed runs of each command on each state")
+	fs.IntVar(&o.warmup, "warmup", 3, "untimed rounds first (at least 1: they also leave every file written by baton, as in use)")
+	fs.StringVar(&o.dir, "dir", "", "where to make the state directories (default: the system temp dir)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the state directories")
+	fs.BoolVar(&o.git, "git", true, "make each state directory a git repository with one commit (add-session reads HEAD)")
+	fs.Uint64Var(&o.seed, "seed", 1, "generator seed")
+	fs.IntVar(&o.large.Sessions, "sessions", o.large.Sessions, "sessions in the large state")
+	fs.IntVar(&o.large.Reviews, "reviews", o.large.Reviews, "reviews in the large state")
+	fs.IntVar(&o.large.Fixes, "fixes", o.large.Fixes, "fixes in the large state")
+	fs.IntVar(&o.large.Features, "features", o.large.Features, "features in the large state")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.runs < 1 || o.warmup < 1 {
+		fmt.Fprintln(stderr, "cmdbench: -runs and -warmup must be at least 1")
+		return o, errors.New("bad flags")
+	}
+	return o, nil
+}
+
+// ---- states
+
+// state is one generated state directory under test.
+type state struct {
+	name string
+	dir  string
+	gen  *gen.State
+	// commits are the hashes writes name: the repository's three commits
+	// (baton checks them) or, without -git, made-up ones.
+	commits [3]string
+}
+
+func makeStates(o options) ([]*state, func(), error) {
+	root, err := os.MkdirTemp(o.dir, "baton-cmdbench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() {
+		if !o.keep {
+			os.RemoveAll(root)
+		}
+	}
+	var out []*state
+	for _, s := range []struct {
+		name string
+		size gen.Size
+	}{{"small", gen.Small}, {"large", o.large}} {
+		st := &state{name: s.name, dir: filepath.Join(root, s.name), commits: [3]string{"a1b2c3d", "d4e5f6a", "b7c8d9e"}}
+		if st.gen, err = gen.Write(st.dir, s.size, o.seed); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("%s state: %w", s.name, err)
+		}
+		if o.git {
+			if st.commits, err = gitInit(st.dir); err != nil {
+				cleanup()
+				return nil, nil, fmt.Errorf("%s state: %w", s.name, err)
+			}
+		}
+		out = append(out, st)
+	}
+	return out, cleanup, nil
+}
+
+// gitInit makes dir a repository with three commits, as the project an
+// agent works in, and returns their short hashes, oldest first. The state
+// files stay untracked.
+func gitInit(dir string) ([3]string, error) {
+	var hashes [3]string
+	git := func(args ...string) ([]byte, error) {
+		c := exec.Command("git", append([]string{"-c", "user.name=cmdbench", "-c", "user.email=cmdbench@example.test", "-c", "commit.gpgsign=false"}, args...)...)
+		c.Dir = dir
+		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("git %s: %v: %s (run with -git=false to skip)", args[0], err, bytes.TrimSpace(out))
+		}
+		return out, nil
+	}
+	if _, err := git("init", "-q"); err != nil {
+		return hashes, err
+	}
+	for _, msg := range []string{"Initial project setup", "Implement the handler", "Add tests for the handler"} {
+		if _, err := git("commit", "-q", "--allow-empty", "-m", msg); err != nil {
+			return hashes, err
+		}
+	}
+	out, err := git("log", "--reverse", "--format=%h")
+	if err != nil {
+		return hashes, err
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 3 {
+		return hashes, fmt.Errorf("git log: want 3 commits, got %q", out)
+	}
+	copy(hashes[:], f)
+	return hashes, nil
+}
+
+func fileSizes(st *state) string {
+	var parts []string
+	for _, n := range []string{progress.FileName, reviews.FileName, features.FileName} {
+		if fi, err := os.Stat(filepath.Join(st.dir, n)); err == nil {
+			parts = append(parts, fmt.Sprintf("%s %s", n, human(fi.Size())))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// ---- commands
+
+// command is one baton invocation to time; args gets the run number so
+// that mutating commands can vary their input.
+type command struct {
+	label string
+	kind  kind
+	role  string // BATON_ROLE for a write: the role an agent's call is bound to
+	args  func(st *state, i int) []string
+}
+
+type kind int
+
+const (
+	baseline kind = iota
+	fieldRead
+	read
+	write
+)
+
+func fixed(args ...string) func(*state, int) []string {
+	return func(*state, int) []string { return args }
+}
+
+var commands = []command{
+	{"--version", baseline, "", fixed("--version")},
+	{"progress get-status --field current_branch", fieldRead, "", fixed("progress", "get-status", "--field", "current_branch")},
+	{"progress get-session -1 --field agent_type", fieldRead, "", fixed("progress", "get-session", "-1", "--field", "agent_type")},
+	{"reviews get-last --field verdict", fieldRead, "", fixed("reviews", "get-last", "--field", "verdict")},
+	{"features next", read, "", fixed("features", "next")},
+	{"progress add-session", write, "IMPLEMENT", addSessionArgs},
+	{"features pass", write, "REVIEW", passArgs},
+	{"reviews add-review", write, "REVIEW", addReviewArgs},
+}
+
+func feature(st *state, i int) string {
+	ids := st.gen.FeatureIDs
+	return ids[i%len(ids)]
+}
+
+func addSessionArgs(st *state, i int) []string {
+	id := feature(st, i)
+	return []string{"progress", "add-session", "-a", "IMPLEMENT", "-o", "READY_FOR_REVIEW",
+		"-s", fmt.Sprintf("Implemented %s: handler, validation and tests; wired the endpoint into the router", id),
+		"--features", id, "--next-phase", "REVIEW", "--current-feature", id, "--current-branch", "feature/" + id + "-bench",
+		"--commit-from", st.commits[0], "--commits", st.commits[1] + ":Implement the handler", st.commits[2] + ":Add tests for the handler"}
+}
+
+// passArgs marks pending features passing in turn, never the first pending
+// one, so that `features next` keeps finding work on the small state.
+func passArgs(st *state, i int) []string {
+	p := st.gen.Pending
+	if len(p) < 2 {
+		return []string{"features", "pass", feature(st, i)}
+	}
+	return []string{"features", "pass", p[1+i%(len(p)-1)]}
+}
+
+const benchIssues = `{"critical":[],"major":[{"description":"Missing error handling for database connection failure in the health handler","location":"backend/app/routes/health.py:15","suggestion":"Add a try/except block with a 503 response"}],"minor":[{"description":"Response schema is not documented","location":"backend/app/routes/health.py:3","suggestion":"Add the schema to the OpenAPI spec"},{"description":"Magic number for the timeout","location":"backend/app/config.py:40","suggestion":"Move it to settings"}],"suggestions":[]}`
+
+func addReviewArgs(st *state, i int) []string {
+	id := feature(st, i)
+	return []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id + "-bench",
+		"-v", "REQUEST_CHANGES", "-s", "Functional, but error handling is missing on the database path.",
+		"--issues", benchIssues, "--commit-from", st.commits[0], "--commit-to", st.commits[2]}
+}
+
+// ---- running
+
+// runner runs baton in a state directory.
+type runner struct {
+	baton string
+	env   []string
+}
+
+func newRunner(baton string) (*runner, error) {
+	abs, err := filepath.Abs(baton)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a baton binary (build it with 'make build')", baton)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BATON_") && !strings.HasPrefix(kv, "AGENT_STATE_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	return &runner{baton: abs, env: env}, nil
+}
+
+// sample is one timed run: wall-clock and CPU (user+system) time.
+type sample struct{ wall, cpu time.Duration }
+
+func (r *runner) run(st *state, role string, args []string) (sample, []byte, error) {
+	c := exec.Command(r.baton, args...)
+	c.Dir = st.dir
+	c.Env = append(slices.Clip(r.env), "BATON_STATE_DIR="+st.dir)
+	if role != "" {
+		c.Env = append(c.Env, "BATON_ROLE="+role)
+	}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, nil, fmt.Errorf("baton %s (in the %s state): %v\n%s", strings.Join(args, " "), st.name, err, bytes.TrimSpace(errb.Bytes()))
+	}
+	cpu := c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+	return sample{wall, cpu}, out.Bytes(), nil
+}
+
+// accept checks that baton reads the generated files whole before anything
+// is timed.
+func (r *runner) accept(st *state) error {
+	for _, args := range [][]string{{"progress", "list"}, {"reviews", "list"}, {"features", "list"}, {"features", "stats"}, {"progress", "get-review-type"}} {
+		if _, _, err := r.run(st, "", args); err != nil {
+			return fmt.Errorf("generated state not accepted: %w", err)
+		}
+	}
+	_, out, err := r.run(st, "", []string{"progress", "get-session", "-1", "--field", "agent_type"})
+	if err == nil && len(bytes.TrimSpace(out)) == 0 {
+		err = fmt.Errorf("%s state: get-session -1 --field agent_type printed nothing", st.name)
+	}
+	return err
+}
+
+// key names one command on one state.
+type key struct {
+	cmd   int
+	state string
+}
+
+// measure runs every command on every state warmup+runs times, round by
+// round in a shuffled order, and keeps the timed samples. Each round writes
+// all three files, so after the warm-up every file is one baton wrote (and
+// recorded), as in use, rather than the generator's.
+func measure(r *runner, states []*state, o options, progressOut io.Writer) (map[key][]sample, error) {
+	type job struct {
+		st  *state
+		cmd int
+	}
+	var jobs []job
+	for _, st := range states {
+		for i := range commands {
+			jobs = append(jobs, job{st, i})
+		}
+	}
+	rng := rand.New(rand.NewPCG(o.seed, 7))
+	res := map[key][]sample{}
+	for round := 0; round < o.warmup+o.runs; round++ {
+		rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
+		for _, j := range jobs {
+			c := commands[j.cmd]
+			s, _, err := r.run(j.st, c.role, c.args(j.st, round))
+			if err != nil {
+				return nil, err
+			}
+			if round >= o.warmup {
+				k := key{j.cmd, j.st.name}
+				res[k] = append(res[k], s)
+			}
+		}
+		if progressOut != nil {
+			fmt.Fprintf(progressOut, "\rround %d/%d", round+1, o.warmup+o.runs)
+		}
+	}
+	if progressOut != nil {
+		fmt.Fprint(progressOut, "\r\033[K")
+	}
+	return res, nil
+}
+
+func bench(o options, stdout io.Writer) error {
+	r, err := newRunner(o.baton)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	states, cleanup, err := makeStates(o)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	for _, st := range states {
+		if err := r.accept(st); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "baton command timings (%s): %d timed runs per command and state after %d warm-up rounds, shuffled round-robin\n", r.baton, o.runs, o.warmup)
+	for _, st := range states {
+		fmt.Fprintf(stdout, "  %-5s %s\n        %s\n", st.name+":", st.gen.Size, fileSizes(st))
+	}
+	fmt.Fprintf(stdout, "  states generated in %s under %s\n", time.Since(t0).Round(time.Millisecond), filepath.Dir(states[0].dir))
+	load0 := loadavg()
+	res, err := measure(r, states, o, terminal(os.Stderr))
+	if err != nil {
+		return err
+	}
+	report(stdout, summarize(res))
+	if load0 != "" {
+		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, loadavg(), runtime.NumCPU())
+	}
+	if o.keep {
+		fmt.Fprintf(stdout, "\nstates kept in %s\n", filepath.Dir(states[0].dir))
+	}
+	return nil
+}
+
+// loadavg is the 1-minute load average where the system reports one: a
+// number well above the CPU count means the timings are noisy.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// terminal returns f when it is a terminal (for a progress counter), else nil.
+func terminal(f *os.File) io.Writer {
+	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return f
+	}
+	return nil
+}
+
+// ---- statistics and the report
+
+type stats struct {
+	median, p90, cpu time.Duration
+	n                int
+}
+
+func summarize(res map[key][]sample) map[key]stats {
+	out := map[key]stats{}
+	for k, ss := range res {
+		walls := make([]time.Duration, len(ss))
+		cpus := make([]time.Duration, len(ss))
+		for i, s := range ss {
+			walls[i], cpus[i] = s.wall, s.cpu
+		}
+		out[k] = stats{median: quantile(walls, 0.5), p90: quantile(walls, 0.9), cpu: quantile(cpus, 0.5), n: len(ss)}
+	}
+	return out
+}
+
+// quantile is the q-quantile with linear interpolation between ranks.
+func quantile(d []time.Duration, q float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[lo]
+	}
+	return s[lo] + time.Duration(float64(s[lo+1]-s[lo])*(pos-float64(lo)))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+func report(w io.Writer, s map[key]stats) {
+	fmt.Fprintf(w, "\n%-44s %26s   %26s   %s\n", "", "small state (ms)", "large state (ms)", "large/")
+	fmt.Fprintf(w, "%-44s %8s %8s %8s   %8s %8s %8s   %s\n", "command", "median", "p90", "cpu", "median", "p90", "cpu", "small")
+	for i, c := range commands {
+		sm, lg := s[key{i, "small"}], s[key{i, "large"}]
+		fmt.Fprintf(w, "%-44s %8s %8s %8s   %8s %8s %8s   %5.2f×\n", c.label,
+			ms(sm.median), ms(sm.p90), ms(sm.cpu), ms(lg.median), ms(lg.p90), ms(lg.cpu), ratio(lg.median, sm.median))
+	}
+	fmt.Fprintf(w, "(cpu is the median user+system time of the process)\n")
+	reportTargets(w, s)
+}
+
+func reportTargets(w io.Writer, s map[key]stats) {
+	fmt.Fprintf(w, "\n(a) --field reads, medians: vs --version in the same state (target ≤ %.1f×), large vs small (target ≤ %.1f×)\n", maxFieldVsVersion, maxLargeVsSmall)
+	for i, c := range commands {
+		if c.kind != fieldRead {
+			continue
+		}
+		sm, lg := s[key{i, "small"}].median, s[key{i, "large"}].median
+		vs, vl := ratio(sm, s[key{0, "small"}].median), ratio(lg, s[key{0, "large"}].median)
+		ls := ratio(lg, sm)
+		fmt.Fprintf(w, "  %-44s small %5.2f×  large %5.2f× %-6s  large/small %5.2f× %s\n", c.label,
+			vs, vl, verdict(vs <= maxFieldVsVersion && vl <= maxFieldVsVersion), ls, verdict(ls <= maxLargeVsSmall))
+	}
+	for i, c := range commands {
+		if c.label == "progress add-session" {
+			lg := s[key{i, "large"}]
+			fmt.Fprintf(w, "(b) progress add-session on the large state: median %s ms, p90 %s ms vs %d ms: %s\n",
+				ms(lg.median), ms(lg.p90), addSessionBudget.Milliseconds(), verdict(lg.median < addSessionBudget))
+		}
+	}
+	fmt.Fprintf(w, "other commands on the large state, median (vs --version, vs the small state):\n")
+	for i, c := range commands {
+		if c.kind == read || (c.kind == write && c.label != "progress add-session") {
+			lg := s[key{i, "large"}].median
+			fmt.Fprintf(w, "  %-44s %8s ms  (%5.1f×, %5.1f×)\n", c.label, ms(lg), ratio(lg, s[key{0, "large"}].median), ratio(lg, s[key{i, "small"}].median))
+		}
+	}
+}

@@ -1,0 +1,308 @@
+package gitops
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrNoBranch means a branch does not exist.
+var ErrNoBranch = errors.New("no such branch")
+
+// ErrRefMoved means a ref changed under a compare-and-swap update: another
+// process moved it, and nothing was overwritten.
+var ErrRefMoved = errors.New("the branch moved meanwhile")
+
+// ErrDirtyWorktree means the worktree that has main checked out has
+// uncommitted changes, so a merge would have to overwrite them.
+var ErrDirtyWorktree = errors.New("uncommitted changes")
+
+// ErrNoGit means git's own merge engine is needed but git is not installed.
+var ErrNoGit = errors.New("git is not installed")
+
+// ConflictError is a merge that cannot be made without a person: the paths
+// both sides changed differently.
+type ConflictError struct {
+	Branch, Into string
+	Paths        []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("merging %s into %s conflicts in %s", e.Branch, e.Into, strings.Join(e.Paths, ", "))
+}
+
+// Branch returns the commit refs/heads/name points at.
+func (g *repo) Branch(name string) (string, error) {
+	ref, err := g.r.Reference(plumbing.NewBranchReferenceName(name), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return ref.Hash().String(), nil
+}
+
+// CreateBranch creates refs/heads/name at commit; an existing branch is
+// left alone and reported.
+func (g *repo) CreateBranch(name, at string) error {
+	refName := plumbing.NewBranchReferenceName(name)
+	if err := refName.Validate(); err != nil || strings.HasPrefix(name, "-") {
+		return fmt.Errorf("%q is not a valid branch name", name)
+	}
+	if _, err := g.r.Reference(refName, false); err == nil {
+		return fmt.Errorf("branch %s already exists", name)
+	}
+	if _, err := g.r.CommitObject(plumbing.NewHash(at)); err != nil {
+		return fmt.Errorf("%w: %s", ErrUnknownRevision, at)
+	}
+	return g.r.Storer.SetReference(plumbing.NewHashReference(refName, plumbing.NewHash(at)))
+}
+
+// DeleteBranch removes refs/heads/name if it still points at expect. The
+// ref is removed through the storer (loose and packed): go-git's
+// DeleteBranch only removes the branch's config.
+func (g *repo) DeleteBranch(name, expect string) error {
+	cur, err := g.Branch(name)
+	if err != nil {
+		return err
+	}
+	if expect != "" && cur != expect {
+		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(expect))
+	}
+	return g.r.Storer.RemoveReference(plumbing.NewBranchReferenceName(name))
+}
+
+// moveBranch sets refs/heads/name from old to new, refusing if it moved.
+func (g *repo) moveBranch(name, old, new string) error {
+	refName := plumbing.NewBranchReferenceName(name)
+	err := g.r.Storer.CheckAndSetReference(
+		plumbing.NewHashReference(refName, plumbing.NewHash(new)),
+		plumbing.NewHashReference(refName, plumbing.NewHash(old)))
+	if err != nil {
+		return fmt.Errorf("%w: %s (%v)", ErrRefMoved, name, err)
+	}
+	return nil
+}
+
+// MergeOptions describe a merge of Branch into Into.
+type MergeOptions struct {
+	Branch, Into string
+	Message      string
+	Signature    object.Signature
+	// FastForward lets a branch that contains Into move Into forward
+	// without a merge commit; by default a merge commit is made (--no-ff).
+	FastForward bool
+}
+
+// MergeResult says what a merge did.
+type MergeResult struct {
+	Commit      string `json:"merge_commit"`
+	Previous    string `json:"previous"`
+	BranchHead  string `json:"branch_head"`
+	FastForward bool   `json:"fast_forward"`
+	ThreeWay    bool   `json:"three_way"`
+	Worktree    string `json:"worktree,omitempty"` // the checkout of Into that was updated
+}
+
+// Merge merges a branch into another (main). A branch that contains main
+// gets a merge commit (or a fast-forward when allowed); a diverged branch
+// gets a three-way merge computed by git's merge engine without touching any
+// working tree, and a conflict is a *ConflictError with main untouched. A
+// worktree that has main checked out is checked first (uncommitted changes
+// refuse the merge before anything changes) and updated after, so it shows
+// the merged files with a clean status. Never Repository.Merge: it moves the
+// ref without the index or the files.
+func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
+	into, err := g.Branch(o.Into)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	head, err := g.Branch(o.Branch)
+	if err != nil {
+		return MergeResult{}, err
+	}
+	res := MergeResult{Previous: into, BranchHead: head}
+	if done, err := g.IsAncestor(head, into); err != nil {
+		return res, err
+	} else if done {
+		return res, fmt.Errorf("%s is already merged into %s: nothing to merge", o.Branch, o.Into)
+	}
+	wt, err := g.checkoutOf(o.Into)
+	if err != nil {
+		return res, err
+	}
+	if wt != nil {
+		if err := clean(wt); err != nil {
+			return res, err
+		}
+	}
+	newHead, err := g.mergeCommit(o, into, head, &res)
+	if err != nil {
+		return res, err
+	}
+	if err := g.moveBranch(o.Into, into, newHead); err != nil {
+		return res, err
+	}
+	res.Commit = newHead
+	if wt != nil {
+		res.Worktree = wt.top
+		if err := wt.w.Reset(&git.ResetOptions{Commit: plumbing.NewHash(newHead), Mode: git.HardReset}); err != nil {
+			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", o.Into, Short(newHead), wt.top, err)
+		}
+	}
+	return res, nil
+}
+
+// mergeCommit builds the commit Into moves to.
+func (g *repo) mergeCommit(o MergeOptions, into, head string, res *MergeResult) (string, error) {
+	ff, err := g.IsAncestor(into, head)
+	if err != nil {
+		return "", err
+	}
+	if ff && o.FastForward {
+		res.FastForward = true
+		return head, nil
+	}
+	var tree plumbing.Hash
+	if ff {
+		c, err := g.r.CommitObject(plumbing.NewHash(head))
+		if err != nil {
+			return "", err
+		}
+		tree = c.TreeHash
+	} else {
+		res.ThreeWay = true
+		if tree, err = g.mergeTree(o, into, head); err != nil {
+			return "", err
+		}
+	}
+	return g.writeCommit(tree, []string{into, head}, o.Message, o.Signature)
+}
+
+// mergeTree asks git's merge engine for the merged tree; no working tree
+// or index is touched.
+func (g *repo) mergeTree(o MergeOptions, into, head string) (plumbing.Hash, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%w: the three-way merge of a diverged branch uses git's own merge engine ('git merge-tree --write-tree', git 2.38 or later); install git, or rebase %s onto %s so it merges without one", ErrNoGit, o.Branch, o.Into)
+	}
+	cmd := exec.Command("git", "--git-dir", g.loc.CommonDir, "merge-tree", "--write-tree", "--name-only", "--no-messages", into, head)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var ee *exec.ExitError
+	switch {
+	case err == nil && len(lines) > 0 && plumbing.IsHash(lines[0]):
+		return plumbing.NewHash(lines[0]), nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && len(lines) > 1:
+		return plumbing.ZeroHash, &ConflictError{Branch: o.Branch, Into: o.Into, Paths: uniq(lines[1:])}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("git merge-tree %s %s: %v: %s", o.Into, o.Branch, err, strings.TrimSpace(stderr.String()))
+}
+
+func uniq(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writeCommit stores a commit object and returns its hash.
+func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig object.Signature) (string, error) {
+	if sig.When.IsZero() {
+		sig.When = time.Now()
+	}
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
+	for _, p := range parents {
+		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
+	}
+	obj := g.r.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return "", err
+	}
+	h, err := g.r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// checkout is a worktree with a branch checked out.
+type checkout struct {
+	top string
+	w   *git.Worktree
+}
+
+// checkoutOf finds the worktree (main or linked) that has branch checked
+// out, or nil.
+func (g *repo) checkoutOf(branch string) (*checkout, error) {
+	want := "ref: refs/heads/" + branch
+	candidates := map[string]string{} // worktree top -> its HEAD file
+	if filepath.Base(g.loc.CommonDir) == ".git" {
+		candidates[filepath.Dir(g.loc.CommonDir)] = filepath.Join(g.loc.CommonDir, "HEAD")
+	}
+	linked, _ := filepath.Glob(filepath.Join(g.loc.CommonDir, "worktrees", "*", "gitdir"))
+	for _, gd := range linked {
+		b, err := os.ReadFile(gd)
+		if err != nil {
+			continue
+		}
+		top := filepath.Dir(strings.TrimSpace(string(b)))
+		candidates[top] = filepath.Join(filepath.Dir(gd), "HEAD")
+	}
+	for top, headFile := range candidates {
+		b, err := os.ReadFile(headFile)
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			continue
+		}
+		if _, err := os.Stat(top); err != nil {
+			continue // a worktree that was deleted without 'git worktree prune'
+		}
+		r, err := openRepository(top)
+		if err != nil {
+			return nil, err
+		}
+		w, err := r.Worktree()
+		if err != nil {
+			return nil, err
+		}
+		return &checkout{top: top, w: w}, nil
+	}
+	return nil, nil
+}
+
+// clean refuses a checkout with uncommitted changes to tracked files.
+func clean(c *checkout) error {
+	st, err := c.w.Status()
+	if err != nil {
+		return fmt.Errorf("reading the status of %s: %w", c.top, err)
+	}
+	var dirty []string
+	for path, s := range st {
+		if s.Worktree == git.Untracked && s.Staging == git.Untracked {
+			continue // untracked files survive a reset
+		}
+		if s.Worktree != git.Unmodified || s.Staging != git.Unmodified {
+			dirty = append(dirty, path)
+		}
+	}
+	if len(dirty) > 0 {
+		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package gitops_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"baton/gitops"
+)
+
+func sig() object.Signature {
+	return object.Signature{Name: "baton", Email: "baton@example.test", When: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
+}
+
+func read(t *testing.T, dir, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// featureRepo: main with one commit, feature/a with two more; main
+// checked out.
+func featureRepo(t *testing.T) *gitRepo {
+	r := newGitRepo(t)
+	r.commit("a.txt", "base")
+	r.git("checkout", "-q", "-b", "feature/a")
+	r.commit("f.txt", "feature 1")
+	r.commit("f.txt", "feature 2")
+	r.git("checkout", "-q", "main")
+	return r
+}
+
+func TestMergeFastForwardableMakesMergeCommit(t *testing.T) {
+	r := featureRepo(t)
+	before := r.git("rev-parse", "main")
+	head := r.git("rev-parse", "feature/a")
+	res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "Merge feature/a", Signature: sig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FastForward || res.ThreeWay || res.Previous != before || res.BranchHead != head {
+		t.Fatalf("result %+v", res)
+	}
+	if got := r.git("rev-parse", "main"); got != res.Commit {
+		t.Fatalf("main at %s, merge commit %s", got, res.Commit)
+	}
+	if parents := r.git("rev-list", "--parents", "-n1", "main"); parents != res.Commit+" "+before+" "+head {
+		t.Fatalf("parents: %s", parents)
+	}
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Fatalf("worktree not clean after the merge:\n%s", st)
+	}
+	if !strings.HasPrefix(read(t, r.dir, "f.txt"), "feature 2") {
+		t.Fatal("the checkout of main does not show the merged file")
+	}
+	if r.git("log", "-1", "--format=%s", "main") != "Merge feature/a" {
+		t.Fatal("merge message lost")
+	}
+}
+
+func TestMergeFastForwardWhenAllowed(t *testing.T) {
+	r := featureRepo(t)
+	res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig(), FastForward: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.FastForward || r.git("rev-parse", "main") != r.git("rev-parse", "feature/a") {
+		t.Fatalf("not fast-forwarded: %+v", res)
+	}
+}
+
+func TestMergeDivergedThreeWay(t *testing.T) {
+	r := featureRepo(t)
+	r.commit("m.txt", "main moved")
+	before := r.git("rev-parse", "main")
+	res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "Merge feature/a", Signature: sig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.ThreeWay {
+		t.Fatalf("not a three-way merge: %+v", res)
+	}
+	// the merged tree is what git itself makes of the same merge
+	want := r.git("merge-tree", "--write-tree", before, "feature/a")
+	if got := r.git("rev-parse", res.Commit+"^{tree}"); got != strings.Fields(want)[0] {
+		t.Fatalf("tree %s, git merge-tree %s", got, want)
+	}
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Fatalf("worktree not clean:\n%s", st)
+	}
+	if !strings.HasPrefix(read(t, r.dir, "m.txt"), "main moved") || !strings.HasPrefix(read(t, r.dir, "f.txt"), "feature 2") {
+		t.Fatal("checkout lacks one side's files")
+	}
+}
+
+func TestMergeConflictLeavesMainUntouched(t *testing.T) {
+	r := featureRepo(t)
+	r.commit("f.txt", "main edits the same file")
+	before := r.git("rev-parse", "main")
+	_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig()})
+	var ce *gitops.ConflictError
+	if !errors.As(err, &ce) || len(ce.Paths) != 1 || ce.Paths[0] != "f.txt" {
+		t.Fatalf("err = %v, want a conflict in f.txt", err)
+	}
+	if r.git("rev-parse", "main") != before || r.git("status", "--porcelain") != "" {
+		t.Fatal("a conflicting merge changed main or the checkout")
+	}
+}
+
+func TestMergeRefusesDirtyCheckout(t *testing.T) {
+	r := featureRepo(t)
+	before := r.git("rev-parse", "main")
+	if err := os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte("local edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig()})
+	if !errors.Is(err, gitops.ErrDirtyWorktree) || !strings.Contains(err.Error(), "a.txt") {
+		t.Fatalf("err = %v, want a refusal naming a.txt", err)
+	}
+	if r.git("rev-parse", "main") != before || read(t, r.dir, "a.txt") != "local edit\n" {
+		t.Fatal("a refused merge changed main or the local edit")
+	}
+}
+
+func TestMergeUpdatesLinkedWorktreeWithMain(t *testing.T) {
+	r := featureRepo(t)
+	r.git("checkout", "-q", "feature/a")
+	wt := filepath.Join(t.TempDir(), "main-wt")
+	r.git("worktree", "add", "-q", wt, "main")
+	res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Worktree != wt {
+		t.Fatalf("updated %q, want the linked worktree %q", res.Worktree, wt)
+	}
+	other := &gitRepo{t: t, dir: wt}
+	if st := other.git("status", "--porcelain"); st != "" || !strings.HasPrefix(read(t, wt, "f.txt"), "feature 2") {
+		t.Fatalf("linked checkout of main not updated: status %q", st)
+	}
+}
+
+func TestBranchCompareAndSwap(t *testing.T) {
+	r := featureRepo(t)
+	g := r.open()
+	base := r.git("rev-parse", "main")
+	if err := g.CreateBranch("feature/b", base); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CreateBranch("feature/b", base); err == nil {
+		t.Fatal("created an existing branch")
+	}
+	// someone else moves the branch: the delete must notice, not overwrite
+	r.git("branch", "-f", "feature/b", "feature/a")
+	if err := g.DeleteBranch("feature/b", base); !errors.Is(err, gitops.ErrRefMoved) {
+		t.Fatalf("err = %v, want ErrRefMoved", err)
+	}
+	if r.git("rev-parse", "feature/b") != r.git("rev-parse", "feature/a") {
+		t.Fatal("a moved branch was changed")
+	}
+	// packed refs are deleted too (go-git's DeleteBranch only drops config)
+	r.git("pack-refs", "--all")
+	if err := g.DeleteBranch("feature/b", r.git("rev-parse", "feature/a")); err != nil {
+		t.Fatal(err)
+	}
+	if out := r.git("branch", "--list", "feature/b"); out != "" {
+		t.Fatalf("branch still listed: %q", out)
+	}
+}
