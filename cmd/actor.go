@@ -36,7 +36,7 @@ func (st *state) openSessions() (*progress.OpenSessions, error) {
 	if st.open != nil {
 		return st.open, nil
 	}
-	o, ok, err := load(st, progress.OpenFileName, progress.ParseOpen)
+	o, ok, err := load(st, progress.OpenFileName, progress.ParseOpen, nil)
 	if err != nil {
 		return nil, err
 	}

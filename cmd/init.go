@@ -87,7 +87,7 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 			case reviews.FileName:
 				st.rev = reviews.New()
 			case progress.FileName:
-				st.prog = progress.New(o.Name, 0, st.stamp(), a.head())
+				st.prog, st.progNew = progress.New(o.Name, 0, st.stamp(), a.head()), true
 				if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
 					// nothing to implement yet: the initializer writes the feature list
 					if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {

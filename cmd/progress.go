@@ -64,7 +64,7 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o progressIni
 			return errs.New(errs.Conflict, "%s already exists. Use --force to overwrite.", path)
 		}
 		p = progress.New(o.Name, o.Count, st.stamp(), a.head())
-		st.prog = p
+		st.prog, st.progNew = p, true
 		st.touch(progress.FileName)
 		return nil
 	})
@@ -459,7 +459,12 @@ func (a *App) runGetSession(ctx context.Context, id int, field string) error {
 		return err
 	}
 	defer m.release()
-	raw, err := findSession(m.data, id)
+	var raw string
+	if last, ok := m.last("sessions"); ok && id == -1 && last != nil {
+		raw = string(last)
+	} else {
+		raw, err = findSession(m.data, id)
+	}
 	if err != nil {
 		if ierr := m.invalid(); ierr != nil {
 			return ierr

@@ -489,14 +489,18 @@ func (a *App) newGetLastCmd() *cobra.Command {
 				return err
 			}
 			defer m.release()
-			list := gjson.GetBytes(m.data, "reviews").Array()
-			if len(list) == 0 {
+			if last, ok := m.last("reviews"); ok && last != nil {
+				return a.emitRecord(gjson.ParseBytes(last), field)
+			}
+			var last gjson.Result
+			gjson.GetBytes(m.data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
+			if !last.Exists() {
 				if err := m.invalid(); err != nil {
 					return err
 				}
 				return errs.New(errs.NotFound, "No reviews found in %s", m.s.Path(reviews.FileName))
 			}
-			return a.emitRecord(list[len(list)-1], field)
+			return a.emitRecord(last, field)
 		},
 	}
 	c.Flags().StringVar(&field, "field", "", "print one field's raw value (review_id, verdict, issues, commit_range.to, ...)")

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -66,6 +67,9 @@ type state struct {
 	feat  *features.File
 	open  *progress.OpenSessions
 	dirty map[string]bool
+	// progNew marks a progress.json created in this transaction, whose
+	// counters must be computed although nothing they count changed.
+	progNew bool
 
 	cmdPath     string
 	who         *actor
@@ -157,16 +161,24 @@ func (st *state) stamp() string { return jsondoc.Timestamp(st.now) }
 
 func (st *state) touch(name string) { st.dirty[name] = true }
 
-// load reads and validates one state file inside the transaction. A missing
-// file is (zero, false, nil).
-func load[T any](st *state, name string, parse func([]byte) (T, error)) (T, bool, error) {
+// load reads one state file inside the transaction: validated in full,
+// unless baton's last transaction wrote it (its stamp matches), in which
+// case trusted reads it with the facts recorded then. A missing file is
+// (zero, false, nil).
+func load[T any](st *state, name string, parse func([]byte) (T, error), trusted func([]byte, jsondoc.Facts) (T, error)) (T, bool, error) {
 	var zero T
-	data, err := st.tx.Read(name)
+	data, rawFacts, ok, err := st.tx.ReadTrusted(name)
 	if err != nil {
 		return zero, false, err
 	}
 	if data == nil {
 		return zero, false, nil
+	}
+	var facts jsondoc.Facts
+	if ok && trusted != nil && json.Unmarshal(rawFacts, &facts) == nil && facts != nil {
+		if v, err := trusted(data, facts); err == nil {
+			return v, true, nil
+		}
 	}
 	v, err := parse(data)
 	if err != nil {
@@ -195,7 +207,7 @@ func (st *state) progressOpt() (*progress.File, bool, error) {
 	if st.prog != nil {
 		return st.prog, true, nil
 	}
-	f, ok, err := load(st, progress.FileName, progress.Parse)
+	f, ok, err := load(st, progress.FileName, progress.Parse, progress.ParseTrusted)
 	st.prog = f
 	return f, ok, err
 }
@@ -204,7 +216,7 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 	if st.rev != nil {
 		return st.rev, true, nil
 	}
-	f, ok, err := load(st, reviews.FileName, reviews.Parse)
+	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
 	st.rev = f
 	return f, ok, err
 }
@@ -213,7 +225,7 @@ func (st *state) featuresOpt() (*features.File, bool, error) {
 	if st.feat != nil {
 		return st.feat, true, nil
 	}
-	f, ok, err := load(st, features.FileName, features.Parse)
+	f, ok, err := load(st, features.FileName, features.Parse, features.ParseTrusted)
 	st.feat = f
 	return f, ok, err
 }
@@ -242,31 +254,41 @@ func (st *state) features() (*features.File, error) {
 	return f, err
 }
 
-// finish recomputes the counters when anything changed and stages every
-// changed file.
+// finish recomputes the counters when the files they come from changed
+// (or progress.json is new) and stages every changed file with its facts.
 func (st *state) finish() error {
 	if len(st.dirty) == 0 {
 		return nil
 	}
-	if err := st.recount(); err != nil {
-		return err
+	if st.dirty[features.FileName] || st.dirty[reviews.FileName] || st.progNew {
+		if err := st.recount(); err != nil {
+			return err
+		}
 	}
 	if st.dirty[progress.FileName] {
 		if err := st.prog.SetStatus("updated_at", st.stamp()); err != nil {
 			return err
 		}
-		st.tx.Write(progress.FileName, st.prog.Bytes())
+		data := st.prog.Bytes()
+		st.tx.WriteWithFacts(progress.FileName, data, factsJSON(st.prog.Facts()))
 	}
 	if st.dirty[reviews.FileName] {
-		st.tx.Write(reviews.FileName, st.rev.Bytes())
+		data := st.rev.Bytes()
+		st.tx.WriteWithFacts(reviews.FileName, data, factsJSON(st.rev.Facts()))
 	}
 	if st.dirty[features.FileName] {
-		st.tx.Write(features.FileName, st.feat.Bytes())
+		data := st.feat.Bytes()
+		st.tx.WriteWithFacts(features.FileName, data, factsJSON(st.feat.Facts()))
 	}
 	if st.dirty[progress.OpenFileName] {
 		st.tx.Write(progress.OpenFileName, st.open.Bytes())
 	}
 	return nil
+}
+
+func factsJSON(f jsondoc.Facts) json.RawMessage {
+	b, _ := json.Marshal(f)
+	return b
 }
 
 // counters computes the status counters from the feature list and reviews.
@@ -405,6 +427,7 @@ type mapped struct {
 	name    string
 	data    []byte
 	release func()
+	facts   jsondoc.Facts // set when baton's last transaction wrote the file
 }
 
 // mapFile maps a state file for reading without the lock. A file baton's
@@ -425,14 +448,34 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	if data == nil {
 		return nil, missing(s, name, hint)
 	}
-	if !s.Trusted(name, fi) {
-		if err := validate(data); err != nil {
-			err = invalidFile(s, name, data, err) // reads data: before the unmap
-			release()
-			return nil, err
-		}
+	m := &mapped{s: s, name: name, data: data, release: release}
+	if raw, ok := s.Trusted(name, fi); ok {
+		_ = json.Unmarshal(raw, &m.facts)
+		return m, nil
 	}
-	return &mapped{s: s, name: name, data: data, release: release}, nil
+	if err := validate(data); err != nil {
+		err = invalidFile(s, name, data, err) // reads data: before the unmap
+		release()
+		return nil, err
+	}
+	return m, nil
+}
+
+// last returns the last record of a top-level array from the recorded
+// facts, without scanning the file; ok is false when the facts cannot say.
+func (m *mapped) last(array string) ([]byte, bool) {
+	f, ok := m.facts[array]
+	if !ok {
+		return nil, false
+	}
+	if f.Count == 0 {
+		return nil, true
+	}
+	s, e := f.Last[0], f.Last[1]
+	if s <= 0 || e > len(m.data) || s >= e || m.data[s] != '{' || m.data[e-1] != '}' {
+		return nil, false
+	}
+	return m.data[s:e], true
 }
 
 // invalid reports the file as corrupt if it is, else returns nil: fast

@@ -121,9 +121,12 @@ func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
 // session, whose review already decided), the status stays and
 // --next-phase is checked against it.
 func (st *state) afterSession(p *progress.File, s progress.Session, feature, branch *string, phase, nextPhase string) error {
-	sit, err := st.situation()
-	if err != nil {
-		return err
+	sit := workflow.Situation{Limits: st.limits()}
+	if canonicalRole(s.AgentType) == workflow.Initializer && s.Outcome == "SUCCESS" {
+		var err error // only the initializer's end looks at the backlog
+		if sit, err = st.situation(); err != nil {
+			return err
+		}
 	}
 	sit.ConsecutiveErrors = p.TrailingErrors(s.AgentType, canonicalRole)
 	d, ok := workflow.AfterSession(workflow.SessionEnd{Role: s.AgentType, Outcome: s.Outcome, Feature: feature, Branch: branch, Phase: phase}, sit)

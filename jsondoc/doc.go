@@ -1,21 +1,48 @@
 package jsondoc
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+	"sort"
+)
 
 // Doc is a state file: a top-level object some of whose members are arrays
-// of records. The records are kept raw and only decoded when a command needs
-// them, so that rewriting a file with ten thousand sessions touches one.
+// of records. The records are kept raw and only split out when a command
+// needs them, so that appending one session to a file of ten thousand
+// splices bytes instead of decoding and re-encoding the rest.
 type Doc struct {
 	Top    *Object
 	arrays map[string]*Array
 	names  []string // the arrays' names, in the order they were declared
+	facts  Facts    // what the last Bytes wrote
 }
 
 // Array is a top-level array of raw records (each at depth 2 in the file).
+// Until Elems is called it may be held unsplit: the array as read plus the
+// records appended since.
 type Array struct {
-	Elems   [][]byte
-	Offsets []int // byte offset of each element in the parsed document
+	raw     []byte // unsplit: the array as read
+	rawOff  int    // offset of raw in the parsed document
+	known   ArrayFacts
+	split   bool
+	elems   [][]byte
+	offsets []int    // byte offset of each element in the parsed document (-1: new)
+	pending [][]byte // unsplit: records appended since the read
 }
+
+// ArrayFacts are what a writer knows about an array it wrote, kept so that
+// the next command need not scan the array: how many records, the largest
+// record id (filled in by the domain package), and the byte range of the
+// last record in the file.
+type ArrayFacts struct {
+	Count int    `json:"count"`
+	MaxID int    `json:"max_id,omitempty"`
+	Last  [2]int `json:"last"`
+	Span  [2]int `json:"span"` // the whole array's byte range in the file
+}
+
+// Facts are the ArrayFacts of a document's arrays.
+type Facts map[string]ArrayFacts
 
 // RecordDepth is the depth of a record inside a top-level array.
 const RecordDepth = 2
@@ -24,35 +51,141 @@ const RecordDepth = 2
 // the named arrays into raw records. A named array that is absent is created
 // empty; one that is not an array is an *InvalidError.
 func ParseDoc(data []byte, arrays ...string) (*Doc, error) {
+	d, err := parseTop(data, arrays)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range arrays {
+		if err := d.arrays[name].splitNow(name); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// ParseDocTrusted reads a document baton itself wrote, whose facts were
+// recorded with it: the arrays stay unsplit until they are needed, and the
+// top level is read around them without scanning them.
+func ParseDocTrusted(data []byte, facts Facts, arrays ...string) (*Doc, error) {
+	d, err := parseHollow(data, facts, arrays)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range arrays {
+		a := d.arrays[name]
+		if f, ok := facts[name]; ok && a.raw != nil {
+			a.known = f
+			continue
+		}
+		if err := a.splitNow(name); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// parseHollow parses the top level with the recorded array spans replaced
+// by empty arrays, then puts the arrays' bytes back: the cost is that of
+// the rest of the document, however long the arrays are.
+func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
+	type cut struct {
+		name string
+		s, e int
+	}
+	var cuts []cut
+	for _, name := range arrays {
+		f, ok := facts[name]
+		sp := f.Span
+		if !ok || sp[0] <= 0 || sp[1] > len(data) || sp[1]-sp[0] < 2 || data[sp[0]] != '[' || data[sp[1]-1] != ']' {
+			return parseTop(data, arrays)
+		}
+		cuts = append(cuts, cut{name, sp[0], sp[1]})
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i].s < cuts[j].s })
+	hollow := make([]byte, 0, 4096)
+	prev := 0
+	for _, c := range cuts {
+		if c.s < prev {
+			return parseTop(data, arrays)
+		}
+		hollow = append(append(hollow, data[prev:c.s]...), '[', ']')
+		prev = c.e
+	}
+	hollow = append(hollow, data[prev:]...)
+	d, err := parseTop(hollow, arrays)
+	if err != nil {
+		return nil, err
+	}
+	// map hollow offsets back to data, and the arrays to their real bytes
+	back := func(off int) int {
+		shift := 0
+		for _, c := range cuts {
+			if off > c.s-shift {
+				shift += (c.e - c.s) - 2
+			}
+		}
+		return off + shift
+	}
+	for i := range d.Top.Members {
+		m := &d.Top.Members[i]
+		m.Offset = back(m.Offset)
+		if len(m.Raw) > 0 && m.Offset+len(m.Raw) <= len(data) {
+			m.Raw = data[m.Offset : m.Offset+len(m.Raw) : m.Offset+len(m.Raw)]
+		}
+	}
+	for _, c := range cuts {
+		i := d.Top.index(c.name)
+		if i < 0 {
+			return parseTop(data, arrays)
+		}
+		d.Top.Members[i].Raw, d.Top.Members[i].Offset = data[c.s:c.e:c.e], c.s
+		d.arrays[c.name] = &Array{raw: data[c.s:c.e:c.e], rawOff: c.s}
+	}
+	return d, nil
+}
+
+func parseTop(data []byte, arrays []string) (*Doc, error) {
 	top, err := ParseObject(data, 0)
 	if err != nil {
 		return nil, &InvalidError{Msg: "the file must hold one JSON object: " + err.Error()}
 	}
 	d := &Doc{Top: top, arrays: map[string]*Array{}, names: arrays}
 	for _, name := range arrays {
-		i := top.index(name)
-		if i < 0 {
-			d.arrays[name] = &Array{}
-			continue
+		a := &Array{split: true}
+		if i := top.index(name); i >= 0 {
+			m := top.Members[i]
+			a = &Array{raw: m.Raw, rawOff: m.Offset}
 		}
-		m := top.Members[i]
-		elems, offs, err := SplitArray(m.Raw)
-		if err != nil {
-			return nil, &InvalidError{Offset: m.Offset, Path: name, Msg: err.Error()}
-		}
-		for j := range offs {
-			offs[j] += m.Offset
-		}
-		d.arrays[name] = &Array{Elems: elems, Offsets: offs}
+		d.arrays[name] = a
 	}
 	return d, nil
+}
+
+// splitNow splits an unsplit array into its records.
+func (a *Array) splitNow(name string) error {
+	if a.split {
+		return nil
+	}
+	elems, offs, err := SplitArray(a.raw)
+	if err != nil {
+		return &InvalidError{Offset: a.rawOff, Path: name, Msg: err.Error()}
+	}
+	for j := range offs {
+		offs[j] += a.rawOff
+	}
+	for _, p := range a.pending {
+		elems = append(elems, p)
+		offs = append(offs, -1)
+	}
+	a.elems, a.offsets, a.split, a.pending = elems, offs, true, nil
+	return nil
 }
 
 // NewDoc returns an empty document with the named arrays.
 func NewDoc(arrays ...string) *Doc {
 	d := &Doc{Top: NewObject(0), arrays: map[string]*Array{}, names: arrays}
 	for _, name := range arrays {
-		d.arrays[name] = &Array{}
+		d.arrays[name] = &Array{split: true}
 		d.Top.SetRaw(name, []byte("[]"))
 	}
 	return d
@@ -62,13 +195,145 @@ func NewDoc(arrays ...string) *Doc {
 func (d *Doc) Array(name string) *Array { return d.arrays[name] }
 
 // Bytes encodes the document with its arrays as they are now, ending in a
-// newline.
+// newline, and notes the Facts of what it wrote.
 func (d *Doc) Bytes() []byte {
-	for _, name := range d.names {
-		d.Top.SetRaw(name, JoinArray(d.arrays[name].Elems, 1))
+	for _, name := range d.names { // keep every declared array a member
+		if !d.Top.Has(name) {
+			d.Top.SetRaw(name, []byte("[]"))
+		}
 	}
-	return append(d.Top.Bytes(), '\n')
+	var b bytes.Buffer
+	b.Grow(d.size())
+	d.facts = Facts{}
+	b.WriteString("{\n")
+	for i, m := range d.Top.Members {
+		b.WriteString("  ")
+		b.Write(quote(m.Key))
+		b.WriteString(": ")
+		if a, ok := d.arrays[m.Key]; ok {
+			start := b.Len()
+			f := a.write(&b)
+			f.Span = [2]int{start, b.Len()}
+			d.facts[m.Key] = f
+		} else {
+			b.Write(m.Raw)
+		}
+		if i < len(d.Top.Members)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
 }
+
+// Facts returns the facts of the arrays as the last Bytes wrote them.
+func (d *Doc) Facts() Facts { return d.facts }
+
+func (d *Doc) size() int {
+	n := 16
+	for _, m := range d.Top.Members {
+		n += len(m.Key) + 8
+		if a, ok := d.arrays[m.Key]; ok {
+			n += len(a.raw)
+			for _, e := range a.elems {
+				n += len(e) + 8
+			}
+			for _, e := range a.pending {
+				n += len(e) + 8
+			}
+			continue
+		}
+		n += len(m.Raw)
+	}
+	return n
+}
+
+// write encodes the array at depth 1 into b and returns its facts.
+func (a *Array) write(b *bytes.Buffer) ArrayFacts {
+	start := b.Len()
+	if a.split {
+		f := ArrayFacts{Count: len(a.elems)}
+		if len(a.elems) == 0 {
+			b.WriteString("[]")
+			return f
+		}
+		b.WriteString("[\n")
+		for i, e := range a.elems {
+			b.WriteString("    ")
+			if i == len(a.elems)-1 {
+				f.Last = [2]int{b.Len(), b.Len() + len(e)}
+			}
+			b.Write(e)
+			if i < len(a.elems)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("  ]")
+		return f
+	}
+	f := ArrayFacts{Count: a.known.Count + len(a.pending)}
+	if len(a.pending) == 0 {
+		b.Write(a.raw)
+		if a.known.Count > 0 {
+			shift := start - a.rawOff
+			f.Last = [2]int{a.known.Last[0] + shift, a.known.Last[1] + shift}
+		}
+		return f
+	}
+	body := bytes.TrimRight(a.raw, " \t\r\n")
+	body = bytes.TrimRight(body[:len(body)-1], " \t\r\n") // drop the closing ]
+	b.Write(body)
+	sep := ",\n    "
+	if a.known.Count == 0 {
+		sep = "\n    "
+	}
+	for _, e := range a.pending {
+		b.WriteString(sep)
+		f.Last = [2]int{b.Len(), b.Len() + len(e)}
+		b.Write(e)
+		sep = ",\n    "
+	}
+	b.WriteString("\n  ]")
+	return f
+}
+
+// Elems returns the records, splitting the array if it is still whole.
+func (a *Array) Elems() [][]byte {
+	_ = a.splitNow("")
+	return a.elems
+}
+
+// Len is the number of records.
+func (a *Array) Len() int {
+	if !a.split {
+		return a.known.Count + len(a.pending)
+	}
+	return len(a.elems)
+}
+
+// Last returns the last record (nil when there is none) without splitting
+// an array whose facts are known.
+func (a *Array) Last() []byte {
+	switch {
+	case !a.split && len(a.pending) > 0:
+		return a.pending[len(a.pending)-1]
+	case !a.split && a.known.Count > 0:
+		s, e := a.known.Last[0]-a.rawOff, a.known.Last[1]-a.rawOff
+		if s > 0 && e <= len(a.raw) && s < e {
+			return a.raw[s:e]
+		}
+	}
+	elems := a.Elems()
+	if len(elems) == 0 {
+		return nil
+	}
+	return elems[len(elems)-1]
+}
+
+// Known returns the facts the array was read with (zero when unknown).
+func (a *Array) Known() ArrayFacts { return a.known }
 
 // Append adds a record encoded from v and returns its raw form.
 func (a *Array) Append(v any) ([]byte, error) {
@@ -76,18 +341,27 @@ func (a *Array) Append(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Elems = append(a.Elems, raw)
-	a.Offsets = append(a.Offsets, -1)
+	a.AppendRaw(raw)
 	return raw, nil
+}
+
+// AppendRaw adds an already-encoded record (at record depth).
+func (a *Array) AppendRaw(raw []byte) {
+	if !a.split {
+		a.pending = append(a.pending, raw)
+		return
+	}
+	a.elems = append(a.elems, raw)
+	a.offsets = append(a.offsets, -1)
 }
 
 // Record parses element i as an object at record depth.
 func (a *Array) Record(i int) (*Object, error) {
-	return ParseObject(a.Elems[i], RecordDepth)
+	return ParseObject(a.Elems()[i], RecordDepth)
 }
 
 // Replace stores o as element i.
-func (a *Array) Replace(i int, o *Object) { a.Elems[i] = o.Bytes() }
+func (a *Array) Replace(i int, o *Object) { a.Elems()[i] = o.Bytes() }
 
 // Invalid builds an *InvalidError for element i of the array name.
 func (a *Array) Invalid(name string, i int, field, format string, args ...any) *InvalidError {
@@ -96,8 +370,8 @@ func (a *Array) Invalid(name string, i int, field, format string, args ...any) *
 		path += "." + field
 	}
 	off := 0
-	if i < len(a.Offsets) && a.Offsets[i] > 0 {
-		off = a.Offsets[i]
+	if i < len(a.offsets) && a.offsets[i] > 0 {
+		off = a.offsets[i]
 	}
 	return &InvalidError{Offset: off, Path: path, Msg: fmt.Sprintf(format, args...)}
 }

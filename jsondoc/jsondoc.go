@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -55,16 +56,34 @@ func NewObject(depth int) *Object { return &Object{Depth: depth} }
 // ParseObject splits a raw JSON object into its members. The input must
 // already be known to be valid JSON (see Check).
 func ParseObject(raw []byte, depth int) (*Object, error) {
-	r := gjson.ParseBytes(raw)
+	r := parseShared(raw)
 	if !r.IsObject() {
 		return nil, fmt.Errorf("expected a JSON object, found %s", describe(r))
 	}
 	o := &Object{Depth: depth}
 	r.ForEach(func(k, v gjson.Result) bool {
-		o.Members = append(o.Members, Member{Key: k.Str, Raw: []byte(v.Raw), Offset: v.Index})
+		o.Members = append(o.Members, Member{Key: strings.Clone(k.Str), Raw: sub(raw, v), Offset: v.Index})
 		return true
 	})
 	return o, nil
+}
+
+// parseShared parses raw without copying it: the results' strings point
+// into raw, which baton never modifies after reading.
+func parseShared(raw []byte) gjson.Result {
+	if len(raw) == 0 {
+		return gjson.Result{}
+	}
+	return gjson.Parse(unsafe.String(&raw[0], len(raw)))
+}
+
+// sub returns v's raw bytes as a slice of raw (v came from parseShared on
+// raw), so that records are not copied.
+func sub(raw []byte, v gjson.Result) []byte {
+	if v.Index > 0 && v.Index+len(v.Raw) <= len(raw) {
+		return raw[v.Index : v.Index+len(v.Raw) : v.Index+len(v.Raw)]
+	}
+	return []byte(v.Raw)
 }
 
 func describe(r gjson.Result) string {
@@ -207,12 +226,12 @@ func Pretty(v any) []byte {
 // SplitArray returns the raw elements of a JSON array and the byte offset of
 // each inside raw.
 func SplitArray(raw []byte) (elems [][]byte, offsets []int, err error) {
-	r := gjson.ParseBytes(raw)
+	r := parseShared(raw)
 	if !r.IsArray() {
 		return nil, nil, fmt.Errorf("expected a JSON array, found %s", describe(r))
 	}
 	r.ForEach(func(_, v gjson.Result) bool {
-		elems = append(elems, []byte(v.Raw))
+		elems = append(elems, sub(raw, v))
 		offsets = append(offsets, v.Index)
 		return true
 	})
@@ -284,13 +303,27 @@ func Check(data []byte) error {
 // must be able to decode.
 const maxDepth = 10000
 
-// tooDeep reports whether data nests deeper than encoding/json accepts. It
-// only scans when there are enough brackets to make that possible.
+// tooDeep reports whether valid JSON data nests deeper than encoding/json
+// accepts, in one pass that skips strings.
 func tooDeep(data []byte) bool {
-	if bytes.Count(data, []byte{'['})+bytes.Count(data, []byte{'{'}) <= maxDepth {
-		return false
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if depth++; depth > maxDepth {
+				return true
+			}
+		case ']', '}':
+			depth--
+		}
 	}
-	return !json.Valid(data)
+	return false
 }
 
 // MaxID is the largest record id baton accepts: ids stay exact in every

@@ -43,7 +43,7 @@ func BenchmarkParseDoc(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(d.Array("sessions").Elems) == 0 {
+		if len(d.Array("sessions").Elems()) == 0 {
 			b.Fatal("no sessions")
 		}
 	}

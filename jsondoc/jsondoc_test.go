@@ -432,7 +432,7 @@ func TestDocRoundTripSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(d.Array("sessions").Elems); n != 2 {
+	if n := len(d.Array("sessions").Elems()); n != 2 {
 		t.Fatalf("%d sessions, want 2", n)
 	}
 	if got := string(d.Bytes()); got != seedProgress+"\n" {
@@ -451,7 +451,7 @@ func TestDocRoundTripKeepsUnknownFields(t *testing.T) {
 
 	// Change one field of the second record and append a third.
 	a := d.Array("sessions")
-	first := string(a.Elems[0])
+	first := string(a.Elems()[0])
 	rec, err := a.Record(1)
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +492,7 @@ func TestDocRoundTripKeepsUnknownFields(t *testing.T) {
 		t.Errorf("sessions = %v", got.Sessions)
 	}
 	// Member order of the changed record is kept; the new value is in place.
-	s1 := string(d.Array("sessions").Elems[1])
+	s1 := string(d.Array("sessions").Elems()[1])
 	if strings.Index(s1, `"agent_type"`) > strings.Index(s1, `"outcome"`) || strings.Index(s1, `"outcome"`) > strings.Index(s1, `"extra"`) {
 		t.Errorf("record 1 member order changed:\n%s", s1)
 	}
@@ -511,7 +511,7 @@ func TestDocMissingAndWrongArrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := d.Array("sessions"); a == nil || len(a.Elems) != 0 {
+	if a := d.Array("sessions"); a == nil || len(a.Elems()) != 0 {
 		t.Fatalf("absent array = %v, want empty", a)
 	}
 	if d.Array("undeclared") != nil {
@@ -582,7 +582,7 @@ func TestArrayInvalid(t *testing.T) {
 	if ie.Path != "sessions[1].session_id" || ie.Msg != "bad id" {
 		t.Errorf("Invalid = %+v", ie)
 	}
-	if !bytes.HasPrefix(data[ie.Offset:], a.Elems[1]) {
+	if !bytes.HasPrefix(data[ie.Offset:], a.Elems()[1]) {
 		t.Errorf("offset %d does not point at record 1", ie.Offset)
 	}
 	if line, col := jsondoc.Position(data, ie.Offset); line != 4 || col != 5 {

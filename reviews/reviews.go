@@ -97,7 +97,7 @@ type File struct {
 	doc     *jsondoc.Doc
 	maxRev  int
 	maxFix  int
-	reviews []gjson.Result // parsed views of the raw records, same order
+	reviews []gjson.Result // parsed views of the raw records, same order (nil until needed)
 	fixes   []gjson.Result
 }
 
@@ -128,11 +128,61 @@ func Parse(data []byte) (*File, error) {
 	return f, nil
 }
 
+// ParseTrusted reads a file baton itself wrote, with the facts recorded
+// when it did: nothing is validated again and the records are split only
+// when a command needs them.
+func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
+	rf, ok1 := facts["reviews"]
+	ff, ok2 := facts["fixes"]
+	if !ok1 || !ok2 {
+		return Parse(data)
+	}
+	doc, err := jsondoc.ParseDocTrusted(data, facts, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID}, nil
+}
+
+// Facts returns what the last Bytes wrote, for the next command.
+func (f *File) Facts() jsondoc.Facts {
+	facts := f.doc.Facts()
+	r, x := facts["reviews"], facts["fixes"]
+	r.MaxID, x.MaxID = f.maxRev, f.maxFix
+	facts["reviews"], facts["fixes"] = r, x
+	return facts
+}
+
+func views(arr *jsondoc.Array) []gjson.Result {
+	elems := arr.Elems()
+	out := make([]gjson.Result, len(elems))
+	for i, raw := range elems {
+		out[i] = gjson.ParseBytes(raw)
+	}
+	return out
+}
+
+// rv and fx return the parsed views, building them on first use.
+func (f *File) rv() []gjson.Result {
+	if f.reviews == nil {
+		f.reviews = views(f.doc.Array("reviews"))
+	}
+	return f.reviews
+}
+
+func (f *File) fx() []gjson.Result {
+	if f.fixes == nil {
+		f.fixes = views(f.doc.Array("fixes"))
+	}
+	return f.fixes
+}
+
 func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error) {
-	views := make([]gjson.Result, len(arr.Elems))
-	seen := make(map[int]bool, len(arr.Elems))
+	elems := arr.Elems()
+	views := make([]gjson.Result, len(elems))
+	seen := make(map[int]bool, len(elems))
 	max := 0
-	for i, raw := range arr.Elems {
+	for i, raw := range elems {
 		r := gjson.ParseBytes(raw)
 		if !r.IsObject() {
 			return nil, 0, arr.Invalid(name, i, "", "each entry must be a JSON object")
@@ -163,16 +213,16 @@ func (f *File) NextReviewID() int { return f.maxRev + 1 }
 func (f *File) NextFixID() int { return f.maxFix + 1 }
 
 // Reviews returns parsed views of every review, in order.
-func (f *File) Reviews() []gjson.Result { return f.reviews }
+func (f *File) Reviews() []gjson.Result { return f.rv() }
 
 // Fixes returns parsed views of every fix, in order.
-func (f *File) Fixes() []gjson.Result { return f.fixes }
+func (f *File) Fixes() []gjson.Result { return f.fx() }
 
 // Review returns review id's view, or NotFound.
 func (f *File) Review(id int) (gjson.Result, error) {
-	for i := len(f.reviews) - 1; i >= 0; i-- {
-		if f.reviews[i].Get("review_id").Int() == int64(id) {
-			return f.reviews[i], nil
+	for i := len(f.rv()) - 1; i >= 0; i-- {
+		if f.rv()[i].Get("review_id").Int() == int64(id) {
+			return f.rv()[i], nil
 		}
 	}
 	return gjson.Result{}, errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
@@ -180,10 +230,11 @@ func (f *File) Review(id int) (gjson.Result, error) {
 
 // Last returns the last review, or NotFound when there is none.
 func (f *File) Last() (gjson.Result, error) {
-	if len(f.reviews) == 0 {
+	last := f.doc.Array("reviews").Last()
+	if last == nil {
 		return gjson.Result{}, errs.New(errs.NotFound, "No reviews found in %s", FileName)
 	}
-	return f.reviews[len(f.reviews)-1], nil
+	return gjson.ParseBytes(last), nil
 }
 
 // NewReview is what a reviewer submits.
@@ -220,11 +271,12 @@ func (f *File) AddReview(in NewReview) (Review, error) {
 	if in.AgentType == "ARCHITECTURE" {
 		rv.HealthStatus = Health(ReadIssues(gjson.ParseBytes(issues)), in.Coverage)
 	}
+	f.rv() // build the views before the append, which they then follow
 	raw, err := f.doc.Array("reviews").Append(rv)
 	if err != nil {
 		return Review{}, err
 	}
-	f.reviews = append(f.reviews, gjson.ParseBytes(raw))
+	f.reviews = append(f.rv(), gjson.ParseBytes(raw))
 	f.maxRev = id
 	return rv, nil
 }
@@ -285,11 +337,12 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 			fix.Branch = &b.Str
 		}
 	}
+	f.fx()
 	raw, err := f.doc.Array("fixes").Append(fix)
 	if err != nil {
 		return Fix{}, err
 	}
-	f.fixes = append(f.fixes, gjson.ParseBytes(raw))
+	f.fixes = append(f.fx(), gjson.ParseBytes(raw))
 	f.maxFix = fix.FixID
 	return fix, nil
 }
@@ -311,13 +364,13 @@ func (f *File) FixCount(featureIDs string) int {
 		return false
 	}
 	after := int64(0)
-	for _, r := range f.reviews {
+	for _, r := range f.rv() {
 		if shares(r.Get("feature_id").String()) && (VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool()) {
 			after = r.Get("review_id").Int()
 		}
 	}
 	n := 0
-	for _, fx := range f.fixes {
+	for _, fx := range f.fx() {
 		if (after == 0 || fx.Get("review_id").Int() > after) && shares(fx.Get("feature_id").String()) {
 			n++
 		}
@@ -329,7 +382,7 @@ func (f *File) FixCount(featureIDs string) int {
 // when known.
 func (f *File) MarkMerged(id int, stamp string, mergeCommit *string) error {
 	arr := f.doc.Array("fixes")
-	for i, v := range f.fixes {
+	for i, v := range f.fx() {
 		if v.Get("fix_id").Int() != int64(id) {
 			continue
 		}
@@ -351,7 +404,7 @@ func (f *File) MarkMerged(id int, stamp string, mergeCommit *string) error {
 			}
 		}
 		arr.Replace(i, rec)
-		f.fixes[i] = gjson.ParseBytes(arr.Elems[i])
+		f.fx()[i] = gjson.ParseBytes(arr.Elems()[i])
 		return nil
 	}
 	return errs.New(errs.NotFound, "Fix %s not found in %s (see 'baton reviews list')", FixLabel(id), FileName)
@@ -376,7 +429,7 @@ func Merged(r gjson.Result) bool {
 // PassedFeatures returns the feature ids that have a passing review.
 func (f *File) PassedFeatures() map[string]bool {
 	out := map[string]bool{}
-	for _, r := range f.reviews {
+	for _, r := range f.rv() {
 		if !Merged(r) {
 			continue
 		}

@@ -174,8 +174,17 @@ func applyAppend(a appendEntry) error {
 	if err != nil {
 		return err
 	}
-	if fi.Size() == a.Offset+int64(len(a.Data)) {
-		return nil // already appended
+	end := a.Offset + int64(len(a.Data))
+	if fi.Size() >= end {
+		// already appended — or a journal replayed late: either way the
+		// bytes must be there, and nothing after them is touched
+		have := make([]byte, len(a.Data))
+		if _, err := f.ReadAt(have, a.Offset); err == nil && bytes.Equal(have, a.Data) {
+			return nil
+		}
+		if fi.Size() > end {
+			return fmt.Errorf("%s does not hold the entry this journal appended at byte %d: the log was changed outside baton; run 'baton verify'", a.Path, a.Offset)
+		}
 	}
 	if fi.Size() < a.Offset {
 		return fmt.Errorf("%s is shorter (%d bytes) than when the transaction began (%d): it was truncated outside baton; run 'baton verify'", a.Path, fi.Size(), a.Offset)

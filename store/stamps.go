@@ -2,19 +2,29 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
-// Stamps let readers skip validating a file baton itself wrote. After every
-// commit the writer records each file's identity (inode, size, modification
-// time) in .baton/stamps.json; a reader whose file still has that identity
-// knows it holds what a validated transaction wrote, and a file changed any
-// other way is validated in full before it is read. The stamps are a cache:
-// lost or stale, they only cost a validation.
+// Stamps let baton skip re-reading what it already knows about a file it
+// wrote itself. After every commit the writer records each file's identity
+// (inode, size, modification time) in .baton/stamps.json, with facts the
+// domain packages derived while writing it (record counts, the largest id,
+// where the last record sits). A reader whose file still has that identity
+// knows it holds what a validated transaction wrote and may use the facts;
+// a file changed any other way is validated in full. The stamps are a
+// cache: lost or stale, they only cost a full read.
 
 const stampsName = "stamps.json"
+
+type stamp struct {
+	ID    string          `json:"id"`
+	Facts json.RawMessage `json:"facts,omitempty"`
+}
 
 func (s *Store) stampsPath() string { return filepath.Join(s.BatonDir(), stampsName) }
 
@@ -23,21 +33,21 @@ func identity(fi os.FileInfo) string {
 	return fmt.Sprintf("%d:%d:%d", inode(fi), fi.Size(), fi.ModTime().UnixNano())
 }
 
-func (s *Store) readStamps() map[string]string {
-	out := map[string]string{}
+func (s *Store) readStamps() map[string]stamp {
+	out := map[string]stamp{}
 	if b, err := os.ReadFile(s.stampsPath()); err == nil {
 		_ = json.Unmarshal(b, &out)
 	}
 	return out
 }
 
-// recordStamps stores the identity of the named files as they are now.
-// Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string) {
+// recordStamps stores the identity of the named files as they are now,
+// with their facts. Called under the lock, after a commit.
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage) {
 	stamps := s.readStamps()
 	for _, n := range names {
 		if fi, err := os.Stat(s.Path(n)); err == nil {
-			stamps[n] = identity(fi)
+			stamps[n] = stamp{ID: identity(fi), Facts: facts[n]}
 		} else {
 			delete(stamps, n)
 		}
@@ -50,8 +60,44 @@ func (s *Store) recordStamps(names []string) {
 }
 
 // Trusted reports whether the file name, as described by fi, is the one
-// baton's last transaction wrote.
-func (s *Store) Trusted(name string, fi os.FileInfo) bool {
-	want, ok := s.readStamps()[name]
-	return ok && want == identity(fi)
+// baton's last transaction wrote, and returns the facts recorded with it.
+func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
+	st, ok := s.readStamps()[name]
+	if !ok || fi == nil || st.ID != identity(fi) {
+		return nil, false
+	}
+	return st.Facts, true
+}
+
+// readStamped reads a file and says whether its stamp matches (with the
+// recorded facts). A missing file is (nil, nil, false, nil).
+func (s *Store) readStamped(name string) ([]byte, json.RawMessage, bool, error) {
+	f, err := os.Open(s.Path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+	facts, ok := s.Trusted(name, fi)
+	return data, facts, ok, nil
 }

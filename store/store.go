@@ -114,7 +114,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}, facts: map[string]json.RawMessage{}}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		for n := range tx.staged {
 			names = append(names, n)
 		}
-		s.recordStamps(names)
+		s.recordStamps(names, tx.facts)
 	}
 	for _, hook := range tx.after {
 		if err := hook(); err != nil {
@@ -180,6 +180,7 @@ type Tx struct {
 	s      *Store
 	read   map[string][]byte
 	staged map[string][]byte
+	facts  map[string]json.RawMessage
 	after  []func() error
 	event  *Event
 }
@@ -209,6 +210,29 @@ func (tx *Tx) Read(name string) ([]byte, error) {
 
 // Write stages data as the new content of a state file.
 func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = data }
+
+// WriteWithFacts stages data with the facts a later command may trust
+// instead of reading the file through (see stamps.go).
+func (tx *Tx) WriteWithFacts(name string, data []byte, facts json.RawMessage) {
+	tx.staged[name] = data
+	tx.facts[name] = facts
+}
+
+// ReadTrusted is Read that also says whether the file is the one baton's
+// last transaction wrote, with the facts recorded then. Staged content is
+// trusted with its staged facts.
+func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
+	if b, ok := tx.staged[name]; ok {
+		f, ok := tx.facts[name]
+		return b, f, ok, nil
+	}
+	data, facts, ok, err := tx.s.readStamped(name)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	tx.read[name] = data
+	return data, facts, ok, nil
+}
 
 // AfterCommit runs fn once the transaction's files are durable, still
 // under the lock.
@@ -304,10 +328,13 @@ func (s *Store) apply(j journal) error {
 			return err
 		}
 	}
+	// The removal need not be durable at once: a journal that reappears
+	// after a crash is replayed, and every step of a replay is a no-op once
+	// done (renamed temps are gone; the log entry is found in place).
 	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return SyncDir(s.BatonDir())
+	return nil
 }
 
 // recover finishes a committed journal, or removes the temp files of a

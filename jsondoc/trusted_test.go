@@ -1,0 +1,70 @@
+package jsondoc_test
+
+import (
+	"bytes"
+	"testing"
+
+	"baton/jsondoc"
+)
+
+// A document read back with the facts of its own writing must behave
+// exactly like one parsed in full: same members, same last records, and
+// the same bytes after the same append.
+func TestTrustedParseMatchesFullParse(t *testing.T) {
+	src := []byte(`{"project": {"name": "p"}, "a": [{"id": 1}, {"id": 2, "x": [1, {"y": "]"}]}], "mid": "m", "b": [], "tail": {"k": "[{"}}`)
+	full, err := jsondoc.ParseDoc(src, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := full.Bytes()
+	facts := full.Facts()
+	for _, tc := range []struct {
+		name  string
+		parse func() (*jsondoc.Doc, error)
+	}{
+		{"full", func() (*jsondoc.Doc, error) { return jsondoc.ParseDoc(written, "a", "b") }},
+		{"trusted", func() (*jsondoc.Doc, error) { return jsondoc.ParseDocTrusted(written, facts, "a", "b") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := tc.parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(d.Top.Raw("tail")); got != `{"k": "[{"}` {
+				t.Errorf("tail = %s", got)
+			}
+			if got := string(d.Array("a").Last()); got != `{"id": 2, "x": [1, {"y": "]"}]}` {
+				t.Errorf("last of a = %s", got)
+			}
+			if d.Array("b").Last() != nil || d.Array("b").Len() != 0 || d.Array("a").Len() != 2 {
+				t.Errorf("lengths a=%d b=%d", d.Array("a").Len(), d.Array("b").Len())
+			}
+			if !bytes.Equal(d.Bytes(), written) {
+				t.Errorf("rewrite differs:\n%s\nwant\n%s", d.Bytes(), written)
+			}
+			if _, err := d.Array("a").Append(map[string]int{"id": 3}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Array("b").Append(map[string]int{"id": 9}); err != nil {
+				t.Fatal(err)
+			}
+			out := d.Bytes()
+			if err := jsondoc.Check(out); err != nil {
+				t.Fatalf("invalid after append: %v\n%s", err, out)
+			}
+			ref, _ := jsondoc.ParseDoc(written, "a", "b")
+			ref.Array("a").Append(map[string]int{"id": 3})
+			ref.Array("b").Append(map[string]int{"id": 9})
+			if want := ref.Bytes(); !bytes.Equal(out, want) {
+				t.Errorf("after append:\n%s\nwant\n%s", out, want)
+			}
+			f := d.Facts()["a"]
+			if last := out[f.Last[0]:f.Last[1]]; !bytes.Contains(last, []byte(`"id": 3`)) || f.Count != 3 {
+				t.Errorf("facts after append: count %d last %q", f.Count, last)
+			}
+			if sp := d.Facts()["b"].Span; out[sp[0]] != '[' || out[sp[1]-1] != ']' {
+				t.Errorf("span of b %v does not frame the array", sp)
+			}
+		})
+	}
+}
