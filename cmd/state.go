@@ -269,16 +269,13 @@ func (st *state) finish() error {
 		if err := st.prog.SetStatus("updated_at", st.stamp()); err != nil {
 			return err
 		}
-		data := st.prog.Bytes()
-		st.tx.WriteWithFacts(progress.FileName, data, factsJSON(st.prog.Facts()))
+		st.tx.WriteSegments(progress.FileName, st.prog.Segments(), factsJSON(st.prog.Facts()))
 	}
 	if st.dirty[reviews.FileName] {
-		data := st.rev.Bytes()
-		st.tx.WriteWithFacts(reviews.FileName, data, factsJSON(st.rev.Facts()))
+		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
 	}
 	if st.dirty[features.FileName] {
-		data := st.feat.Bytes()
-		st.tx.WriteWithFacts(features.FileName, data, factsJSON(st.feat.Facts()))
+		st.tx.WriteSegments(features.FileName, [][]byte{st.feat.Bytes()}, factsJSON(st.feat.Facts()))
 	}
 	if st.dirty[progress.OpenFileName] {
 		st.tx.Write(progress.OpenFileName, st.open.Bytes())

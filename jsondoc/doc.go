@@ -196,14 +196,18 @@ func (d *Doc) Array(name string) *Array { return d.arrays[name] }
 
 // Bytes encodes the document with its arrays as they are now, ending in a
 // newline, and notes the Facts of what it wrote.
-func (d *Doc) Bytes() []byte {
+func (d *Doc) Bytes() []byte { return bytes.Join(d.Segments(), nil) }
+
+// Segments encodes the document as consecutive pieces, the large ones
+// slices of the bytes it was read from, so that rewriting a long history
+// does not copy it. It notes the Facts of what it wrote.
+func (d *Doc) Segments() [][]byte {
 	for _, name := range d.names { // keep every declared array a member
 		if !d.Top.Has(name) {
 			d.Top.SetRaw(name, []byte("[]"))
 		}
 	}
-	var b bytes.Buffer
-	b.Grow(d.size())
+	var b segments
 	d.facts = Facts{}
 	b.WriteString("{\n")
 	for i, m := range d.Top.Members {
@@ -224,33 +228,60 @@ func (d *Doc) Bytes() []byte {
 		b.WriteByte('\n')
 	}
 	b.WriteString("}\n")
-	return b.Bytes()
+	return b.done()
+}
+
+// segments builds output from small writes and large shared pieces,
+// keeping the running length for offsets.
+type segments struct {
+	parts [][]byte
+	cur   []byte
+	n     int
+}
+
+func (s *segments) Len() int { return s.n }
+
+func (s *segments) Write(p []byte) {
+	s.cur = append(s.cur, p...)
+	s.n += len(p)
+}
+
+func (s *segments) WriteString(p string) {
+	s.cur = append(s.cur, p...)
+	s.n += len(p)
+}
+
+func (s *segments) WriteByte(c byte) {
+	s.cur = append(s.cur, c)
+	s.n++
+}
+
+// Share appends p without copying it.
+func (s *segments) Share(p []byte) {
+	if len(p) < 4096 {
+		s.Write(p)
+		return
+	}
+	if len(s.cur) > 0 {
+		s.parts = append(s.parts, s.cur)
+		s.cur = nil
+	}
+	s.parts = append(s.parts, p)
+	s.n += len(p)
+}
+
+func (s *segments) done() [][]byte {
+	if len(s.cur) > 0 {
+		s.parts = append(s.parts, s.cur)
+	}
+	return s.parts
 }
 
 // Facts returns the facts of the arrays as the last Bytes wrote them.
 func (d *Doc) Facts() Facts { return d.facts }
 
-func (d *Doc) size() int {
-	n := 16
-	for _, m := range d.Top.Members {
-		n += len(m.Key) + 8
-		if a, ok := d.arrays[m.Key]; ok {
-			n += len(a.raw)
-			for _, e := range a.elems {
-				n += len(e) + 8
-			}
-			for _, e := range a.pending {
-				n += len(e) + 8
-			}
-			continue
-		}
-		n += len(m.Raw)
-	}
-	return n
-}
-
 // write encodes the array at depth 1 into b and returns its facts.
-func (a *Array) write(b *bytes.Buffer) ArrayFacts {
+func (a *Array) write(b *segments) ArrayFacts {
 	start := b.Len()
 	if a.split {
 		f := ArrayFacts{Count: len(a.elems)}
@@ -275,7 +306,7 @@ func (a *Array) write(b *bytes.Buffer) ArrayFacts {
 	}
 	f := ArrayFacts{Count: a.known.Count + len(a.pending)}
 	if len(a.pending) == 0 {
-		b.Write(a.raw)
+		b.Share(a.raw)
 		if a.known.Count > 0 {
 			shift := start - a.rawOff
 			f.Last = [2]int{a.known.Last[0] + shift, a.known.Last[1] + shift}
@@ -284,7 +315,7 @@ func (a *Array) write(b *bytes.Buffer) ArrayFacts {
 	}
 	body := bytes.TrimRight(a.raw, " \t\r\n")
 	body = bytes.TrimRight(body[:len(body)-1], " \t\r\n") // drop the closing ]
-	b.Write(body)
+	b.Share(body)
 	sep := ",\n    "
 	if a.known.Count == 0 {
 		sep = "\n    "

@@ -5,6 +5,7 @@
 package progress
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -231,9 +232,13 @@ func memberOffset(o *jsondoc.Object, key string) int {
 }
 
 // Bytes encodes the file.
-func (f *File) Bytes() []byte {
+func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
+
+// Segments encodes the file in pieces that share the bytes it was read
+// from (see jsondoc.Doc.Segments).
+func (f *File) Segments() [][]byte {
 	f.doc.Top.SetRaw("status", f.status.Bytes())
-	return f.doc.Bytes()
+	return f.doc.Segments()
 }
 
 // NextSessionID is the id the next session gets.

@@ -206,6 +206,10 @@ func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error
 // Bytes encodes the file.
 func (f *File) Bytes() []byte { return f.doc.Bytes() }
 
+// Segments encodes the file in pieces that share the bytes it was read
+// from (see jsondoc.Doc.Segments).
+func (f *File) Segments() [][]byte { return f.doc.Segments() }
+
 // NextReviewID is the id the next review gets.
 func (f *File) NextReviewID() int { return f.maxRev + 1 }
 

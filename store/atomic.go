@@ -10,7 +10,7 @@ import (
 // killed at any moment, sees either the old file or the new one: temp file
 // in the same directory, fsync, rename, fsync of the directory.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := writeTemp(path, ".tmp", data, perm)
+	tmp, err := writeTemp(path, ".tmp", [][]byte{data}, perm)
 	if err != nil {
 		return err
 	}
@@ -21,8 +21,9 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return SyncDir(filepath.Dir(path))
 }
 
-// writeTemp writes data to a new file beside path and syncs it.
-func writeTemp(path, suffix string, data []byte, perm os.FileMode) (string, error) {
+// writeTemp writes data (in pieces, in order) to a new file beside path
+// and syncs it.
+func writeTemp(path, suffix string, data [][]byte, perm os.FileMode) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*"+suffix)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
@@ -33,8 +34,10 @@ func writeTemp(path, suffix string, data []byte, perm os.FileMode) (string, erro
 		os.Remove(name)
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
+	for _, p := range data {
+		if _, err := f.Write(p); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Chmod(perm); err != nil {
 		return fail(err)

@@ -60,6 +60,15 @@ func HashContent(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// hashPieces is HashContent of the pieces' concatenation.
+func hashPieces(pieces [][]byte) string {
+	h := sha256.New()
+	for _, p := range pieces {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
 func ChainHash(e Event) string {
 	e.Hash = ""
@@ -72,7 +81,7 @@ func ChainHash(e Event) string {
 // entry of the log, file hashes from the staged content or, for files this
 // transaction did not change, from the last entry (or the file itself when
 // the log is new).
-func (s *Store) prepareEvent(e *Event, staged map[string][]byte) ([]byte, int64, error) {
+func (s *Store) prepareEvent(e *Event, staged map[string][][]byte) ([]byte, int64, error) {
 	last, size, err := s.lastEvent()
 	if err != nil {
 		return nil, 0, err
@@ -92,7 +101,7 @@ func (s *Store) prepareEvent(e *Event, staged map[string][]byte) ([]byte, int64,
 	e.Metadata.Files = map[string]string{}
 	for _, name := range s.Tracked {
 		if b, ok := staged[name]; ok {
-			e.Metadata.Files[name] = HashContent(b)
+			e.Metadata.Files[name] = hashPieces(b)
 			continue
 		}
 		if last != nil {

@@ -13,6 +13,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,7 +115,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}, facts: map[string]json.RawMessage{}}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 type Tx struct {
 	s      *Store
 	read   map[string][]byte
-	staged map[string][]byte
+	staged map[string][][]byte // new contents, in pieces
 	facts  map[string]json.RawMessage
 	after  []func() error
 	event  *Event
@@ -192,7 +193,7 @@ func (tx *Tx) Store() *Store { return tx.s }
 // included); a missing file is nil.
 func (tx *Tx) Read(name string) ([]byte, error) {
 	if b, ok := tx.staged[name]; ok {
-		return b, nil
+		return bytes.Join(b, nil), nil
 	}
 	if b, ok := tx.read[name]; ok {
 		return b, nil
@@ -209,11 +210,12 @@ func (tx *Tx) Read(name string) ([]byte, error) {
 }
 
 // Write stages data as the new content of a state file.
-func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = data }
+func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = [][]byte{data} }
 
-// WriteWithFacts stages data with the facts a later command may trust
-// instead of reading the file through (see stamps.go).
-func (tx *Tx) WriteWithFacts(name string, data []byte, facts json.RawMessage) {
+// WriteSegments stages the new content of a state file given in pieces
+// (written in order, never joined in memory), with the facts a later
+// command may trust instead of reading the file through (see stamps.go).
+func (tx *Tx) WriteSegments(name string, data [][]byte, facts json.RawMessage) {
 	tx.staged[name] = data
 	tx.facts[name] = facts
 }
@@ -224,7 +226,7 @@ func (tx *Tx) WriteWithFacts(name string, data []byte, facts json.RawMessage) {
 func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 	if b, ok := tx.staged[name]; ok {
 		f, ok := tx.facts[name]
-		return b, f, ok, nil
+		return bytes.Join(b, nil), f, ok, nil
 	}
 	data, facts, ok, err := tx.s.readStamped(name)
 	if err != nil {
@@ -238,7 +240,7 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 // under the lock.
 func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 
-func (s *Store) commit(staged map[string][]byte, event *Event) error {
+func (s *Store) commit(staged map[string][][]byte, event *Event) error {
 	if len(staged) == 0 && event == nil {
 		return nil
 	}
