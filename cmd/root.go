@@ -122,7 +122,9 @@ ids assigned inside the lock and counters computed from the files.
 		return pflag.NormalizedName(name)
 	})
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
-		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd())
+		a.newBridgeCmd(),
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newBranchCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
 	root.CompletionOptions.HiddenDefaultCmd = true
 	a.markRuns(root)
 	return root

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"baton/errs"
 	"baton/features"
+	"baton/gitops"
 	"baton/progress"
 )
 
@@ -107,6 +109,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 type sessionEndOpts struct {
 	Session              int
 	Outcome, Summary     string
+	Failure, Severity    string
 	Commits              []string
 	CommitFrom, CommitTo string
 	Features, NextPhase  string
@@ -135,6 +138,8 @@ func (a *App) newSessionEndCmd() *cobra.Command {
 	f.StringVar(&o.CommitTo, "commit-to", "", "last commit of the range (default HEAD)")
 	f.StringVar(&o.Features, "features", "", "feature ids touched (default: the session's)")
 	f.StringVar(&o.NextPhase, "next-phase", "", "checked against the computed next phase")
+	f.StringVar(&o.Failure, "failure", "", "with -o ERROR: failure signature code ("+strings.Join(progress.FailureCodes, ", ")+")")
+	f.StringVar(&o.Severity, "failure-severity", "error", "with --failure: info, warning or error")
 	_ = c.MarkFlagRequired("outcome")
 	_ = c.MarkFlagRequired("summary")
 	return c
@@ -157,6 +162,17 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 	if err != nil {
 		return err
 	}
+	var failure *progress.FailureSignature
+	if o.Failure != "" {
+		code := strings.ToLower(strings.TrimSpace(o.Failure))
+		if !slices.Contains(progress.FailureCodes, code) {
+			return errs.New(errs.Usage, "--failure: %q is not one of %s", o.Failure, strings.Join(progress.FailureCodes, ", "))
+		}
+		if outcome != "ERROR" {
+			return errs.New(errs.Usage, "--failure describes an ERROR outcome; give -o ERROR")
+		}
+		failure = &progress.FailureSignature{Code: code, Message: o.Summary, Severity: o.Severity}
+	}
 	var ended progress.Session
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		p, err := st.progress()
@@ -173,7 +189,10 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		}
 		ended = progress.Session{
 			SessionID: sess.SessionID, AgentType: sess.AgentType, StartedAt: sess.StartedAt, CompletedAt: st.stamp(),
-			Summary: o.Summary, FeaturesTouched: sess.Features, Outcome: outcome, Commits: commits,
+			Summary: o.Summary, FeaturesTouched: sess.Features, Outcome: outcome, Commits: commits, Failure: failure,
+		}
+		if failure != nil {
+			failure.StageID = sess.AgentType
 		}
 		if o.Features != "" {
 			ended.FeaturesTouched = features.SplitIDs(o.Features)
@@ -188,7 +207,9 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		if to == nil {
 			to = a.head()
 		}
-		ended.CommitRange = &progress.Range{From: from, To: to}
+		if ended.Commits, ended.CommitRange, err = a.sessionRange(commits, from, to); err != nil {
+			return err
+		}
 		if err := p.AddSessionWithID(ended); err != nil {
 			return err
 		}
@@ -198,7 +219,7 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, outcome)
 		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
-		return st.afterSession(p, ended, feature, sess.Branch, sess.Phase, o.NextPhase)
+		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.Phase, o.NextPhase)
 	})
 	if err != nil {
 		return err
@@ -207,6 +228,24 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		printf(w, "SUCCESS: Ended session %d", ended.SessionID)
 		printJSON(w, ended)
 	})
+}
+
+// sessionBranch is the branch a session worked on: the one it was started
+// with, else the branch checked out where it ends (an agent that made its
+// branch itself), else the status's.
+func (a *App) sessionBranch(p *progress.File, sess progress.OpenSession) *string {
+	if sess.Branch != nil {
+		return sess.Branch
+	}
+	if r := a.repo(); r != nil {
+		if b, err := r.CurrentBranch(); err == nil && b != "" {
+			if main, err := gitops.MainBranch(r, ""); err == nil && b != main {
+				return &b
+			}
+		}
+	}
+	cur, _ := p.Status()
+	return cur.CurrentBranch
 }
 
 // sessionToEnd picks the session `session end` closes: --session, else

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -156,7 +158,7 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	res.Commit = newHead
 	if wt != nil {
 		res.Worktree = wt.top
-		if err := wt.w.Reset(&git.ResetOptions{Commit: plumbing.NewHash(newHead), Mode: git.HardReset}); err != nil {
+		if err := wt.update(into, newHead); err != nil {
 			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", o.Into, Short(newHead), wt.top, err)
 		}
 	}
@@ -245,6 +247,7 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig
 // checkout is a worktree with a branch checked out.
 type checkout struct {
 	top string
+	r   *git.Repository // opened for this worktree: its own index
 	w   *git.Worktree
 }
 
@@ -281,7 +284,7 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, w: w}, nil
+		return &checkout{top: top, r: r, w: w}, nil
 	}
 	return nil, nil
 }
@@ -304,5 +307,92 @@ func clean(c *checkout) error {
 	if len(dirty) > 0 {
 		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
 	}
+	return nil
+}
+
+// update moves a clean checkout from commit old to commit new: the files
+// and index entries the two trees differ in are written or removed, and
+// nothing else is touched. (go-git's hard reset also deletes untracked
+// files — among them baton's own state files — so it is not used.)
+func (c *checkout) update(old, new string) error {
+	oldTree, err := treeOf(c.r, old)
+	if err != nil {
+		return err
+	}
+	newTree, err := treeOf(c.r, new)
+	if err != nil {
+		return err
+	}
+	changes, err := object.DiffTree(oldTree, newTree)
+	if err != nil {
+		return err
+	}
+	idx, err := c.r.Storer.Index()
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		_, to, err := ch.Files()
+		if err != nil {
+			return err
+		}
+		if to == nil {
+			if err := os.Remove(filepath.Join(c.top, ch.From.Name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			_, _ = idx.Remove(ch.From.Name)
+			continue
+		}
+		if err := c.writeFile(idx, to); err != nil {
+			return err
+		}
+	}
+	return c.r.Storer.SetIndex(idx)
+}
+
+func treeOf(r *git.Repository, hash string) (*object.Tree, error) {
+	cm, err := r.CommitObject(plumbing.NewHash(hash))
+	if err != nil {
+		return nil, err
+	}
+	return cm.Tree()
+}
+
+// writeFile writes a file of the new tree into the checkout and its index
+// entry, with the stat data git compares.
+func (c *checkout) writeFile(idx *index.Index, f *object.File) error {
+	path := filepath.Join(c.top, f.Name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	content, err := f.Contents()
+	if err != nil {
+		return err
+	}
+	_ = os.Remove(path) // a file may become a symlink or change mode
+	switch f.Mode {
+	case filemode.Symlink:
+		err = os.Symlink(content, path)
+	case filemode.Executable:
+		err = os.WriteFile(path, []byte(content), 0o755)
+	case filemode.Regular, filemode.Deprecated:
+		err = os.WriteFile(path, []byte(content), 0o644)
+	default:
+		return nil // submodules are not checked out here
+	}
+	if err != nil {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	e, err := idx.Entry(f.Name)
+	if err != nil {
+		e = idx.Add(f.Name)
+	}
+	e.Hash, e.Mode, e.Size = f.Hash, f.Mode, uint32(fi.Size())
+	e.ModifiedAt, e.CreatedAt = fi.ModTime(), fi.ModTime()
+	fillStat(e, fi)
 	return nil
 }

@@ -175,3 +175,36 @@ func TestBranchCompareAndSwap(t *testing.T) {
 		t.Fatalf("branch still listed: %q", out)
 	}
 }
+
+// Untracked and ignored files in the checkout of main — baton's own state
+// files among them — survive a merge that updates that checkout.
+func TestMergeKeepsUntrackedFiles(t *testing.T) {
+	r := featureRepo(t)
+	r.commit("m.txt", "main moved") // a three-way merge rewrites more of the checkout
+	if err := os.WriteFile(filepath.Join(r.dir, ".git", "info", "exclude"), []byte("/progress.json\n/.baton/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range map[string]string{"progress.json": "{}\n", ".baton/config": "{}\n", "notes.txt": "mine\n"} {
+		p := filepath.Join(r.dir, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"progress.json", ".baton/config", "notes.txt"} {
+		if _, err := os.Stat(filepath.Join(r.dir, path)); err != nil {
+			t.Errorf("%s lost in the merge: %v", path, err)
+		}
+	}
+	if st := r.git("status", "--porcelain"); st != "?? notes.txt" {
+		t.Errorf("status after the merge:\n%s", st)
+	}
+	if !strings.HasPrefix(read(t, r.dir, "f.txt"), "feature 2") {
+		t.Error("merged file missing")
+	}
+}

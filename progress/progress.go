@@ -81,7 +81,21 @@ type Session struct {
 	Outcome         string   `json:"outcome"`
 	Commits         []Commit `json:"commits"`
 	CommitRange     *Range   `json:"commit_range,omitempty"`
+	// Failure describes why a session ended in ERROR without its agent
+	// saying so (seed 002's FailureSignature).
+	Failure *FailureSignature `json:"failure_signature,omitempty"`
 }
+
+// FailureSignature is seed 002's FailureSignature.
+type FailureSignature struct {
+	Code     string `json:"code"` // plan_invalid, tool_failure, json_error, context_miss, timeout, unknown
+	Message  string `json:"message"`
+	StageID  string `json:"stage_id,omitempty"`
+	Severity string `json:"severity"` // info, warning, error
+}
+
+// FailureCodes are the codes a FailureSignature may carry.
+var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "unknown"}
 
 // Status is the status object.
 type Status struct {

@@ -1,0 +1,210 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"baton/errs"
+)
+
+// demoOpts are `baton demo`'s options.
+type demoOpts struct {
+	Dir    string
+	Bridge bool
+}
+
+func (a *App) newDemoCmd() *cobra.Command {
+	var o demoOpts
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a whole multi-agent project on a scratch repository with a built-in scripted agent",
+		Long: `Create a scratch git repository with four features and drive it to DONE with 'baton run'
+and a built-in scripted agent that really edits files, commits, reviews and fixes through baton's
+commands. The script includes a REQUEST_CHANGES -> FIX -> PASS cycle, a REJECT, architecture
+reviews (one sends FIX to a refactor branch), the fix-cycle limit (leftovers become tech debt) and
+the tech debt worked off. At the end it prints the timeline and runs 'baton verify'.
+--bridge runs the agents through the exit-42 bridge instead of --agent-cmd.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runDemo(c.Context(), o) },
+	}
+	c.Flags().StringVar(&o.Dir, "dir", "", "where to create the scratch project (default: a new temp directory)")
+	c.Flags().BoolVar(&o.Bridge, "bridge", false, "run the agents through the bridge (exit 42 / --resume) instead of --agent-cmd")
+	agent := &cobra.Command{
+		Use: "agent", Short: "The scripted agent (run by baton run during the demo)", Hidden: true, Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.demoAgent(c.Context()) },
+	}
+	c.AddCommand(agent)
+	return c
+}
+
+// demoConfig makes every kind of transition happen in a few sessions.
+const demoConfig = `{"max_fix_cycles": 1, "architecture_interval": 2, "tech_debt_threshold": 5, "max_error_retries": 1, "lock_timeout_seconds": 10}
+`
+
+func (a *App) runDemo(ctx context.Context, o demoOpts) error {
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "baton-demo-")
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	a.notice("== scratch project: %s", dir)
+	if err := demoRepo(dir); err != nil {
+		return err
+	}
+	d := a.at(dir)
+	if _, err := d.sub(ctx, nil, "init", "--name", "greeter"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".baton", "config"), []byte(demoConfig), 0o644); err != nil {
+		return err
+	}
+	agentCmd := fmt.Sprintf("%q demo agent", exe)
+	if o.Bridge {
+		err = d.demoThroughBridge(ctx, exe, agentCmd)
+	} else {
+		_, err = d.sub(ctx, nil, "run", "--agent-cmd", agentCmd, "--max-sessions", "60")
+	}
+	if err != nil {
+		return err
+	}
+	return d.demoReport(ctx, dir)
+}
+
+// at is the app working in dir, with that as its state directory.
+func (a *App) at(dir string) *App {
+	e := a.env
+	e.Cwd = dir
+	return &App{env: e, g: globalOpts{StateDir: dir}}
+}
+
+// demoThroughBridge plays the host of seed 001: run the orchestrator
+// (baton run), and each time it exits 42 run the agent with the request's
+// prompt, answer with 'baton bridge respond', and resume.
+func (a *App) demoThroughBridge(ctx context.Context, exe, agentCmd string) error {
+	args := []string{"run"}
+	for i := 0; i < 200; i++ {
+		_, err := a.sub(ctx, nil, args...)
+		if err == nil {
+			return nil
+		}
+		if !errs.Is(err, errs.NeedAgent) {
+			return err
+		}
+		req, rerr := os.ReadFile(filepath.Join(a.env.Cwd, ".agent-request.json"))
+		if rerr != nil {
+			return rerr
+		}
+		prompt := gjson.GetBytes(req, "prompt").String()
+		a.notice("[host] exit 42: running the agent for %s", gjson.GetBytes(req, "phase_name").String())
+		cmd := exec.CommandContext(ctx, "sh", "-c", agentCmd)
+		cmd.Dir = a.env.Cwd
+		cmd.Stdin = strings.NewReader(prompt)
+		cmd.Env = append(os.Environ(), "BATON_STATE_DIR="+a.env.Cwd, "BATON_SESSION=", "BATON_ROLE=")
+		out, aerr := cmd.CombinedOutput()
+		status := "success"
+		if aerr != nil {
+			status = "error"
+		}
+		respond := exec.CommandContext(ctx, exe, "--state-dir", a.env.Cwd, "bridge", "respond", "--status", status)
+		respond.Dir = a.env.Cwd
+		respond.Stdin = strings.NewReader(string(out))
+		if rout, err := respond.CombinedOutput(); err != nil {
+			return fmt.Errorf("baton bridge respond: %v\n%s", err, rout)
+		}
+		args = []string{"run", "--resume"}
+	}
+	return fmt.Errorf("the bridge demo did not finish in 200 rounds")
+}
+
+func demoRepo(dir string) error {
+	steps := [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "demo agent"},
+		{"config", "user.email", "agent@baton.demo"},
+	}
+	for _, s := range steps {
+		if err := git(dir, s...); err != nil {
+			return err
+		}
+	}
+	files := map[string]string{
+		"README.md":    "# greeter\n\nA tiny greeting tool built by baton's demo agents.\n",
+		"app_spec.txt": "greeter: say hello, goodbye, shout and whisper.\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := git(dir, "add", "README.md", "app_spec.txt"); err != nil {
+		return err
+	}
+	return git(dir, "commit", "-q", "-m", "Initial project setup")
+}
+
+func git(dir string, args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func gitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// demoReport prints what happened, for a person to follow.
+func (a *App) demoReport(ctx context.Context, dir string) error {
+	for _, s := range []struct {
+		title string
+		args  []string
+	}{
+		{"Status", []string{"status"}},
+		{"Features", []string{"features", "list"}},
+		{"Sessions", []string{"progress", "list"}},
+		{"Reviews and fixes", []string{"reviews", "list"}},
+		{"Timeline (the audit log)", []string{"log"}},
+		{"Verify", []string{"verify"}},
+	} {
+		out, err := a.sub(ctx, nil, s.args...)
+		fmt.Fprintf(a.env.Stdout, "\n== %s ($ baton %s)\n%s", s.title, strings.Join(s.args, " "), out)
+		if err != nil {
+			return err
+		}
+	}
+	graph, err := gitOut(dir, "log", "--oneline", "--graph", "main")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.env.Stdout, "\n== main's history\n%s\n\ndemo: done — the project is in %s\n", graph, dir)
+	return nil
+}

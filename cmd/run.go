@@ -1,0 +1,350 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"baton/bridge"
+	"baton/errs"
+	"baton/progress"
+	"baton/prompts"
+	"baton/workflow"
+)
+
+// runOpts are `baton run`'s options.
+type runOpts struct {
+	AgentCmd    string
+	MaxSessions int
+	Timeout     time.Duration
+	Resume      bool
+}
+
+func (a *App) newRunCmd() *cobra.Command {
+	var o runOpts
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Drive the agents: next role, its prompt, its session, until DONE",
+		Long: `Run the dev-session loop. Each step computes the next role and features from the files,
+renders that role's prompt (built in, or .baton/prompts/ROLE.md), opens the role's session, and
+runs the agent:
+
+  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set,
+                        with a timeout, a progress line on stderr and a log per session in
+                        .baton/logs/;
+  without it            baton checkpoints through the agent bridge: it writes
+                        .agent-request.json and exits 42; a host runs the agent, answers with
+                        'baton bridge respond', and runs 'baton run --resume'.
+
+After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
+failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
+--max-sessions.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.AgentCmd, "agent-cmd", "", "command that runs an agent (prompt on stdin, BATON_SESSION in its environment)")
+	f.IntVar(&o.MaxSessions, "max-sessions", 50, "stop after this many agent sessions")
+	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
+	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
+	return c
+}
+
+// step is one agent session the loop runs.
+type step struct {
+	Role, Feature, Branch, Reason string
+	Session                       int
+	Prompt                        string
+}
+
+func (a *App) runLoop(ctx context.Context, o runOpts) error {
+	if o.MaxSessions < 1 {
+		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
+	}
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	var br *bridge.Bridge
+	if o.AgentCmd == "" {
+		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.env.Stderr}); err != nil {
+			return err
+		}
+		if o.Resume {
+			if err := a.resumeStep(ctx, br); err != nil {
+				return err
+			}
+		}
+	} else if o.Resume {
+		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
+	}
+	for n := 0; n < o.MaxSessions; n++ {
+		next, err := a.nextStep(ctx)
+		if err != nil {
+			return err
+		}
+		switch next.Phase {
+		case workflow.PhaseDone:
+			a.notice("[baton run] DONE: %s", next.Reason)
+			if br != nil {
+				return br.Complete()
+			}
+			return nil
+		case workflow.PhaseStopped:
+			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; a person resumes it by recording the fix with --as HUMAN --reason)", next.Reason)
+		}
+		st, err := a.openStep(ctx, next)
+		if err != nil {
+			return err
+		}
+		if br != nil {
+			_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
+				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": strconv.Itoa(st.Session)}}})
+			return err // the first request of this process checkpoints: exit 42
+		}
+		failure := a.runAgent(ctx, o, st)
+		if err := a.checkStep(ctx, st, failure); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return errs.New(errs.Interrupted, "interrupted after session %d", st.Session)
+		}
+	}
+	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
+	return nil
+}
+
+// phaseName ties a bridge request to its session, so that a resumed run
+// knows which session the answer belongs to.
+func phaseName(st step) string { return fmt.Sprintf("session-%d-%s", st.Session, st.Role) }
+
+// resumeStep takes the answer to the run's outstanding request and checks
+// the session it was for.
+func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
+	cp := br.Checkpoint()
+	if len(cp.AgentRequests) == 0 {
+		return nil
+	}
+	last := cp.AgentRequests[len(cp.AgentRequests)-1]
+	var id int
+	var role string
+	if _, err := fmt.Sscanf(last.PhaseName, "session-%d-%s", &id, &role); err != nil {
+		return errs.New(errs.Invalid, "bridge: the run's last request %q was not made by 'baton run'; start a new run without --resume", last.PhaseName)
+	}
+	out, err := br.Invoke(last.AgentName, "resume", bridge.InvokeOptions{Phase: last.Phase, PhaseName: last.PhaseName})
+	var failure *failureSignature
+	if err != nil {
+		if errs.Is(err, errs.NeedAgent) || errs.Is(err, errs.Conflict) || errs.Is(err, errs.Invalid) {
+			return err
+		}
+		failure = &failureSignature{Code: "tool_failure", Message: err.Error(), Severity: "error"}
+	}
+	st := step{Role: role, Session: id}
+	a.logAgentOutput(st, []byte(out))
+	return a.checkStep(ctx, st, failure)
+}
+
+// nextStep reads what runs next.
+func (a *App) nextStep(ctx context.Context) (nextResult, error) {
+	var n nextResult
+	err := a.snapshot(ctx, func(sn *snapshot) error {
+		if sn.prog == nil {
+			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
+		}
+		if len(sn.open.Open) > 0 {
+			s := sn.open.Open[0]
+			return errs.New(errs.Conflict, "session %d (%s) is still open: end it ('BATON_SESSION=%d baton session end -o ...') or let its agent finish before 'baton run'", s.SessionID, s.AgentType, s.SessionID)
+		}
+		n = sn.next()
+		return nil
+	})
+	return n, err
+}
+
+// openStep opens the session of the next step and renders its prompt.
+func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
+	st := step{Role: n.Phase, Feature: deref(n.Feature), Branch: deref(n.Branch), Reason: n.Reason}
+	args := []string{"session", "start", "--agent", st.Role}
+	if st.Feature != "" {
+		args = append(args, "--feature", st.Feature)
+	}
+	if st.Branch != "" {
+		args = append(args, "--branch", st.Branch)
+	}
+	out, err := a.sub(ctx, nil, append([]string{"--json"}, args...)...)
+	if err != nil {
+		return st, err
+	}
+	st.Session = int(gjson.GetBytes(out, "session_id").Int())
+	data, err := a.promptData(ctx, st)
+	if err != nil {
+		return st, err
+	}
+	s, err := a.openStore("")
+	if err != nil {
+		return st, err
+	}
+	if st.Prompt, err = prompts.Render(filepath.Join(s.BatonDir(), "prompts"), data); err != nil {
+		return st, errs.New(errs.Invalid, "%v", err)
+	}
+	return st, nil
+}
+
+func (a *App) promptData(ctx context.Context, st step) (prompts.Data, error) {
+	d := prompts.Data{Role: st.Role, Session: st.Session, Feature: st.Feature, Branch: st.Branch, Reason: st.Reason, MainBranch: "main"}
+	err := a.snapshot(ctx, func(sn *snapshot) error {
+		d.StateDir = sn.s.Dir
+		d.MaxFixCycles = sn.cfg.MaxFixCycles
+		if p, err := sn.prog.Project(); err == nil {
+			d.Project = p.Name
+		}
+		if sn.rev != nil && st.Feature != "" {
+			d.FixCount = sn.rev.FixCount(st.Feature)
+		}
+		return nil
+	})
+	return d, err
+}
+
+// failureSignature is recorded when an agent did not finish its session.
+type failureSignature = progress.FailureSignature
+
+// runAgent runs --agent-cmd for one step; a failure describes how the
+// agent process ended badly (nil when it exited 0).
+func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
+	actx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(actx, "sh", "-c", o.AgentCmd)
+	cmd.Dir = a.env.Cwd
+	cmd.Stdin = strings.NewReader(st.Prompt)
+	cmd.Env = append(os.Environ(), "BATON_SESSION="+strconv.Itoa(st.Session), "BATON_ROLE=")
+	if s, err := a.openStore(""); err == nil {
+		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+s.Dir)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	start := a.env.Now()
+	stop := a.progressLine(st, start)
+	err := cmd.Run()
+	stop()
+	a.logAgentOutput(st, out.Bytes())
+	took := a.env.Now().Sub(start).Round(time.Millisecond)
+	switch {
+	case errors.Is(actx.Err(), context.DeadlineExceeded):
+		a.notice("[baton run] %s session %d timed out after %s", st.Role, st.Session, o.Timeout)
+		return &failureSignature{Code: "timeout", Message: fmt.Sprintf("the agent ran past --timeout %s and was killed", o.Timeout), StageID: st.Role, Severity: "error"}
+	case err != nil:
+		a.notice("[baton run] %s session %d: agent failed after %s: %v", st.Role, st.Session, took, err)
+		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent command failed: %v", err), StageID: st.Role, Severity: "error"}
+	}
+	a.notice("[baton run] %s session %d finished in %s", st.Role, st.Session, took)
+	return nil
+}
+
+// progressLine shows role, feature and elapsed time on stderr while an
+// agent runs: a line rewritten each second on a terminal, else a start
+// line.
+func (a *App) progressLine(st step, start time.Time) func() {
+	label := fmt.Sprintf("[baton run] %s %s session %d", st.Role, orDash(st.Feature), st.Session)
+	f, ok := a.env.Stderr.(*os.File)
+	if !ok || !isTerminal(f) {
+		a.notice("%s started", label)
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-t.C:
+				fmt.Fprintf(f, "\r\033[K%s — %s", label, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// logAgentOutput saves an agent's output in .baton/logs/session-N.log.
+func (a *App) logAgentOutput(st step, out []byte) {
+	s, err := a.openStore("")
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(s.BatonDir(), "logs")
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("session-%d.log", st.Session)), out, 0o644)
+}
+
+// checkStep checks what the agent recorded: a session it left open is
+// ended as ERROR with a failure signature, which the workflow then retries
+// or stops on.
+func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature) error {
+	open, err := readFile(ctx, a, progress.OpenFileName, "", progress.ParseOpen)
+	if err != nil && !errs.Is(err, errs.NotFound) {
+		return err
+	}
+	if open == nil {
+		return nil
+	}
+	if _, err := open.Get(st.Session); err != nil {
+		return nil // the agent ended its session
+	}
+	if failure == nil {
+		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}
+	}
+	a.notice("[baton run] session %d (%s) was left open: ending it as ERROR (%s)", st.Session, st.Role, failure.Code)
+	env := map[string]string{"BATON_SESSION": strconv.Itoa(st.Session)}
+	_, err = a.sub(ctx, env, "session", "end", "-o", "ERROR", "-s", "baton run: "+failure.Message, "--failure", failure.Code, "--failure-severity", failure.Severity)
+	return err
+}
+
+// sub runs a baton command in this process with extra environment,
+// returning its stdout; its stderr goes to ours.
+func (a *App) sub(ctx context.Context, env map[string]string, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	e := a.env
+	e.Stdout = &out
+	e.Getenv = func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return a.env.Getenv(k)
+	}
+	if a.g.StateDir != "" {
+		args = append([]string{"--state-dir", a.g.StateDir}, args...)
+	}
+	sub := &App{env: e}
+	root := sub.newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(a.env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		return out.Bytes(), fmt.Errorf("baton %s: %w", strings.Join(args, " "), err)
+	}
+	return out.Bytes(), nil
+}
