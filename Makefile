@@ -41,9 +41,10 @@ bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) ./...
 	$(GO) run ./bench/cmdbench -baton $(BIN)
 
-# A whole multi-agent cycle on a scratch repository with real baton commands.
+# A whole multi-agent project on a scratch repository: baton run drives the
+# built-in scripted agent to DONE (demo/demo.sh walks one cycle by hand).
 demo: build
-	./demo/demo.sh $(BIN)
+	./$(BIN) demo
 
 clean:
 	rm -rf bin

@@ -9,9 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tidwall/gjson"
-
-	"baton/errs"
 )
 
 // demoOpts are `baton demo`'s options.
@@ -64,7 +61,7 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := selfPath()
 	if err != nil {
 		return err
 	}
@@ -91,6 +88,16 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 	return d.demoReport(ctx, dir)
 }
 
+// selfPath is how to run this baton again: the path it was started as
+// (which a test harness may have installed under the name baton), else the
+// executable.
+func selfPath() (string, error) {
+	if p, err := exec.LookPath(os.Args[0]); err == nil {
+		return filepath.Abs(p)
+	}
+	return os.Executable()
+}
+
 // at is the app working in dir, with that as its state directory.
 func (a *App) at(dir string) *App {
 	e := a.env
@@ -98,43 +105,12 @@ func (a *App) at(dir string) *App {
 	return &App{env: e, g: globalOpts{StateDir: dir}}
 }
 
-// demoThroughBridge plays the host of seed 001: run the orchestrator
-// (baton run), and each time it exits 42 run the agent with the request's
-// prompt, answer with 'baton bridge respond', and resume.
+// demoThroughBridge runs the same loop through the bridge: 'baton bridge
+// loop' is the host (seed 001), 'baton run' the orchestrator that exits 42
+// for each agent and is re-run with --resume.
 func (a *App) demoThroughBridge(ctx context.Context, exe, agentCmd string) error {
-	args := []string{"run"}
-	for i := 0; i < 200; i++ {
-		_, err := a.sub(ctx, nil, args...)
-		if err == nil {
-			return nil
-		}
-		if !errs.Is(err, errs.NeedAgent) {
-			return err
-		}
-		req, rerr := os.ReadFile(filepath.Join(a.env.Cwd, ".agent-request.json"))
-		if rerr != nil {
-			return rerr
-		}
-		prompt := gjson.GetBytes(req, "prompt").String()
-		a.notice("[host] exit 42: running the agent for %s", gjson.GetBytes(req, "phase_name").String())
-		cmd := exec.CommandContext(ctx, "sh", "-c", agentCmd)
-		cmd.Dir = a.env.Cwd
-		cmd.Stdin = strings.NewReader(prompt)
-		cmd.Env = append(os.Environ(), "BATON_STATE_DIR="+a.env.Cwd, "BATON_SESSION=", "BATON_ROLE=")
-		out, aerr := cmd.CombinedOutput()
-		status := "success"
-		if aerr != nil {
-			status = "error"
-		}
-		respond := exec.CommandContext(ctx, exe, "--state-dir", a.env.Cwd, "bridge", "respond", "--status", status)
-		respond.Dir = a.env.Cwd
-		respond.Stdin = strings.NewReader(string(out))
-		if rout, err := respond.CombinedOutput(); err != nil {
-			return fmt.Errorf("baton bridge respond: %v\n%s", err, rout)
-		}
-		args = []string{"run", "--resume"}
-	}
-	return fmt.Errorf("the bridge demo did not finish in 200 rounds")
+	_, err := a.sub(ctx, nil, "bridge", "loop", "--max-iterations", "100", "--agent-cmd", agentCmd, "--", exe, "--state-dir", a.env.Cwd, "run")
+	return err
 }
 
 func demoRepo(dir string) error {

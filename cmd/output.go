@@ -68,6 +68,10 @@ func (a *App) reportError(err error) {
 		fmt.Fprintf(a.env.Stderr, "%s\n", b)
 		return
 	}
+	if errs.Is(err, errs.NeedAgent) { // a checkpoint, not a failure
+		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", err.Error())
+		return
+	}
 	fmt.Fprintf(a.env.Stderr, "ERROR: %s\n", err.Error())
 }
 

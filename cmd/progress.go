@@ -97,7 +97,11 @@ func (a *App) newAddSessionCmd() *cobra.Command {
 		Short: "Record a finished session (id assigned under the lock)",
 		Long: `Record a finished session. The id is the next one, assigned under the lock.
 --commits takes "hash:message" values, several after one flag as the predecessor did.
---commit-to defaults to HEAD. --current-feature/--current-branch accept "null" to clear.`,
+--commit-to defaults to HEAD. --current-feature/--current-branch accept "null" to clear.
+In a git repository the session's commits are recorded from git: the commits of
+--commit-from..--commit-to (git rev-list, oldest first); without --commit-from, on a branch
+other than main, the range starts at the branch's merge base with main. --commits values
+must be among them.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 && !c.Flags().Changed("commits") {
@@ -210,6 +214,13 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		if err := checkFeatureIDs(st, in.FeaturesTouched); err != nil {
 			return err
 		}
+		from := in.CommitRange.From
+		if from == nil {
+			from = a.mainBase(st.cfg, in.CommitRange.To)
+		}
+		if in.Commits, in.CommitRange, err = a.sessionRange(in.Commits, from, in.CommitRange.To); err != nil {
+			return err
+		}
 		open, err := st.openSessions()
 		if err != nil {
 			return err
@@ -240,7 +251,7 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		if o.CurrentBranch != nil {
 			branch = progress.Nullable(*o.CurrentBranch)
 		}
-		if err := st.afterSession(p, added, feature, branch, cur.CurrentPhase, o.NextPhase); err != nil {
+		if err := st.afterSession(p, added, feature, branch, added.AgentType, o.NextPhase); err != nil {
 			return err
 		}
 		return st.setHead(p)
@@ -332,15 +343,6 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatu
 		if err != nil {
 			return err
 		}
-		if o.Phase != "" {
-			reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
-			if reason == "" {
-				reason = "the current phase"
-			}
-			if err := st.checkNextPhase("--phase", o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}); err != nil {
-				return err
-			}
-		}
 		if o.Feature != nil {
 			v := progress.Nullable(*o.Feature)
 			if v != nil {
@@ -354,6 +356,15 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatu
 		}
 		if o.Branch != nil {
 			if err := p.SetStatus("current_branch", progress.Nullable(*o.Branch)); err != nil {
+				return err
+			}
+		}
+		if o.Phase != "" {
+			reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
+			if reason == "" {
+				reason = "the current phase"
+			}
+			if err := st.checkNextPhase("--phase", o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}); err != nil {
 				return err
 			}
 		}

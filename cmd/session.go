@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
 
 	"baton/errs"
 	"baton/features"
@@ -57,6 +58,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 	ids := features.SplitIDs(o.Features)
 	var started progress.OpenSession
 	var phase string
+	var decided bool // the phase was computed, not the initial default
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		p, err := st.progress()
 		if err != nil {
@@ -74,6 +76,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 			return err
 		}
 		phase = cur.CurrentPhase
+		decided = gjson.GetBytes(p.StatusRaw(), "decision.rule").Exists()
 		p.ReserveAfter(open.MaxID())
 		started = progress.OpenSession{
 			SessionID: p.NextSessionID(), AgentType: role, StartedAt: st.stamp(), Features: ids,
@@ -94,7 +97,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 	if err != nil {
 		return err
 	}
-	if phase != "" && canonicalRole(phase) != canonicalRole(role) {
+	if phase != "" && decided && canonicalRole(phase) != canonicalRole(role) {
 		a.warn("the workflow's next phase is %s, not %s (see 'baton next')", phase, role)
 	}
 	env := map[string]string{"BATON_SESSION": strconv.Itoa(started.SessionID)}
@@ -219,7 +222,7 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, outcome)
 		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
-		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.Phase, o.NextPhase)
+		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.AgentType, o.NextPhase)
 	})
 	if err != nil {
 		return err

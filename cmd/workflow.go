@@ -102,6 +102,8 @@ func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
 }
 
 // checkNextPhase refuses a --next-phase that contradicts the computed one.
+// A person (--as HUMAN) overrides instead: the phase given is applied and
+// recorded with the person's reason.
 func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
 	if given == "" {
 		return nil
@@ -112,6 +114,14 @@ func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
 	}
 	if g == d.Phase || canonicalRole(g) == canonicalRole(d.Phase) {
 		return nil
+	}
+	if who, _ := st.resolveActor(); who != nil && who.Role == workflow.Human && st.prog != nil {
+		cur, err := st.prog.Status()
+		if err != nil {
+			return err
+		}
+		return st.applyDecision(st.prog, workflow.Decision{Phase: g, Feature: cur.CurrentFeature, Branch: cur.CurrentBranch,
+			Rule: "human-override", Reason: fmt.Sprintf("set to %s by a person (computed: %s): %s", g, d.Phase, who.Reason)})
 	}
 	return st.refuse(errs.New(errs.Policy, "%s %s contradicts the computed next phase %s (%s); the phase is computed from the files — leave %s out or correct it", flag, g, d.Phase, d.Reason, flag))
 }
