@@ -14,6 +14,7 @@ import (
 
 	"baton/errs"
 	"baton/features"
+	"baton/gitops"
 	"baton/jsondoc"
 	"baton/progress"
 	"baton/reviews"
@@ -97,19 +98,43 @@ type verifyResult struct {
 func (a *App) newVerifyCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify",
-		Short: "Check the audit chain, that the files match the last event, and the state's invariants (exit 6 on any problem)",
-		Args:  cobra.NoArgs,
+		Short: "Check the audit chain, that the files match the last event, the state's invariants and git (exit 6 on any problem)",
+		Long: `Check the audit chain, that the files match the last event, that every passing feature has a
+passing review, and in a git repository: that every recorded hash (sessions' commits and ranges,
+reviews' ranges and merge commits, fixes' commits) exists, and that every commit on main since
+'baton init' (its head then is in .baton/git.json) is accounted for by a recorded merge (the
+merge commit and the commits it brought in) or a session's commits. Exit 6 on any problem.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var res verifyResult
-			if err := a.snapshot(c.Context(), func(sn *snapshot) error { res = sn.verify(); return nil }); err != nil {
+			var recs gitRecords
+			var base *gitBaseline
+			var cfg store.Config
+			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+				res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
+				var err error
+				if base, err = readBaseline(sn.s); err != nil {
+					res.Problems = append(res.Problems, problem{"git-main", gitBaselineName, err.Error()})
+				}
+				return nil
+			}); err != nil {
 				return err
 			}
+			// git is read after the state lock is released: a long history
+			// must not hold up the writers.
+			gitChecked := a.repo() != nil
+			res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
+			res.OK = len(res.Problems) == 0
 			if err := a.emit(res, func(w io.Writer) {
 				for _, p := range res.Problems {
 					printf(w, "PROBLEM: [%s] %s", p.Check, p.Message)
 				}
 				if res.OK {
-					printf(w, "OK: %d events, chain intact, files match the last event, every passing feature has a passing review", res.Events)
+					git := ""
+					if gitChecked {
+						git = ", every recorded commit exists, every commit on main is accounted for"
+					}
+					printf(w, "OK: %d events, chain intact, files match the last event, every passing feature has a passing review%s", res.Events, git)
 				}
 			}); err != nil {
 				return err
@@ -444,4 +469,166 @@ func containsID(batch, id string) bool {
 		}
 	}
 	return false
+}
+
+// ---- verify: git
+
+// recordedHash is a commit hash a state file records, and where.
+type recordedHash struct {
+	Where, Hash string
+}
+
+// recordedMerge is a merge the files record: the merge commit, and main's
+// head before it when known (a fast-forward has no first parent to ask).
+type recordedMerge struct {
+	Where, Commit, Onto string
+}
+
+// gitRecords is every hash the files record, read under the lock.
+type gitRecords struct {
+	hashes   []recordedHash
+	sessions []string // the hashes of sessions' commits
+	merges   []recordedMerge
+}
+
+func (sn *snapshot) gitRecords() gitRecords {
+	var g gitRecords
+	add := func(where string, v gjson.Result) {
+		if v.Type == gjson.String && strings.TrimSpace(v.Str) != "" {
+			g.hashes = append(g.hashes, recordedHash{where, strings.TrimSpace(v.Str)})
+		}
+	}
+	if sn.prog != nil {
+		sn.prog.Sessions(func(raw []byte) {
+			s := gjson.ParseBytes(raw)
+			where := fmt.Sprintf("%s: session %d", progress.FileName, s.Get("session_id").Int())
+			s.Get("commits").ForEach(func(_, c gjson.Result) bool {
+				add(where+" commits", c.Get("hash"))
+				if h := c.Get("hash").String(); h != "" {
+					g.sessions = append(g.sessions, strings.TrimSpace(h))
+				}
+				return true
+			})
+			add(where+" commit_range.from", s.Get("commit_range.from"))
+			add(where+" commit_range.to", s.Get("commit_range.to"))
+		})
+	}
+	if sn.rev == nil {
+		return g
+	}
+	for _, r := range sn.rev.Reviews() {
+		where := fmt.Sprintf("%s: review R%d", reviews.FileName, r.Get("review_id").Int())
+		add(where+" commit_range.from", r.Get("commit_range.from"))
+		add(where+" commit_range.to", r.Get("commit_range.to"))
+		add(where+" merge_commit", r.Get("merge_commit"))
+		if m := r.Get("merge_commit").String(); m != "" {
+			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String()})
+		}
+	}
+	for _, x := range sn.rev.Fixes() {
+		where := fmt.Sprintf("%s: fix %s", reviews.FileName, reviews.FixLabel(int(x.Get("fix_id").Int())))
+		x.Get("issues_fixed").ForEach(func(_, is gjson.Result) bool {
+			add(where+" issue "+is.Get("issue_id").String()+" commit", is.Get("commit"))
+			return true
+		})
+		add(where+" merge_commit", x.Get("merge_commit"))
+		if m := x.Get("merge_commit").String(); m != "" {
+			g.merges = append(g.merges, recordedMerge{Where: where, Commit: m})
+		}
+	}
+	return g
+}
+
+// gitProblems checks the records against the working directory's
+// repository: every hash exists, and every commit on main since the
+// baseline is accounted for. Outside a repository there is nothing to check.
+func (a *App) gitProblems(g gitRecords, base *gitBaseline, cfg store.Config) []problem {
+	r := a.repo()
+	if r == nil {
+		return nil
+	}
+	resolved := map[string]string{}
+	var out []problem
+	for _, h := range g.hashes {
+		full, ok := resolved[h.Hash]
+		if !ok {
+			full, _ = gitops.ResolveCommit(r, h.Hash)
+			resolved[h.Hash] = full
+		}
+		if full == "" {
+			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, h.Hash, r.Top())})
+		}
+	}
+	return append(out, mainProblems(r, g, base, cfg, resolved)...)
+}
+
+// mainProblems lists the commits on main since the baseline that no
+// recorded merge or session accounts for.
+func mainProblems(r gitops.Repo, g gitRecords, base *gitBaseline, cfg store.Config, resolved map[string]string) []problem {
+	if base == nil {
+		return nil
+	}
+	name := base.MainBranch
+	if name == "" {
+		name = cfg.MainBranch
+	}
+	head, err := r.Branch(name)
+	if err != nil {
+		if base.MainHead == nil {
+			return nil // still no commit on main
+		}
+		return []problem{{"git-main", "", fmt.Sprintf("the main branch %s recorded at 'baton init' does not exist in the repository at %s", name, r.Top())}}
+	}
+	from := ""
+	if base.MainHead != nil {
+		from = *base.MainHead
+		if ok, err := r.IsAncestor(from, head); err != nil || !ok {
+			return []problem{{"git-main", "", fmt.Sprintf("%s was rewritten: its head at 'baton init', %s, is no longer in its history (now at %s)", name, gitops.Short(from), gitops.Short(head))}}
+		}
+	}
+	onMain, err := r.Range(from, head)
+	if err != nil {
+		return []problem{{"git-main", "", fmt.Sprintf("listing the commits on %s: %v", name, err)}}
+	}
+	ok := accounted(r, g, resolved)
+	var out []problem
+	for _, c := range onMain {
+		if !ok[c.Hash] {
+			out = append(out, problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge or session accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})
+		}
+	}
+	return out
+}
+
+// accounted is the set of commits the records account for on main: the
+// sessions' commits, every recorded merge commit and the commits each
+// brought in (from main's head before it, else its first parent).
+func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[string]bool {
+	ok := map[string]bool{}
+	for _, h := range g.sessions {
+		if full := resolved[h]; full != "" {
+			ok[full] = true
+		}
+	}
+	for _, m := range g.merges {
+		mc := resolved[m.Commit]
+		if mc == "" {
+			continue
+		}
+		ok[mc] = true
+		from, err := gitops.ResolveCommit(r, m.Onto)
+		if m.Onto == "" || err != nil {
+			if from, err = gitops.ResolveCommit(r, mc+"^1"); err != nil {
+				continue // a root commit
+			}
+		}
+		in, err := r.Range(from, mc)
+		if err != nil {
+			continue
+		}
+		for _, c := range in {
+			ok[c.Hash] = true
+		}
+	}
+	return ok
 }

@@ -25,6 +25,7 @@ type initOpts struct {
 	Name       string
 	Scripts    bool
 	ScriptsDir string
+	Hooks      bool
 }
 
 type initResult struct {
@@ -33,6 +34,8 @@ type initResult struct {
 	Kept     []string `json:"kept"`
 	Excluded []string `json:"excluded"`
 	Scripts  []string `json:"scripts"`
+	Hooks    []string `json:"hooks"`
+	Baseline string   `json:"git_baseline,omitempty"`
 }
 
 func (a *App) newInitCmd() *cobra.Command {
@@ -42,14 +45,19 @@ func (a *App) newInitCmd() *cobra.Command {
 		Short: "Set up baton's state in a project (files, .baton/, git exclude, optional scripts)",
 		Long: `Create progress.json, reviews.json and feature_list.json where missing (existing files are
 kept), .baton/ with the default config, and entries in the repository's info/exclude so that no
-checkout, merge or 'git add .' touches the state. --scripts installs the drop-in scripts/progress.py,
-reviews.py and features.py that hand predecessor-style calls to baton.`,
+checkout, merge or 'git add .' touches the state. In a repository, main's head is recorded in
+.baton/git.json: 'baton verify' accounts for every commit on main after it. --scripts installs the
+drop-in scripts/progress.py, reviews.py and features.py that hand predecessor-style calls to baton.
+--hooks installs git hooks (pre-commit, pre-merge-commit, reference-transaction) refusing commits
+and ref updates on main unless BATON_ALLOW_MAIN=1 is set; hooks baton did not write are never
+overwritten.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runInit(c.Context(), c.CommandPath(), o) },
 	}
 	c.Flags().StringVarP(&o.Name, "name", "n", "", "project name (default: the directory's name)")
 	c.Flags().BoolVar(&o.Scripts, "scripts", false, "install scripts/progress.py, reviews.py, features.py")
 	c.Flags().StringVar(&o.ScriptsDir, "scripts-dir", "scripts", "where --scripts installs them (relative to the state directory)")
+	c.Flags().BoolVar(&o.Hooks, "hooks", false, "install git hooks refusing commits onto main (override: BATON_ALLOW_MAIN=1)")
 	return c
 }
 
@@ -58,7 +66,7 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 	if err != nil {
 		return err
 	}
-	res := initResult{StateDir: s.Dir, Created: []string{}, Kept: []string{}, Excluded: []string{}, Scripts: []string{}}
+	res := initResult{StateDir: s.Dir, Created: []string{}, Kept: []string{}, Excluded: []string{}, Scripts: []string{}, Hooks: []string{}}
 	if o.Name == "" {
 		o.Name = filepath.Base(s.Dir)
 	}
@@ -116,6 +124,18 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		return err
 	}
 	res.Excluded = append(res.Excluded, excluded...)
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if res.Baseline, err = a.recordBaseline(s, cfg); err != nil {
+		return err
+	}
+	if o.Hooks {
+		if _, res.Hooks, err = a.installHooks(cfg); err != nil {
+			return err
+		}
+	}
 	if o.Scripts {
 		dir := o.ScriptsDir
 		if !filepath.IsAbs(dir) {
@@ -138,6 +158,12 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		}
 		for _, p := range res.Scripts {
 			printf(w, "  script   %s", p)
+		}
+		if res.Baseline != "" {
+			printf(w, "  recorded main's head in %s", res.Baseline)
+		}
+		for _, p := range res.Hooks {
+			printf(w, "  hook     %s", p)
 		}
 	})
 }

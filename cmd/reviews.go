@@ -27,7 +27,8 @@ const reviewsHint = "baton reviews init"
 func (a *App) newReviewsCmd() *cobra.Command {
 	return group("reviews", "Record and read reviews and fixes in reviews.json",
 		a.newReviewsInitCmd(), a.newAddReviewCmd(), a.newAddFixCmd(), a.newGetReviewCmd(), a.newGetLastCmd(),
-		a.newGetFixCountCmd(), a.newShowIssuesCmd(), a.newReviewsListCmd(), a.newNextReviewIDCmd(), a.newMarkMergedCmd())
+		a.newGetFixCountCmd(), a.newShowIssuesCmd(), a.newReviewsListCmd(), a.newNextReviewIDCmd(), a.newMarkMergedCmd(),
+		a.newReviewsMergeCmd(), a.newReviewsRejectCmd())
 }
 
 // ---- reviews init
@@ -106,7 +107,9 @@ func (a *App) newAddReviewCmd() *cobra.Command {
 as the seed stores it — {"critical":[],"major":[{"description":"..."}],"minor":[],"suggestions":[]} —
 or as a flat list of issues each with "severity". Issue ids (R<review>-M<n>, A<review>-... for
 architecture reviews) are assigned when missing and checked when given.
-Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED mean PASS).`,
+Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED mean PASS).
+In a git repository the branch must exist, and commit_range is recorded from git: main's
+merge base with the branch .. the branch head; --commit-from/--commit-to must agree with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.HasCoverage = c.Flags().Changed("coverage")
@@ -207,6 +210,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		if err != nil {
 			return err
 		}
+		if err := a.reviewRange(st.cfg, &in); err != nil {
+			return err
+		}
 		if in.FeatureID != nil {
 			if err := checkFeatureIDs(st, features.SplitIDs(*in.FeatureID)); err != nil {
 				return err
@@ -274,6 +280,7 @@ func (a *App) newAddFixCmd() *cobra.Command {
 		Long: `Record a fix. --issues-fixed is a JSON list (inline, a file, or -) of
 {"issue_id":"R1-M1","fix_description":"...","commit":"abc123"} objects or plain issue ids; each must
 be an issue of the review named by --review-id. Feature and branch default to the review's.
+In a git repository each "commit" must exist, be on the fix's branch and not on main.
 The fix id is printed as FIX-<n>.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runAddFix(c.Context(), c.CommandPath(), o) },
@@ -381,6 +388,13 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		st.taskID = progress.Nullable(rv.Get("feature_id").String())
 		if reviews.VerdictOf(rv) == "REJECT" || rv.Get("decision.reject").Bool() {
 			return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: its features go back to IMPLEMENT, and no fix answers a rejected review", in.ReviewID))
+		}
+		branch := deref(in.Branch)
+		if branch == "" {
+			branch = rv.Get("branch").String()
+		}
+		if err := st.checkFixCommits(&in, branch); err != nil {
+			return err
 		}
 		key := deref(in.FeatureID)
 		if key == "" {
@@ -691,6 +705,10 @@ func (a *App) newMarkMergedCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			mc, err := a.commitRef("--merge-commit", mergeCommit)
+			if err != nil {
+				return err
+			}
 			err = a.update(c.Context(), c.CommandPath(), reviews.FileName, func(st *state) error {
 				if _, err := st.require(workflow.MarkMerged); err != nil {
 					return err
@@ -699,7 +717,7 @@ func (a *App) newMarkMergedCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := r.MarkMerged(id, st.stamp(), progress.Nullable(mergeCommit)); err != nil {
+				if err := r.MarkMerged(id, st.stamp(), mc); err != nil {
 					return err
 				}
 				st.touch(reviews.FileName)

@@ -30,8 +30,8 @@ start() {
 }
 finish() { run session end "$@"; unset BATON_SESSION; }
 
-step "INITIALIZER: set up baton and the feature list"
-run init --name greeter
+step "INITIALIZER: set up baton and the feature list; hooks keep commits off main"
+run init --name greeter --hooks
 start INITIALIZER
 run features append -s app_spec.txt -e '[
   {"id": "F001", "name": "Greeting endpoint", "description": "GET /hello returns a greeting", "type": "feature"},
@@ -43,7 +43,8 @@ run next
 step "IMPLEMENT: take the next feature, build it on a branch"
 run features next
 start IMPLEMENT --feature F001 --branch feature/greeting
-git checkout -qb feature/greeting
+run branch create feature/greeting
+git checkout -q feature/greeting
 cat > hello.sh <<'SH'
 #!/bin/sh
 echo "hello, $1"
@@ -57,12 +58,11 @@ step "IMPLEMENT may not mark its own work passing"
 printf '$ BATON_ROLE=IMPLEMENT baton features pass F001\n'
 BATON_ROLE=IMPLEMENT "$BATON" features pass F001 || echo "(exit $?: refused, and logged)"
 
-step "REVIEW: review main..feature/greeting, request changes"
+step "REVIEW: review main..feature/greeting (the range is recorded from git), request changes"
 start REVIEW
 run progress get-review-type
-base=$(git merge-base main feature/greeting | cut -c1-7)
 run reviews add-review -a REVIEW --feature-id F001 -b feature/greeting -v REQUEST_CHANGES \
-  -s "Works, but an empty name prints 'hello, '" --commit-from "$base" --commit-to "$head" --issues '[
+  -s "Works, but an empty name prints 'hello, '" --issues '[
   {"severity": "major", "description": "Empty name is not handled", "location": "hello.sh:2", "suggestion": "Default to \"world\""},
   {"severity": "suggestion", "description": "Add a usage line"}
 ]'
@@ -84,17 +84,17 @@ run reviews add-fix -r 1 --issues-fixed "[{\"issue_id\": \"R1-M1\", \"fix_descri
 finish -o READY_FOR_REVIEW -s "Fixed R1-M1 and R1-S1" --commits "$fix:Default the greeting to world"
 run reviews get-fix-count F001
 
-step "REVIEW: re-verify, pass, merge to main, mark passing"
+step "REVIEW: re-verify, pass; baton merges to main, marks F001 passing, deletes the branch"
 start REVIEW
-run reviews add-review -a REVIEW --feature-id F001 -b feature/greeting -v PASS -s "Fix verified" \
-  --commit-from "$base" --commit-to "$fix"
+run reviews add-review -a REVIEW --feature-id F001 -b feature/greeting -v PASS -s "Fix verified"
 git checkout -q main
-git merge -q --no-ff -m "Merge feature/greeting (F001)" feature/greeting
+run reviews merge
 merge=$(git rev-parse --short HEAD)
-git branch -qd feature/greeting
-run features pass F001
-run reviews mark-merged FIX-1 --merge-commit "$merge"
 finish -o SUCCESS -s "R2: PASS, merged F001 as $merge"
+
+step "main is guarded: a commit straight onto it is refused by the hook"
+printf '$ git commit --allow-empty -m "straight onto main"\n'
+git commit -q --allow-empty -m "straight onto main" || echo "(exit $?: refused; a person may override with BATON_ALLOW_MAIN=1)"
 
 step "Where the project stands"
 run status

@@ -94,6 +94,12 @@ func (w *walker) mark(h plumbing.Hash, flags int) error {
 				return err
 			}
 		}
+		if n.flags&(fromLeft|fromRight) == fromLeft|fromRight && n.flags&stale == 0 {
+			// a commit walked before the other side reached it (commits
+			// with equal times are not walked in topological order) is
+			// walked again, so that a merge-base walk sees it as common
+			heap.Push(&w.queue, n)
+		}
 	}
 	return nil
 }

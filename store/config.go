@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"baton/errs"
 	"baton/jsondoc"
@@ -14,18 +15,25 @@ import (
 // ConfigName is the config file inside .baton/.
 const ConfigName = "config"
 
-// Config holds the workflow limits, with the seed's defaults.
+// Config holds the workflow limits, with the seed's defaults, and how
+// baton merges.
 type Config struct {
 	MaxFixCycles         int `json:"max_fix_cycles"`
 	ArchitectureInterval int `json:"architecture_interval"`
 	TechDebtThreshold    int `json:"tech_debt_threshold"`
 	MaxErrorRetries      int `json:"max_error_retries"`
 	LockTimeoutSeconds   int `json:"lock_timeout_seconds"`
+	// MainBranch is the branch work merges into; empty means main, else
+	// master.
+	MainBranch string `json:"main_branch"`
+	// MergeNoFF makes every merge a merge commit, even when main could
+	// fast-forward (git merge --no-ff), so each merge is one commit to audit.
+	MergeNoFF bool `json:"merge_no_ff"`
 }
 
 // DefaultConfig is the configuration of a project with no config file.
 func DefaultConfig() Config {
-	return Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10}
+	return Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}
 }
 
 // ConfigPath is where the config of the state directory lives.
@@ -61,6 +69,9 @@ func (s *Store) LoadConfig() (Config, error) {
 		if f.v < f.min {
 			return c, errs.New(errs.Invalid, "%s: %s must be at least %d, found %d", s.ConfigPath(), f.name, f.min, f.v)
 		}
+	}
+	if b := c.MainBranch; b != "" && (strings.HasPrefix(b, "-") || strings.HasPrefix(b, "refs/") || strings.ContainsAny(b, " ~^:?*[\\") || strings.Contains(b, "..")) {
+		return c, errs.New(errs.Invalid, "%s: main_branch %q is not a branch name (write it as git shows it, e.g. \"main\")", s.ConfigPath(), b)
 	}
 	return c, nil
 }

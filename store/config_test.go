@@ -27,7 +27,7 @@ func withConfig(t *testing.T, data []byte) *store.Store {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	want := store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10}
+	want := store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}
 	if got := store.DefaultConfig(); got != want {
 		t.Errorf("DefaultConfig = %+v, want the seed's %+v", got, want)
 	}
@@ -48,11 +48,11 @@ func TestLoadConfigOverrides(t *testing.T) {
 		name, data string
 		want       store.Config
 	}{
-		{"one field", `{"max_fix_cycles": 5}`, store.Config{MaxFixCycles: 5, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10}},
+		{"one field", `{"max_fix_cycles": 5}`, store.Config{MaxFixCycles: 5, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}},
 		{"two fields and an unknown key", `{"architecture_interval": 8, "lock_timeout_seconds": 30, "future_key": [1]}`,
-			store.Config{MaxFixCycles: 3, ArchitectureInterval: 8, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 30}},
+			store.Config{MaxFixCycles: 3, ArchitectureInterval: 8, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 30, MergeNoFF: true}},
 		{"every field", `{"max_fix_cycles": 1, "architecture_interval": 2, "tech_debt_threshold": 3, "max_error_retries": 0, "lock_timeout_seconds": 4}`,
-			store.Config{MaxFixCycles: 1, ArchitectureInterval: 2, TechDebtThreshold: 3, MaxErrorRetries: 0, LockTimeoutSeconds: 4}},
+			store.Config{MaxFixCycles: 1, ArchitectureInterval: 2, TechDebtThreshold: 3, MaxErrorRetries: 0, LockTimeoutSeconds: 4, MergeNoFF: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,225 @@
+package bridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"baton/errs"
+)
+
+// verdict is what baton makes of a response file.
+type verdict struct {
+	resp     *Response      // the accepted response; nil when refused
+	rec      *RequestRecord // the request it answers
+	reason   string         // why it is refused
+	problems []Problem      // envelope problems that refuse it
+	warnings []Problem      // what seed 004 requires and it lacks (accepted anyway)
+}
+
+// judge decides whether data answers the outstanding request of cp (nil:
+// there is no run). It changes nothing.
+func judge(cp *Checkpoint, data []byte) verdict {
+	id := requestIDOf(data)
+	pend := cp.pending()
+	switch {
+	case id == "":
+		v := verdict{reason: "it has no request_id, so it answers no request"}
+		v.problems = Diagnose(KindResponseRead, data)
+		return v
+	case cp == nil:
+		return verdict{reason: fmt.Sprintf("it answers request %s, but there is no bridge run to answer (a response written before its request?)", id)}
+	case pend == nil || id != pend.RequestID:
+		return verdict{reason: mismatch(cp, pend, id)}
+	}
+	v := verdict{rec: pend}
+	if v.problems = Diagnose(KindResponseRead, data); len(v.problems) > 0 {
+		v.reason = "it is not a valid response envelope"
+		return v
+	}
+	var resp Response
+	if err := json.Unmarshal(data, &resp); err != nil {
+		v.reason = "it cannot be decoded: " + err.Error()
+		return v
+	}
+	if a, ok := resp.Metadata["agent_name"].(string); ok && a != pend.AgentName {
+		v.reason = fmt.Sprintf("its metadata.agent_name is %s, but %s asked agent %s: another phase's response", a, describeRecord(pend), pend.AgentName)
+		return v
+	}
+	v.resp, v.warnings = &resp, Diagnose(KindResponse, data)
+	return v
+}
+
+// mismatch explains a request_id that is not the outstanding request's.
+func mismatch(cp *Checkpoint, pend *RequestRecord, id string) string {
+	if rec := cp.byID(id); rec != nil && rec.Status == RecordCompleted {
+		return fmt.Sprintf("it answers %s, which was already consumed at %s — a response is used once", describeRecord(rec), rec.AnsweredAt)
+	}
+	if pend == nil {
+		return fmt.Sprintf("no request is outstanding in run %s, and %s is none of its requests (a response written before its request, or for another run)", cp.RunID, id)
+	}
+	return fmt.Sprintf("its request_id %s does not match the outstanding %s: a stale response to an earlier request", id, describeRecord(pend))
+}
+
+func requestIDOf(data []byte) string {
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	id, _ := m["request_id"].(string)
+	return id
+}
+
+// resume takes the response to the outstanding request, finishing first a
+// consumption a killed process left half done.
+func (b *Bridge) resume() error {
+	if b.cp == nil {
+		return b.nothingToResume()
+	}
+	if err := b.finishConsumption(); err != nil {
+		return err
+	}
+	data, err := readIfExists(b.p.Response)
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		if pend := b.cp.pending(); pend != nil {
+			return b.noResponse(pend)
+		}
+		return nil
+	}
+	v := judge(b.cp, data)
+	if v.resp == nil {
+		return b.refuse(v)
+	}
+	if len(v.warnings) > 0 {
+		b.warnf("%s was accepted, but it is not what seed 004 requires (%s); write responses with '%s'", b.p.Response, joinProblems(v.warnings), FixCommand(KindResponse, b.o.Dir))
+	}
+	return b.consume(v.rec, v.resp)
+}
+
+func (b *Bridge) nothingToResume() error {
+	if exists(b.p.Response) {
+		return b.refuse(judge(nil, mustRead(b.p.Response)))
+	}
+	return errs.New(errs.NotFound, "bridge: nothing to resume: no bridge run in %s; run the orchestrator without --resume to start one", b.o.Dir)
+}
+
+func mustRead(path string) []byte {
+	data, _ := os.ReadFile(path)
+	return data
+}
+
+// noResponse is a resume with nothing to resume with. Failing here, rather
+// than asking again, is what keeps a host from looping on exit 42 forever.
+func (b *Bridge) noResponse(pend *RequestRecord) error {
+	msg := fmt.Sprintf("bridge: nothing to resume with: no response to %s at %s. Run the agent on %s, write its answer with '%s', then resume; or re-run without --resume to start over",
+		describeRecord(pend), b.p.Response, b.p.Request, FixCommand(KindResponse, b.o.Dir))
+	if stray := b.strayResponse(); stray != "" {
+		msg += fmt.Sprintf(". (A response exists at %s: it was written relative to another directory; the request names the absolute path to write.)", stray)
+	}
+	return errs.New(errs.NotFound, "%s", msg)
+}
+
+// strayResponse is a response file in the working directory when that is
+// not the state directory: a host that wrote to a relative path.
+func (b *Bridge) strayResponse() string {
+	if b.o.Cwd == "" || filepath.Clean(b.o.Cwd) == filepath.Clean(b.o.Dir) {
+		return ""
+	}
+	if p := filepath.Join(b.o.Cwd, ResponseFile); exists(p) {
+		return p
+	}
+	return ""
+}
+
+// RefusedError is a response file that was not accepted: it was set aside
+// and nothing was consumed.
+type RefusedError struct {
+	File       string
+	SetAsideAs string
+	Reason     string
+	Problems   []Problem
+}
+
+func (e *RefusedError) Error() string {
+	s := fmt.Sprintf("refused %s: %s", e.File, e.Reason)
+	if len(e.Problems) > 0 {
+		s += " (" + joinProblems(e.Problems) + ")"
+	}
+	return s + fmt.Sprintf(". It was set aside as %s and nothing was consumed", filepath.Base(e.SetAsideAs))
+}
+
+// refuse sets the response aside and returns an errs.Conflict error.
+func (b *Bridge) refuse(v verdict) error {
+	dst, err := setAside(b.p.Response, b.o.Now())
+	if err != nil {
+		return err
+	}
+	re := &RefusedError{File: b.p.Response, SetAsideAs: dst, Reason: v.reason, Problems: v.problems}
+	next := "; start a run by running the orchestrator without --resume"
+	if pend := b.cp.pending(); pend != nil {
+		next = fmt.Sprintf("; answer %s with '%s', then resume", describeRecord(pend), FixCommand(KindResponse, b.o.Dir))
+	} else if b.cp != nil {
+		next = "; no request waits for an answer: re-run the orchestrator with --resume"
+	}
+	return &errs.Error{Kind: errs.Conflict, Msg: "bridge: " + re.Error() + next, Err: re}
+}
+
+// consume moves the response into the run's store (the rename is the
+// commit point: it is never read from the response path again) and records
+// the request as answered.
+func (b *Bridge) consume(rec *RequestRecord, resp *Response) error {
+	dst := b.p.answerFile(b.cp.RunID, rec.Phase, rec.RequestID)
+	if err := moveInto(b.p.Response, dst); err != nil {
+		return fmt.Errorf("bridge: consuming %s: %w", b.p.Response, err)
+	}
+	return b.markAnswered(rec, resp, dst)
+}
+
+func (b *Bridge) markAnswered(rec *RequestRecord, resp *Response, stored string) error {
+	now := b.now()
+	rel, err := filepath.Rel(b.o.Dir, stored)
+	if err != nil {
+		rel = stored
+	}
+	rec.Status, rec.ResponseStatus, rec.AnsweredAt, rec.ResponseFile = RecordCompleted, resp.Status, now, rel
+	b.cp.Pending = nil
+	b.cp.setName(CheckpointAnswered)
+	b.cp.CompletedPhases = append(b.cp.CompletedPhases, CompletedPhase{Phase: rec.Phase, PhaseName: rec.PhaseName, CompletedAt: now,
+		ResultSummary: fmt.Sprintf("agent %s answered %s in %.1fs", rec.AgentName, resp.Status, resp.DurationSeconds)})
+	if err := b.save(); err != nil {
+		return err
+	}
+	return b.dropRequestFile(rec.RequestID)
+}
+
+// dropRequestFile removes the request file once its request is answered.
+func (b *Bridge) dropRequestFile(id string) error {
+	data, err := readIfExists(b.p.Request)
+	if err != nil || data == nil || requestIDOf(data) != id {
+		return err
+	}
+	return removeIfExists(b.p.Request)
+}
+
+// finishConsumption completes a consumption interrupted between the rename
+// and the checkpoint write.
+func (b *Bridge) finishConsumption() error {
+	pend := b.cp.pending()
+	if pend == nil {
+		return nil
+	}
+	stored := b.p.answerFile(b.cp.RunID, pend.Phase, pend.RequestID)
+	data, err := readIfExists(stored)
+	if err != nil || data == nil {
+		return err
+	}
+	var resp Response
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return errs.New(errs.Invalid, "bridge: %s: %v", stored, err)
+	}
+	return b.markAnswered(pend, &resp, stored)
+}

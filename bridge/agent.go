@@ -1,0 +1,120 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// agentRun is the outcome of one run of the agent command.
+type agentRun struct {
+	output      []byte
+	stderrTail  string
+	exitCode    int
+	startErr    error
+	timedOut    bool
+	interrupted bool
+	duration    time.Duration
+}
+
+// runAgent runs the agent command in its own process group, the prompt on
+// stdin, and stops the whole group when the request's timeout passes or
+// ctx is cancelled.
+func (l *loop) runAgent(ctx context.Context, req *Request, prompt string) agentRun {
+	tctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutSeconds)*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, "sh", "-c", l.o.AgentCmd)
+	cmd.Dir = l.o.Cwd
+	cmd.Env = append(slices.Clone(l.o.Env), agentEnv(req, l.o.Dir)...)
+	cmd.Stdin = strings.NewReader(prompt)
+	var out bytes.Buffer
+	tail := &tailWriter{max: 2048}
+	cmd.Stdout = &out
+	cmd.Stderr = io.MultiWriter(l.o.Stderr, tail)
+	startGroup(cmd)
+	cmd.Cancel = func() error { return stopGroup(cmd) }
+	cmd.WaitDelay = l.o.KillGrace
+	start := time.Now()
+	err := cmd.Run()
+	run := agentRun{output: out.Bytes(), stderrTail: tail.String(), duration: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		run.interrupted = true
+		killGroup(cmd) // whatever ignored the request to stop
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		run.timedOut = true
+		killGroup(cmd)
+	case errors.As(err, &ee):
+		run.exitCode = ee.ExitCode()
+	case err != nil:
+		run.startErr = err
+	}
+	return run
+}
+
+func agentEnv(req *Request, dir string) []string {
+	return []string{
+		"BATON_STATE_DIR=" + dir,
+		"BATON_REQUEST_ID=" + req.RequestID,
+		"BATON_REQUEST_FILE=" + PathsIn(dir).Request,
+		"BATON_RESPONSE_FILE=" + req.ResponsePathIn(dir),
+		"BATON_AGENT=" + req.AgentName,
+		"BATON_PHASE=" + strconv.Itoa(req.Phase),
+		"BATON_PHASE_NAME=" + req.PhaseName,
+		"BATON_TIMEOUT_SECONDS=" + strconv.Itoa(req.TimeoutSeconds),
+	}
+}
+
+// answer turns the run into the envelope's contents: the output on
+// success; an error or timeout envelope, without partial output, otherwise.
+func (r agentRun) answer(req *Request) Answer {
+	a := Answer{Duration: r.duration}
+	switch {
+	case r.timedOut:
+		a.Status, a.ErrorType = StatusTimeout, ErrTimeout
+		a.ErrorMessage = fmt.Sprintf("agent %s did not answer within %d seconds (the request's timeout_seconds) and was stopped", req.AgentName, req.TimeoutSeconds)
+	case r.startErr != nil:
+		a.Status, a.ErrorType = StatusError, ErrAgentNotFound
+		a.ErrorMessage = fmt.Sprintf("the agent command could not be started: %v", r.startErr)
+	case r.exitCode == 126 || r.exitCode == 127:
+		a.Status, a.ErrorType = StatusError, ErrAgentNotFound
+		a.ErrorMessage = fmt.Sprintf("the agent command was not found or not executable (exit %d)%s", r.exitCode, r.stderrSuffix())
+	case r.exitCode != 0:
+		a.Status, a.ErrorType = StatusError, ErrInvocationFailed
+		a.ErrorMessage = fmt.Sprintf("the agent command exited %d%s", r.exitCode, r.stderrSuffix())
+	default:
+		a.Status, a.Output = StatusSuccess, string(r.output)
+	}
+	return a
+}
+
+func (r agentRun) stderrSuffix() string {
+	if s := strings.TrimSpace(r.stderrTail); s != "" {
+		return ": " + s
+	}
+	return ""
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string { return string(t.buf) }

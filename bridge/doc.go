@@ -1,0 +1,27 @@
+// Package bridge owns baton's side of the file-based agent bridge (seeds 000,
+// 001 and 004): an orchestrator that needs an AI agent writes
+// .agent-request.json, checkpoints its run and exits 42; a host runs the
+// agent, writes .agent-response.json and re-runs the orchestrator with
+// --resume, which picks the answer up and goes on.
+//
+// It holds the three halves of that protocol:
+//
+//   - the orchestrator's half, for orchestrators written in Go: Open and
+//     Bridge.Invoke return an answer on a resumed run or checkpoint and return
+//     an errs.NeedAgent error (exit 42), with the Invoker interface and Mock
+//     for tests;
+//   - the host's half: ReadRequest, NewResponse and WriteResponse build the
+//     envelope a host must write, and Loop runs an orchestrator and an agent
+//     command in turn (seed 001's host loop);
+//   - the contract: the seeds' JSON Schemas (schemas/), checked with a real
+//     validator, and Diagnose, which names seed 004's common mistakes.
+//
+// The predecessor's bridge failed in known ways, and each is designed out
+// here: every request has a fresh request_id and a response is accepted
+// only for the outstanding request (anything else is refused and set aside,
+// never consumed); the request carries absolute paths so a host in another
+// directory writes the right file; answers are keyed by phase so a resumed
+// run replays them in order and no phase gets another's answer; a resume
+// without a response fails instead of asking again forever; every file is
+// written atomically; and a prompt too large to inline goes to a side file.
+package bridge

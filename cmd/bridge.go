@@ -1,0 +1,551 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"baton/bridge"
+	"baton/errs"
+	"baton/store"
+)
+
+const bridgeLong = `The agent bridge (seeds 000, 001, 004): an orchestrator that needs an AI agent writes
+.agent-request.json in the state directory, checkpoints and exits 42; a host runs the agent,
+writes .agent-response.json and re-runs the orchestrator with --resume.
+
+  request    ask for an agent (what an orchestrator calls); prints the answer on a resumed run
+  respond    write the response envelope from an agent's raw output (what a host calls)
+  validate   check a response (or request) file and name what is wrong with it
+  status     show the run, the outstanding request and whether the response would be accepted
+  clean      remove every bridge file
+  loop       be the host: run an orchestrator and an agent command until it finishes
+
+A response is accepted only for the outstanding request: a stale, mismatched, already
+consumed or malformed one is refused (exit 5) and set aside as
+.agent-response.rejected-<time>.json, never consumed. See docs/bridge.md.`
+
+func (a *App) newBridgeCmd() *cobra.Command {
+	c := group("bridge", "The agent bridge: request an agent (exit 42), respond, validate, run the host loop",
+		a.newBridgeRequestCmd(), a.newBridgeRespondCmd(), a.newBridgeValidateCmd(),
+		a.newBridgeStatusCmd(), a.newBridgeCleanCmd(), a.newBridgeLoopCmd())
+	c.Long = bridgeLong
+	return c
+}
+
+// bridgeDir is the state directory the bridge's files live in (--file
+// names a state file, not a bridge file, and is ignored here).
+func (a *App) bridgeDir() string {
+	dir, _ := store.Discover(store.Locate{StateDir: a.g.StateDir, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
+	return dir
+}
+
+// readInput reads a file named on the command line, "-" being stdin.
+func (a *App) readInput(flag, path string) ([]byte, error) {
+	if path == "-" {
+		data, err := io.ReadAll(a.env.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading stdin: %w", flag, err)
+		}
+		return data, nil
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(a.env.Cwd, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errs.New(errs.NotFound, "%s: %v", flag, err)
+	}
+	return data, nil
+}
+
+// parseObject reads a JSON object flag ("" is none).
+func parseObject(flag, s string) (map[string]any, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+		return nil, errs.New(errs.Usage, "%s must be a JSON object, such as '{\"key\": \"value\"}'", flag)
+	}
+	return m, nil
+}
+
+// ---- bridge request
+
+type bridgeRequestOpts struct {
+	Agent, PhaseName        string
+	Prompt, PromptFile      string
+	Context                 string
+	Phase, Timeout, MaxInln int
+	Resume                  bool
+}
+
+func (a *App) newBridgeRequestCmd() *cobra.Command {
+	var o bridgeRequestOpts
+	c := &cobra.Command{
+		Use:   "request",
+		Short: "Ask for an agent: print its answer on a resumed run, else write the request and exit 42",
+		Long: `Ask for an agent, as an orchestrator written as a script does. Without --resume it starts a new
+run: the request is written to .agent-request.json, the run is checkpointed, and baton exits 42.
+With --resume (pass your orchestrator's own --resume on) it continues the run: the first call
+takes the response to the outstanding request, and every call prints the answer of its phase on
+stdout — requests are keyed by --phase-name (or --phase), so a resumed run replays earlier
+answers in order and a phase never gets another's. A call for a phase not yet asked writes the
+next request and exits 42. A resume without a response exits 4 instead of asking again.
+
+An answer whose status is not success exits 1 with its error message (print the envelope with
+--json). A prompt larger than --max-inline-prompt bytes goes to a side file named in the
+request's context.prompt_file.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runBridgeRequest(c.Context(), o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.Agent, "agent", "", "name of the agent to invoke (required)")
+	f.StringVar(&o.PhaseName, "phase-name", "", "name of this step of the run (default: the agent's name)")
+	f.IntVar(&o.Phase, "phase", 0, "step number (default: the step already named --phase-name, else the next)")
+	f.StringVar(&o.Prompt, "prompt", "", "the prompt text")
+	f.StringVar(&o.PromptFile, "prompt-file", "", "read the prompt from this file (- for stdin)")
+	f.IntVar(&o.Timeout, "timeout", bridge.DefaultTimeoutSeconds, "seconds the host gives the agent")
+	f.StringVar(&o.Context, "context", "", "JSON object added to the request's context")
+	f.IntVar(&o.MaxInln, "max-inline-prompt", bridge.DefaultMaxInlinePrompt, "largest prompt (bytes) written into the request itself")
+	f.BoolVar(&o.Resume, "resume", false, "continue the run (the orchestrator was re-run with --resume)")
+	_ = c.MarkFlagRequired("agent")
+	c.MarkFlagsMutuallyExclusive("prompt", "prompt-file")
+	return c
+}
+
+func (a *App) runBridgeRequest(_ context.Context, o bridgeRequestOpts) error {
+	prompt, err := a.requestPrompt(o)
+	if err != nil {
+		return err
+	}
+	extra, err := parseObject("--context", o.Context)
+	if err != nil {
+		return err
+	}
+	b, err := bridge.Open(bridge.Options{Dir: a.bridgeDir(), Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now,
+		MaxInlinePrompt: o.MaxInln, Warn: a.env.Stderr})
+	if err != nil {
+		return err
+	}
+	phase := o.Phase
+	if phase == 0 {
+		phase = b.Checkpoint().PhaseFor(orDefault(o.PhaseName, o.Agent))
+	}
+	resp, err := b.Ask(o.Agent, prompt, bridge.InvokeOptions{Phase: phase, PhaseName: o.PhaseName, TimeoutSeconds: o.Timeout, Context: extra})
+	if err != nil {
+		return a.emitCheckpoint(b, err)
+	}
+	if a.g.JSON {
+		if err := a.writeJSON(a.env.Stdout, resp); err != nil {
+			return err
+		}
+	} else if resp.Status == bridge.StatusSuccess {
+		if _, err := io.WriteString(a.env.Stdout, resp.Text()); err != nil {
+			return err
+		}
+	}
+	return resp.Err(o.Agent)
+}
+
+func (a *App) requestPrompt(o bridgeRequestOpts) (string, error) {
+	if o.PromptFile == "" {
+		if o.Prompt == "" {
+			return "", errs.New(errs.Usage, "bridge request needs --prompt TEXT or --prompt-file FILE")
+		}
+		return o.Prompt, nil
+	}
+	data, err := a.readInput("--prompt-file", o.PromptFile)
+	return string(data), err
+}
+
+// emitCheckpoint prints the request under --json when err is a checkpoint,
+// so a host reading stdout gets it, and returns err.
+func (a *App) emitCheckpoint(b *bridge.Bridge, err error) error {
+	var ne *bridge.NeedAgentError
+	if !a.g.JSON || !errors.As(err, &ne) {
+		return err
+	}
+	if data, rerr := os.ReadFile(b.Paths().Request); rerr == nil {
+		fmt.Fprintf(a.env.Stdout, "%s", data)
+	}
+	return err
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ---- bridge respond
+
+type bridgeRespondOpts struct {
+	Input, Status, RequestID string
+	ErrorMessage, ErrorType  string
+	Model, Metadata          string
+	Duration                 float64
+	DurationSet, InputSet    bool
+	Tokens                   int
+	Force                    bool
+}
+
+type bridgeResponded struct {
+	Path     string           `json:"path"`
+	Response *bridge.Response `json:"response"`
+}
+
+func (a *App) newBridgeRespondCmd() *cobra.Command {
+	var o bridgeRespondOpts
+	c := &cobra.Command{
+		Use:   "respond",
+		Short: "Write the response envelope to the outstanding request from an agent's raw output",
+		Long: `Write .agent-response.json for the outstanding request, the way seed 004 requires it: the
+request's request_id, version 1.0, the status, the agent's raw output (stdin or --input) as
+the "response" string, error_message and error_type (null on success), created_at, a numeric
+duration_seconds (default: the time since the request was written) and metadata (agent_name,
+--model, --tokens, --metadata). It goes to the absolute path the request names, whatever the
+working directory. A response already waiting is not replaced without --force.
+
+For a failed agent: --status error --error-message '...' [--error-type INVOCATION_FAILED];
+for one that overran: --status timeout. Output is read only for success or with --input.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.DurationSet, o.InputSet = c.Flags().Changed("duration"), c.Flags().Changed("input")
+			return a.runBridgeRespond(c.Context(), o)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Input, "input", "i", "-", "file holding the agent's raw output (- for stdin)")
+	f.StringVar(&o.Status, "status", bridge.StatusSuccess, "success, error or timeout")
+	f.StringVar(&o.ErrorMessage, "error-message", "", "what went wrong (error and timeout)")
+	f.StringVar(&o.ErrorType, "error-type", "", "error type (default INVOCATION_FAILED, or TIMEOUT for timeout)")
+	f.Float64Var(&o.Duration, "duration", 0, "seconds the agent took (default: since the request was written)")
+	f.StringVar(&o.Model, "model", "", "metadata.model")
+	f.IntVar(&o.Tokens, "tokens", 0, "metadata.tokens_used")
+	f.StringVar(&o.Metadata, "metadata", "", "JSON object merged into metadata")
+	f.StringVar(&o.RequestID, "request-id", "", "refuse unless this is the outstanding request")
+	f.BoolVar(&o.Force, "force", false, "replace a response already waiting")
+	return c
+}
+
+func (a *App) runBridgeRespond(_ context.Context, o bridgeRespondOpts) error {
+	ans, err := a.respondAnswer(o)
+	if err != nil {
+		return err
+	}
+	resp, path, err := bridge.Respond(bridge.RespondOptions{Dir: a.bridgeDir(), RequestID: o.RequestID, Force: o.Force,
+		Answer: ans, TimeAnswer: !o.DurationSet, Now: a.env.Now()})
+	if err != nil {
+		return err
+	}
+	return a.emit(bridgeResponded{Path: path, Response: resp}, func(w io.Writer) {
+		printf(w, "SUCCESS: wrote the %s response to request %s to %s", resp.Status, resp.RequestID, path)
+	})
+}
+
+func (a *App) respondAnswer(o bridgeRespondOpts) (bridge.Answer, error) {
+	md, err := parseObject("--metadata", o.Metadata)
+	if err != nil {
+		return bridge.Answer{}, err
+	}
+	if md == nil {
+		md = map[string]any{}
+	}
+	if o.Model != "" {
+		md["model"] = o.Model
+	}
+	if o.Tokens != 0 {
+		md["tokens_used"] = o.Tokens
+	}
+	if o.DurationSet && o.Duration < 0 {
+		return bridge.Answer{}, errs.New(errs.Usage, "--duration %v: seconds cannot be negative", o.Duration)
+	}
+	ans := bridge.Answer{Status: o.Status, ErrorType: o.ErrorType, ErrorMessage: o.ErrorMessage, Metadata: md,
+		Duration: secondsDuration(o.Duration)}
+	if o.Status == bridge.StatusSuccess || o.InputSet {
+		out, err := a.readInput("--input", o.Input)
+		if err != nil {
+			return ans, err
+		}
+		ans.Output = string(out)
+	}
+	return ans, nil
+}
+
+// ---- bridge validate
+
+type bridgeValidateOpts struct {
+	File, Kind string
+}
+
+type bridgeValidation struct {
+	File     string           `json:"file"`
+	Kind     string           `json:"kind"`
+	Valid    bool             `json:"valid"`
+	Problems []bridge.Problem `json:"problems"`
+	Fix      string           `json:"fix,omitempty"`
+}
+
+func (a *App) newBridgeValidateCmd() *cobra.Command {
+	var o bridgeValidateOpts
+	c := &cobra.Command{
+		Use:   "validate [FILE]",
+		Short: "Check a response (or request) file against the bridge's JSON Schema and name each mistake",
+		Long: `Check FILE (default: the state directory's .agent-response.json) with the shipped JSON Schema
+and list each problem, naming seed 004's common mistakes: "result" instead of "response",
+"response" as an object instead of a string, missing fields, duration_seconds as a string.
+A response is also compared with the outstanding request. Exits 6 when anything is wrong and
+prints the command that writes the file right.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.File = args[0]
+			}
+			return a.runBridgeValidate(c.Context(), o)
+		},
+	}
+	c.Flags().StringVar(&o.Kind, "kind", "", "request, response or checkpoint (default: from the file)")
+	return c
+}
+
+func (a *App) runBridgeValidate(_ context.Context, o bridgeValidateOpts) error {
+	dir := a.bridgeDir()
+	path := o.File
+	switch {
+	case path == "":
+		path = bridge.PathsIn(dir).Response
+	case !filepath.IsAbs(path):
+		path = filepath.Join(a.env.Cwd, path)
+	}
+	data, err := a.readInput("validate", path)
+	if err != nil {
+		return err
+	}
+	k, err := validateKind(o.Kind, path, data)
+	if err != nil {
+		return err
+	}
+	v := bridgeValidation{File: path, Kind: string(k), Problems: bridge.Diagnose(k, data)}
+	if k == bridge.KindResponse {
+		p, err := bridge.CheckOutstanding(dir, data)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			v.Problems = append(v.Problems, *p)
+		}
+	}
+	if v.Valid = len(v.Problems) == 0; !v.Valid {
+		v.Fix = bridge.FixCommand(k, dir)
+	} else {
+		v.Problems = []bridge.Problem{}
+	}
+	if err := a.emit(v, func(w io.Writer) { printValidation(w, v) }); err != nil || v.Valid {
+		return err
+	}
+	return errs.New(errs.Invalid, "%s is not a valid agent %s (%d problems); write it with '%s'", path, k, len(v.Problems), v.Fix)
+}
+
+func validateKind(flag, path string, data []byte) (bridge.Kind, error) {
+	switch flag {
+	case "request", "response", "checkpoint":
+		return bridge.Kind(flag), nil
+	case "":
+	default:
+		return "", errs.New(errs.Usage, "--kind %q: it is request, response or checkpoint", flag)
+	}
+	switch filepath.Base(path) {
+	case bridge.RequestFile:
+		return bridge.KindRequest, nil
+	case "checkpoint.json":
+		return bridge.KindCheckpoint, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) == nil && m["prompt"] != nil && m["agent_name"] != nil {
+		return bridge.KindRequest, nil
+	}
+	return bridge.KindResponse, nil
+}
+
+func printValidation(w io.Writer, v bridgeValidation) {
+	if v.Valid {
+		printf(w, "OK: %s is a valid agent %s", v.File, v.Kind)
+		return
+	}
+	printf(w, "INVALID: %s is not a valid agent %s (%d problems):", v.File, v.Kind, len(v.Problems))
+	for _, p := range v.Problems {
+		printf(w, "  - %s", p.Message)
+	}
+	printf(w, "FIX: %s", v.Fix)
+}
+
+// ---- bridge status
+
+func (a *App) newBridgeStatusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the run, the outstanding request, and whether the waiting response would be accepted",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return a.runBridgeStatus(c.Context()) },
+	}
+}
+
+func (a *App) runBridgeStatus(_ context.Context) error {
+	st, err := bridge.Inspect(a.bridgeDir())
+	if err != nil {
+		return err
+	}
+	return a.emit(st, func(w io.Writer) { printBridgeStatus(w, st) })
+}
+
+func printBridgeStatus(w io.Writer, st *bridge.Status) {
+	printf(w, "STATE_DIR: %s", st.Dir)
+	if st.RunID == "" {
+		printf(w, "RUN: none")
+	} else {
+		printf(w, "RUN: %s (checkpoint %s, updated %s)", st.RunID, st.Checkpoint, st.UpdatedAt)
+	}
+	if p := st.Pending; p != nil {
+		printf(w, "PENDING: request %s (phase %d %q, agent %s), written %s, timeout %ds", p.RequestID, p.Phase, p.PhaseName, p.AgentName, p.CreatedAt, p.TimeoutSeconds)
+	} else {
+		printf(w, "PENDING: none")
+	}
+	if st.Request != "" {
+		printf(w, "REQUEST_FILE: %s", st.Request)
+	}
+	printf(w, "RESPONSE: %s", describeResponse(st.Response))
+	for _, r := range st.Requests {
+		printf(w, "REQUEST: %d %s %s %s %s", r.Phase, r.PhaseName, r.AgentName, r.RequestID, orDefault(r.ResponseStatus, r.Status))
+	}
+	for _, s := range st.SetAside {
+		printf(w, "SET_ASIDE: %s", s)
+	}
+}
+
+func describeResponse(r *bridge.ResponseStatus) string {
+	switch {
+	case r == nil:
+		return "none"
+	case r.Accepted:
+		return fmt.Sprintf("%s answers the outstanding request: a resume will accept it", r.Path)
+	}
+	msg := fmt.Sprintf("%s would be refused: %s", r.Path, r.Reason)
+	for _, p := range r.Problems {
+		msg += "; " + p.Message
+	}
+	return msg
+}
+
+// ---- bridge clean
+
+type bridgeCleaned struct {
+	Dir     string   `json:"state_dir"`
+	Removed []string `json:"removed"`
+}
+
+func (a *App) newBridgeCleanCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "clean",
+		Short: "Remove the request, the response, set-aside responses, the checkpoint and the run store",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return a.runBridgeClean(c.Context()) },
+	}
+}
+
+func (a *App) runBridgeClean(_ context.Context) error {
+	dir := a.bridgeDir()
+	removed, err := bridge.Clean(dir)
+	if err != nil {
+		return fmt.Errorf("bridge clean: %w (removed so far: %s)", err, strings.Join(removed, ", "))
+	}
+	if removed == nil {
+		removed = []string{}
+	}
+	return a.emit(bridgeCleaned{Dir: dir, Removed: removed}, func(w io.Writer) {
+		for _, p := range removed {
+			printf(w, "REMOVED: %s", p)
+		}
+		printf(w, "SUCCESS: removed %d bridge files from %s", len(removed), dir)
+	})
+}
+
+// ---- bridge loop
+
+type bridgeLoopOpts struct {
+	MaxIterations int
+	AgentCmd      string
+	Resume        bool
+	Orchestrator  []string
+}
+
+func (a *App) newBridgeLoopCmd() *cobra.Command {
+	var o bridgeLoopOpts
+	c := &cobra.Command{
+		Use:   "loop [--max-iterations N] [--agent-cmd CMD] [--resume] -- ORCHESTRATOR [ARGS...]",
+		Short: "Be the host: run the orchestrator, answer each exit 42 with the agent command, resume",
+		Long: `Seed 001's host loop. Run ORCHESTRATOR (with $BATON_STATE_DIR set to the state directory);
+when it exits 42, run CMD with sh -c, the request's prompt on stdin and the request's
+timeout_seconds, and write its stdout as the response (an error envelope when it exits
+non-zero, a timeout envelope when it overruns); then re-run ORCHESTRATOR with --resume.
+Stop when it exits 0, when it fails (its exit status 1-6 or 130 is passed on), when it asks
+again without having taken its response (exit 5: it is not resuming), or after N runs
+(exit 42, the request left outstanding).
+CMD also gets BATON_REQUEST_ID, BATON_AGENT, BATON_PHASE, BATON_PHASE_NAME,
+BATON_REQUEST_FILE, BATON_RESPONSE_FILE and BATON_TIMEOUT_SECONDS.
+
+Ctrl-C stops the children and exits 130; nothing half-written is left, and
+'baton bridge loop --resume ...' continues (answering an outstanding request first).
+Without --agent-cmd (or $BATON_AGENT_CMD) the loop stops at the first request (exit 42).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Orchestrator = args
+			return a.runBridgeLoop(c.Context(), o)
+		},
+	}
+	c.Flags().SetInterspersed(false)
+	c.Flags().IntVar(&o.MaxIterations, "max-iterations", bridge.DefaultMaxIterations, "run the orchestrator at most N times")
+	c.Flags().StringVar(&o.AgentCmd, "agent-cmd", "", "shell command that answers a prompt on stdin (default $BATON_AGENT_CMD)")
+	c.Flags().BoolVar(&o.Resume, "resume", false, "continue a run: answer what is outstanding, run the orchestrator with --resume")
+	return c
+}
+
+func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
+	if o.MaxIterations < 1 {
+		return errs.New(errs.Usage, "--max-iterations %d: it must be at least 1", o.MaxIterations)
+	}
+	stdout := a.env.Stdout
+	if a.g.JSON {
+		stdout = a.env.Stderr // stdout carries the one JSON document
+	}
+	res, err := bridge.Loop(ctx, bridge.LoopOptions{
+		Dir: a.bridgeDir(), Orchestrator: o.Orchestrator, AgentCmd: orDefault(o.AgentCmd, a.env.Getenv("BATON_AGENT_CMD")),
+		MaxIterations: o.MaxIterations, Resume: o.Resume, Cwd: a.env.Cwd, Env: os.Environ(),
+		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now,
+	})
+	if res != nil && (err == nil || a.g.JSON) {
+		if eerr := a.emit(res, func(w io.Writer) { printLoopResult(w, res) }); eerr != nil {
+			return eerr
+		}
+	}
+	return err
+}
+
+func printLoopResult(w io.Writer, res *bridge.LoopResult) {
+	printf(w, "SUCCESS: the orchestrator finished after %d runs and %d agent invocations", res.Iterations, len(res.Agents))
+	for _, r := range res.Agents {
+		printf(w, "AGENT: %d %s %s %s %.1fs", r.Phase, r.PhaseName, r.AgentName, r.Status, r.DurationSeconds)
+	}
+}
+
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

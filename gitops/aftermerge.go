@@ -1,0 +1,131 @@
+package gitops
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/config"
+)
+
+// What a command needs around a merge: undoing one whose state could not be
+// recorded, leaving the worktrees of a deleted branch on a detached HEAD,
+// and the committer's identity.
+
+// UndoMerge moves into back from the merge res made to where it was, if it
+// has not moved since (compare-and-swap), and resets the checkout the merge
+// updated. It is for a merge whose record could not be written.
+func UndoMerge(r Repo, into string, res MergeResult) error {
+	g, ok := r.(*repo)
+	if !ok || res.Commit == "" {
+		return errors.New("nothing to undo")
+	}
+	if err := g.moveBranch(into, res.Commit, res.Previous); err != nil {
+		return err
+	}
+	if res.Worktree == "" {
+		return nil
+	}
+	wt, err := g.checkoutOf(into)
+	if err != nil || wt == nil {
+		return err
+	}
+	if err := wt.update(res.Commit, res.Previous); err != nil {
+		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", into, Short(res.Previous), wt.top, err)
+	}
+	return nil
+}
+
+// RestoreBranch recreates a branch deleted by mistake at the commit it had.
+func RestoreBranch(r Repo, name, at string) error {
+	if _, err := r.Branch(name); err == nil {
+		return nil
+	}
+	return r.CreateBranch(name, at)
+}
+
+// Checkouts returns the tops of the worktrees (main and linked) that have
+// branch checked out.
+func Checkouts(r Repo, branch string) []string {
+	var out []string
+	for top, head := range worktreeHeads(r) {
+		if b, err := os.ReadFile(head); err == nil && strings.TrimSpace(string(b)) == "ref: refs/heads/"+branch {
+			out = append(out, top)
+		}
+	}
+	return out
+}
+
+// Detach leaves every worktree that has branch checked out on a detached
+// HEAD at commit at, its files and index untouched, so that the branch can
+// be deleted without leaving a worktree on a branch that does not exist
+// (what `git switch --detach` does). It returns the worktrees changed.
+func Detach(r Repo, branch, at string) ([]string, error) {
+	var done []string
+	for top, head := range worktreeHeads(r) {
+		b, err := os.ReadFile(head)
+		if err != nil || strings.TrimSpace(string(b)) != "ref: refs/heads/"+branch {
+			continue
+		}
+		tmp := head + ".baton.lock"
+		if err := os.WriteFile(tmp, []byte(at+"\n"), 0o644); err != nil {
+			return done, err
+		}
+		if err := os.Rename(tmp, head); err != nil {
+			os.Remove(tmp)
+			return done, err
+		}
+		done = append(done, top)
+	}
+	return done, nil
+}
+
+// worktreeHeads maps each worktree's top to its HEAD file.
+func worktreeHeads(r Repo) map[string]string {
+	out := map[string]string{}
+	g, ok := r.(*repo)
+	if !ok {
+		return out
+	}
+	common := g.loc.CommonDir
+	if filepath.Base(common) == ".git" {
+		out[filepath.Dir(common)] = filepath.Join(common, "HEAD")
+	}
+	linked, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
+	for _, gd := range linked {
+		b, err := os.ReadFile(gd)
+		if err != nil {
+			continue
+		}
+		top := filepath.Dir(strings.TrimSpace(string(b)))
+		if _, err := os.Stat(top); err != nil {
+			continue // removed without 'git worktree prune'
+		}
+		out[top] = filepath.Join(filepath.Dir(gd), "HEAD")
+	}
+	return out
+}
+
+// Identity returns the user.name and user.email git would commit with
+// (repository config over the global one); "" when unset.
+func Identity(r Repo) (name, email string) {
+	g, ok := r.(*repo)
+	if !ok {
+		return "", ""
+	}
+	cfg, err := g.r.ConfigScoped(config.GlobalScope)
+	if err != nil {
+		return "", ""
+	}
+	return cfg.User.Name, cfg.User.Email
+}
+
+// LocationOf returns where the repository's parts are.
+func LocationOf(r Repo) Location {
+	if g, ok := r.(*repo); ok {
+		return g.loc
+	}
+	return Location{}
+}

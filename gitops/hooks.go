@@ -1,0 +1,130 @@
+package gitops
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/config"
+)
+
+// Hooks that guard main: git refuses a commit onto main, a merge commit
+// onto main, and any other update of refs/heads/<main> (a fast-forward
+// merge, a reset, a cherry-pick) unless BATON_ALLOW_MAIN=1 is set — the
+// person's override. baton's own merge writes objects and refs through
+// go-git, so the hooks do not fire for it.
+
+// HookMarker marks a hook file baton wrote; a hook without it is someone
+// else's and is never overwritten.
+const HookMarker = "# baton-hook: installed by 'baton init --hooks'"
+
+// HookNames are the hooks baton installs.
+var HookNames = []string{"pre-commit", "pre-merge-commit", "reference-transaction"}
+
+// ForeignHooksError means hooks baton did not write are in the way.
+type ForeignHooksError struct{ Paths []string }
+
+func (e *ForeignHooksError) Error() string {
+	return fmt.Sprintf("hooks baton did not write are installed: %s — nothing was installed; merge baton's checks into them by hand, or move them away and run 'baton init --hooks' again", strings.Join(e.Paths, ", "))
+}
+
+// HooksDir is where git runs the repository's hooks from: core.hooksPath
+// when set (relative to the main worktree's top), else the common git
+// directory's hooks/.
+func HooksDir(r Repo) (string, error) {
+	g, ok := r.(*repo)
+	if !ok {
+		return "", ErrNoRepository
+	}
+	top := g.loc.Top
+	if filepath.Base(g.loc.CommonDir) == ".git" {
+		top = filepath.Dir(g.loc.CommonDir)
+	}
+	cfg, err := g.r.ConfigScoped(config.GlobalScope)
+	if err != nil {
+		return "", fmt.Errorf("reading the git config: %w", err)
+	}
+	if p := cfg.Raw.Section("core").Option("hooksPath"); p != "" {
+		if strings.HasPrefix(p, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(home, p[2:])
+			}
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(top, p)
+		}
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(g.loc.CommonDir, "hooks"), nil
+}
+
+// InstallHooks writes baton's hooks guarding main into dir. Hooks that
+// baton wrote before are updated; any other hook in the way refuses the
+// whole install (a *ForeignHooksError) before anything is written.
+func InstallHooks(dir, main string) ([]string, error) {
+	var foreign []string
+	for _, n := range HookNames {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err == nil && !strings.Contains(string(b), HookMarker) {
+			foreign = append(foreign, filepath.Join(dir, n))
+		}
+	}
+	if len(foreign) > 0 {
+		return nil, &ForeignHooksError{Paths: foreign}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, n := range HookNames {
+		p := filepath.Join(dir, n)
+		tmp := p + ".baton-tmp"
+		if err := os.WriteFile(tmp, []byte(hookScript(n, main)), 0o755); err != nil {
+			return written, err
+		}
+		if err := os.Chmod(tmp, 0o755); err != nil { // against a umask
+			return written, err
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			os.Remove(tmp)
+			return written, err
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
+
+// hookScript is the shell script of one hook.
+func hookScript(name, main string) string {
+	head := "#!/bin/sh\n" + HookMarker + "\n" +
+		"# Guards the main branch: work reaches it only through 'baton reviews merge'.\n" +
+		"# A person overrides with BATON_ALLOW_MAIN=1. Re-run 'baton init --hooks' to update.\n" +
+		"main=" + shellQuote(main) + "\n" +
+		"if [ \"${BATON_ALLOW_MAIN:-}\" = 1 ]; then exit 0; fi\n"
+	advice := "Work goes on a branch ('baton branch create NAME', then 'git switch NAME') and reaches $main\n" +
+		"only through 'baton reviews merge' after a passing review. A person who means it can\n" +
+		"override with BATON_ALLOW_MAIN=1 (for example: BATON_ALLOW_MAIN=1 git commit ...).\n"
+	if name == "reference-transaction" {
+		return head + `[ "$1" = prepared ] || exit 0
+refused=
+while read -r old new ref; do
+	if [ "$ref" = "refs/heads/$main" ] && [ "$old" != "$new" ]; then refused="$old -> $new"; fi
+done
+[ -z "$refused" ] && exit 0
+cat >&2 <<EOF
+baton: refusing to update refs/heads/$main ($refused).
+` + advice + "EOF\nexit 1\n"
+	}
+	what := "commit onto"
+	if name == "pre-merge-commit" {
+		what = "make a merge commit on"
+	}
+	return head + `branch=$(git symbolic-ref --quiet --short HEAD 2>/dev/null) || exit 0
+[ "$branch" = "$main" ] || exit 0
+cat >&2 <<EOF
+baton: refusing to ` + what + ` $main.
+` + advice + "EOF\nexit 1\n"
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
