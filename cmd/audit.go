@@ -243,20 +243,7 @@ func (sn *snapshot) next() nextResult {
 	if rule := raw.Get("decision.rule").String(); rule != "" {
 		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
 	}
-	sit := workflow.Situation{Limits: workflow.Limits{MaxFixCycles: sn.cfg.MaxFixCycles, ArchitectureInterval: sn.cfg.ArchitectureInterval, TechDebtThreshold: sn.cfg.TechDebtThreshold, MaxErrorRetries: sn.cfg.MaxErrorRetries}}
-	if sn.feat != nil {
-		for _, f := range sn.feat.Pending("") {
-			switch f.Kind() {
-			case "BUG":
-				sit.Backlog.Bugs = append(sit.Backlog.Bugs, f.ID)
-			case "DEBT":
-				sit.Backlog.Debt = append(sit.Backlog.Debt, f.ID)
-			default:
-				sit.Backlog.Features = append(sit.Backlog.Features, f.ID)
-			}
-		}
-	}
-	d := workflow.NextWork(sit)
+	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
 	}

@@ -11,6 +11,7 @@ import (
 	"baton/features"
 	"baton/progress"
 	"baton/reviews"
+	"baton/store"
 	"baton/workflow"
 )
 
@@ -26,31 +27,43 @@ func canonicalRole(t string) string {
 	return c
 }
 
-// limits are the workflow limits of the config.
-func (st *state) limits() workflow.Limits {
+// limitsOf are the workflow limits of a config.
+func limitsOf(cfg store.Config) workflow.Limits {
 	return workflow.Limits{
-		MaxFixCycles: st.cfg.MaxFixCycles, ArchitectureInterval: st.cfg.ArchitectureInterval,
-		TechDebtThreshold: st.cfg.TechDebtThreshold, MaxErrorRetries: st.cfg.MaxErrorRetries,
+		MaxFixCycles: cfg.MaxFixCycles, ArchitectureInterval: cfg.ArchitectureInterval,
+		TechDebtThreshold: cfg.TechDebtThreshold, MaxErrorRetries: cfg.MaxErrorRetries,
 	}
+}
+
+func (st *state) limits() workflow.Limits { return limitsOf(st.cfg) }
+
+// backlogOf lists the pending work of a feature list (none without one).
+func backlogOf(feat *features.File) workflow.Backlog {
+	var b workflow.Backlog
+	if feat == nil {
+		return b
+	}
+	for _, f := range feat.Pending("") {
+		switch f.Kind() {
+		case "BUG":
+			b.Bugs = append(b.Bugs, f.ID)
+		case "DEBT":
+			b.Debt = append(b.Debt, f.ID)
+		default:
+			b.Features = append(b.Features, f.ID)
+		}
+	}
+	return b
 }
 
 // situation reads the backlog and the architecture count from the files.
 func (st *state) situation() (workflow.Situation, error) {
 	sit := workflow.Situation{Limits: st.limits()}
-	feat, ok, err := st.featuresOpt()
+	feat, _, err := st.featuresOpt()
 	if err != nil {
 		return sit, err
 	}
-	if ok {
-		ids := func(kind string) []string {
-			var out []string
-			for _, f := range feat.Pending(kind) {
-				out = append(out, f.ID)
-			}
-			return out
-		}
-		sit.Backlog = workflow.Backlog{Bugs: ids("BUG"), Debt: ids("DEBT"), Features: ids("FEAT")}
-	}
+	sit.Backlog = backlogOf(feat)
 	rev, ok, err := st.reviewsOpt()
 	if err != nil || !ok {
 		return sit, err
