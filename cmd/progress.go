@@ -373,7 +373,9 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatu
 		if err := st.setHead(p); err != nil {
 			return err
 		}
-		computed, err = st.counters()
+		if o.HasCompleted || o.HasPassing { // only to say why the values given are ignored
+			computed, err = st.counters()
+		}
 		return err
 	})
 	if err != nil {
