@@ -209,25 +209,25 @@ func (d *Doc) Segments() [][]byte {
 	}
 	var b segments
 	d.facts = Facts{}
-	b.WriteString("{\n")
+	b.writeString("{\n")
 	for i, m := range d.Top.Members {
-		b.WriteString("  ")
-		b.Write(quote(m.Key))
-		b.WriteString(": ")
+		b.writeString("  ")
+		b.write(quote(m.Key))
+		b.writeString(": ")
 		if a, ok := d.arrays[m.Key]; ok {
-			start := b.Len()
+			start := b.len()
 			f := a.write(&b)
-			f.Span = [2]int{start, b.Len()}
+			f.Span = [2]int{start, b.len()}
 			d.facts[m.Key] = f
 		} else {
-			b.Write(m.Raw)
+			b.write(m.Raw)
 		}
 		if i < len(d.Top.Members)-1 {
-			b.WriteByte(',')
+			b.writeByte(',')
 		}
-		b.WriteByte('\n')
+		b.writeByte('\n')
 	}
-	b.WriteString("}\n")
+	b.writeString("}\n")
 	return b.done()
 }
 
@@ -239,27 +239,27 @@ type segments struct {
 	n     int
 }
 
-func (s *segments) Len() int { return s.n }
+func (s *segments) len() int { return s.n }
 
-func (s *segments) Write(p []byte) {
+func (s *segments) write(p []byte) {
 	s.cur = append(s.cur, p...)
 	s.n += len(p)
 }
 
-func (s *segments) WriteString(p string) {
+func (s *segments) writeString(p string) {
 	s.cur = append(s.cur, p...)
 	s.n += len(p)
 }
 
-func (s *segments) WriteByte(c byte) {
+func (s *segments) writeByte(c byte) {
 	s.cur = append(s.cur, c)
 	s.n++
 }
 
-// Share appends p without copying it.
-func (s *segments) Share(p []byte) {
+// share appends p without copying it.
+func (s *segments) share(p []byte) {
 	if len(p) < 4096 {
-		s.Write(p)
+		s.write(p)
 		return
 	}
 	if len(s.cur) > 0 {
@@ -282,31 +282,31 @@ func (d *Doc) Facts() Facts { return d.facts }
 
 // write encodes the array at depth 1 into b and returns its facts.
 func (a *Array) write(b *segments) ArrayFacts {
-	start := b.Len()
+	start := b.len()
 	if a.split {
 		f := ArrayFacts{Count: len(a.elems)}
 		if len(a.elems) == 0 {
-			b.WriteString("[]")
+			b.writeString("[]")
 			return f
 		}
-		b.WriteString("[\n")
+		b.writeString("[\n")
 		for i, e := range a.elems {
-			b.WriteString("    ")
+			b.writeString("    ")
 			if i == len(a.elems)-1 {
-				f.Last = [2]int{b.Len(), b.Len() + len(e)}
+				f.Last = [2]int{b.len(), b.len() + len(e)}
 			}
-			b.Write(e)
+			b.write(e)
 			if i < len(a.elems)-1 {
-				b.WriteByte(',')
+				b.writeByte(',')
 			}
-			b.WriteByte('\n')
+			b.writeByte('\n')
 		}
-		b.WriteString("  ]")
+		b.writeString("  ]")
 		return f
 	}
 	f := ArrayFacts{Count: a.known.Count + len(a.pending)}
 	if len(a.pending) == 0 {
-		b.Share(a.raw)
+		b.share(a.raw)
 		if a.known.Count > 0 {
 			shift := start - a.rawOff
 			f.Last = [2]int{a.known.Last[0] + shift, a.known.Last[1] + shift}
@@ -315,18 +315,18 @@ func (a *Array) write(b *segments) ArrayFacts {
 	}
 	body := bytes.TrimRight(a.raw, " \t\r\n")
 	body = bytes.TrimRight(body[:len(body)-1], " \t\r\n") // drop the closing ]
-	b.Share(body)
+	b.share(body)
 	sep := ",\n    "
 	if a.known.Count == 0 {
 		sep = "\n    "
 	}
 	for _, e := range a.pending {
-		b.WriteString(sep)
-		f.Last = [2]int{b.Len(), b.Len() + len(e)}
-		b.Write(e)
+		b.writeString(sep)
+		f.Last = [2]int{b.len(), b.len() + len(e)}
+		b.write(e)
 		sep = ",\n    "
 	}
-	b.WriteString("\n  ]")
+	b.writeString("\n  ]")
 	return f
 }
 
