@@ -90,10 +90,10 @@ func (a *App) resolveRev(r gitops.Repo, flag, rev string) (string, error) {
 }
 
 // full resolves a recorded (short) hash to the full one.
-func full(r gitops.Repo, flag string, short *string) (string, error) {
+func full(r gitops.Repo, what string, short *string) (string, error) {
 	h, err := gitops.ResolveCommit(r, *short)
 	if err != nil {
-		return "", gitErr(err, "%s %s", flag, *short)
+		return "", gitErr(err, "%s, %s", what, *short)
 	}
 	return h, nil
 }
@@ -108,11 +108,11 @@ func (a *App) sessionRange(given []progress.Commit, from, to *string) ([]progres
 	if r == nil || from == nil || to == nil {
 		return given, rng, nil
 	}
-	f, err := full(r, "--commit-from", from)
+	f, err := full(r, "the session's first commit (--commit-from, else its base commit)", from)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := full(r, "--commit-to", to)
+	t, err := full(r, "the session's last commit (--commit-to, else HEAD)", to)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +188,8 @@ func (a *App) mainBase(cfg store.Config, to *string) *string {
 
 // reviewRange records a review's range from git: main's merge base with
 // the branch .. the branch head. A given --commit-from/--commit-to must
-// agree with it.
+// agree with it. A branch that does not exist keeps the given range, with
+// a warning.
 func (a *App) reviewRange(cfg store.Config, in *reviews.NewReview) error {
 	r := a.repo()
 	if r == nil || in.Branch == nil {
@@ -196,8 +197,14 @@ func (a *App) reviewRange(cfg store.Config, in *reviews.NewReview) error {
 	}
 	branch := *in.Branch
 	head, err := r.Branch(branch)
+	if errors.Is(err, gitops.ErrNoBranch) {
+		// kept as given (each hash checked): a branch reviewed elsewhere,
+		// or a typo that 'reviews merge' will name
+		a.warn("branch %s does not exist in the repository at %s: the review's commit_range is kept as given, not recorded from git (see 'git branch --list'; only an existing branch can be merged)", branch, r.Top())
+		return nil
+	}
 	if err != nil {
-		return gitErr(err, "--branch: %s does not exist in the repository at %s (a review names the branch the work is on; see 'git branch --list')", branch, r.Top())
+		return gitErr(err, "reading branch %s", branch)
 	}
 	main, mainHead, err := mainOf(r, cfg)
 	if err != nil {

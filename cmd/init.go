@@ -42,7 +42,7 @@ func (a *App) newInitCmd() *cobra.Command {
 	var o initOpts
 	c := &cobra.Command{
 		Use:   "init",
-		Short: "Set up baton's state in a project (files, .baton/, git exclude, optional scripts)",
+		Short: "Set up baton's state in a project (files, .baton/, git exclude, optional scripts and hooks)",
 		Long: `Create progress.json, reviews.json and feature_list.json where missing (existing files are
 kept), .baton/ with the default config, and entries in the repository's info/exclude so that no
 checkout, merge or 'git add .' touches the state. In a repository, main's head is recorded in

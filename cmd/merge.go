@@ -107,7 +107,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 			return gitErr(err, "merging %s into %s", t.branch, t.into)
 		}
 		if err := r.DeleteBranch(t.branch, res.BranchHead); err != nil {
-			return gitErr(err, "%s was merged, but deleting %s failed; the merge is undone", t.into, t.branch)
+			return gitErr(err, "%s was merged, but deleting %s failed", t.into, t.branch)
 		}
 		deleted = true
 		out = mergeOutcome{ReviewID: t.id, Branch: t.branch, Into: t.into, MergeCommit: gitops.Short(res.Commit), Previous: gitops.Short(res.Previous),
@@ -119,8 +119,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		return nil
 	})
 	if err != nil && res.Commit != "" && conflict == nil {
-		a.undoMerge(r, t.into, t.branch, res, deleted)
-		return err
+		return a.undoMerge(r, t.into, t.branch, res, deleted, err)
 	}
 	if err != nil {
 		return err
@@ -128,23 +127,25 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 	if conflict != nil {
 		return conflict
 	}
-	return a.emit(out, func(w io.Writer) {
-		how := "merge commit"
-		if out.FastForward {
-			how = "fast-forward"
-		}
-		printf(w, "SUCCESS: Merged %s into %s at %s (%s, review R%d)", out.Branch, out.Into, out.MergeCommit, how, out.ReviewID)
-		if len(out.Passed) > 0 {
-			printf(w, "PASSING: %s", strings.Join(out.Passed, ", "))
-		}
-		if len(out.FixesMerged) > 0 {
-			printf(w, "FIXES MERGED: %s", strings.Join(out.FixesMerged, ", "))
-		}
-		printf(w, "DELETED: branch %s (was %s)", out.Branch, out.BranchHead)
-		for _, d := range out.Detached {
-			printf(w, "DETACHED: %s had %s checked out; it is now on a detached HEAD at %s, files unchanged", d, out.Branch, out.BranchHead)
-		}
-	})
+	return a.emit(out, func(w io.Writer) { writeMerge(w, out) })
+}
+
+func writeMerge(w io.Writer, out mergeOutcome) {
+	how := "merge commit"
+	if out.FastForward {
+		how = "fast-forward"
+	}
+	printf(w, "SUCCESS: Merged %s into %s at %s (%s, review R%d)", out.Branch, out.Into, out.MergeCommit, how, out.ReviewID)
+	if len(out.Passed) > 0 {
+		printf(w, "PASSING: %s", strings.Join(out.Passed, ", "))
+	}
+	if len(out.FixesMerged) > 0 {
+		printf(w, "FIXES MERGED: %s", strings.Join(out.FixesMerged, ", "))
+	}
+	printf(w, "DELETED: branch %s (was %s)", out.Branch, out.BranchHead)
+	for _, d := range out.Detached {
+		printf(w, "DETACHED: %s had %s checked out; it is now on a detached HEAD at %s, files unchanged", d, out.Branch, out.BranchHead)
+	}
 }
 
 // mergeTarget picks the review and checks that its branch may be merged.
@@ -370,16 +371,22 @@ func (a *App) detach(r gitops.Repo, branch, at string) []string {
 	return done
 }
 
-// undoMerge moves main back after a merge whose record failed.
-func (a *App) undoMerge(r gitops.Repo, into, branch string, res gitops.MergeResult, deleted bool) {
+// undoMerge moves main back after a merge whose record failed (cause),
+// and recreates the branch if it was deleted; the error says what was
+// undone, or what a person must undo.
+func (a *App) undoMerge(r gitops.Repo, into, branch string, res gitops.MergeResult, deleted bool, cause error) error {
+	msg := fmt.Sprintf("%v — the merge was undone: %s is back at %s", cause, into, gitops.Short(res.Previous))
 	if err := gitops.UndoMerge(r, into, res); err != nil {
-		a.warn("the merge could not be recorded, and moving %s back from %s to %s failed: %v — move it back by hand ('git update-ref refs/heads/%s %s %s')", into, gitops.Short(res.Commit), gitops.Short(res.Previous), err, into, res.Previous, res.Commit)
+		msg = fmt.Sprintf("%v — and moving %s back from %s to %s failed: %v; move it back by hand ('git update-ref refs/heads/%s %s %s')", cause, into, gitops.Short(res.Commit), gitops.Short(res.Previous), err, into, res.Previous, res.Commit)
 	}
 	if deleted {
 		if err := gitops.RestoreBranch(r, branch, res.BranchHead); err != nil {
-			a.warn("recreating %s at %s failed: %v ('git branch %s %s')", branch, gitops.Short(res.BranchHead), err, branch, res.BranchHead)
+			msg += fmt.Sprintf("; recreating %s at %s failed: %v ('git branch %s %s')", branch, gitops.Short(res.BranchHead), err, branch, res.BranchHead)
+		} else {
+			msg += fmt.Sprintf(" and %s is restored", branch)
 		}
 	}
+	return &errs.Error{Kind: errs.KindOf(cause), Msg: msg, Err: cause}
 }
 
 // ---- reviews reject

@@ -108,8 +108,9 @@ as the seed stores it — {"critical":[],"major":[{"description":"..."}],"minor"
 or as a flat list of issues each with "severity". Issue ids (R<review>-M<n>, A<review>-... for
 architecture reviews) are assigned when missing and checked when given.
 Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED mean PASS).
-In a git repository the branch must exist, and commit_range is recorded from git: main's
-merge base with the branch .. the branch head; --commit-from/--commit-to must agree with it.`,
+In a git repository commit_range is recorded from git: main's merge base with the branch ..
+the branch head; --commit-from/--commit-to must agree with it (a branch that does not exist
+keeps them as given, with a warning).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.HasCoverage = c.Flags().Changed("coverage")

@@ -46,18 +46,6 @@ func RestoreBranch(r Repo, name, at string) error {
 	return r.CreateBranch(name, at)
 }
 
-// Checkouts returns the tops of the worktrees (main and linked) that have
-// branch checked out.
-func Checkouts(r Repo, branch string) []string {
-	var out []string
-	for top, head := range worktreeHeads(r) {
-		if b, err := os.ReadFile(head); err == nil && strings.TrimSpace(string(b)) == "ref: refs/heads/"+branch {
-			out = append(out, top)
-		}
-	}
-	return out
-}
-
 // Detach leaves every worktree that has branch checked out on a detached
 // HEAD at commit at, its files and index untouched, so that the branch can
 // be deleted without leaving a worktree on a branch that does not exist
@@ -69,17 +57,34 @@ func Detach(r Repo, branch, at string) ([]string, error) {
 		if err != nil || strings.TrimSpace(string(b)) != "ref: refs/heads/"+branch {
 			continue
 		}
-		tmp := head + ".baton.lock"
-		if err := os.WriteFile(tmp, []byte(at+"\n"), 0o644); err != nil {
-			return done, err
-		}
-		if err := os.Rename(tmp, head); err != nil {
-			os.Remove(tmp)
+		if err := writeLocked(head, at+"\n"); err != nil {
 			return done, err
 		}
 		done = append(done, top)
 	}
 	return done, nil
+}
+
+// writeLocked replaces a file under git's lock protocol: path.lock is
+// created exclusively (a git process holding it makes this fail), written,
+// and renamed over path.
+func writeLocked(path, text string) error {
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("locking %s: %w (is a git command running there?)", path, err)
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(lock, path)
+	}
+	if err != nil {
+		os.Remove(lock)
+	}
+	return err
 }
 
 // worktreeHeads maps each worktree's top to its HEAD file.
@@ -120,12 +125,4 @@ func Identity(r Repo) (name, email string) {
 		return "", ""
 	}
 	return cfg.User.Name, cfg.User.Email
-}
-
-// LocationOf returns where the repository's parts are.
-func LocationOf(r Repo) Location {
-	if g, ok := r.(*repo); ok {
-		return g.loc
-	}
-	return Location{}
 }
