@@ -13,7 +13,6 @@ import (
 	"baton/errs"
 	"baton/features"
 	"baton/gitops"
-	"baton/jsondoc"
 	"baton/reviews"
 	"baton/workflow"
 )
@@ -282,7 +281,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 		}
 		out.FixesMerged = append(out.FixesMerged, reviews.FixLabel(id))
 	}
-	if st.rev, err = setReviewFields(rv, t.id, []kv{{"merge_commit", mc}, {"merged_onto", gitops.Short(res.Previous)}, {"merged_at", st.stamp()}}); err != nil {
+	if err = rv.SetReviewFields(t.id, reviews.Field{Key: "merge_commit", Value: mc}, reviews.Field{Key: "merged_onto", Value: gitops.Short(res.Previous)}, reviews.Field{Key: "merged_at", Value: st.stamp()}); err != nil {
 		return err
 	}
 	st.touch(reviews.FileName)
@@ -323,39 +322,6 @@ func fixesOf(rv *reviews.File, t mergeTarget) []int {
 		}
 	}
 	return out
-}
-
-type kv struct {
-	k string
-	v any
-}
-
-// setReviewFields sets fields on a stored review, keeping every other byte
-// of the file. (The reviews package has no setter for review fields; this
-// goes through the same jsondoc records its MarkMerged uses.)
-func setReviewFields(f *reviews.File, id int, fields []kv) (*reviews.File, error) {
-	doc, err := jsondoc.ParseDoc(f.Bytes(), "reviews", "fixes")
-	if err != nil {
-		return nil, err
-	}
-	arr := doc.Array("reviews")
-	for i, r := range f.Reviews() {
-		if r.Get("review_id").Int() != int64(id) {
-			continue
-		}
-		rec, err := arr.Record(i)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range fields {
-			if err := rec.Set(x.k, x.v); err != nil {
-				return nil, err
-			}
-		}
-		arr.Replace(i, rec)
-		return reviews.Parse(doc.Bytes())
-	}
-	return nil, errs.New(errs.NotFound, "Review R%d not found in %s", id, reviews.FileName)
 }
 
 // detach leaves the worktrees that had a deleted branch checked out on a
@@ -541,11 +507,11 @@ func (st *state) recordReject(rv *reviews.File, t mergeTarget, out *rejectOutcom
 		out.Requeued = t.features
 	}
 	out.Phase, out.Reason = d.Phase, d.Reason
-	fields := []kv{{"rejected_at", st.stamp()}, {"branch_deleted", out.BranchDeleted}}
+	fields := []reviews.Field{{Key: "rejected_at", Value: st.stamp()}, {Key: "branch_deleted", Value: out.BranchDeleted}}
 	if !t.review.Get("decision.reject").Bool() {
-		fields = append(fields, kv{"decision", d})
+		fields = append(fields, reviews.Field{Key: "decision", Value: d})
 	}
-	if st.rev, err = setReviewFields(rv, t.id, fields); err != nil {
+	if err = rv.SetReviewFields(t.id, fields...); err != nil {
 		return err
 	}
 	st.touch(reviews.FileName)

@@ -382,36 +382,56 @@ func (f *File) FixCount(featureIDs string) int {
 	return n
 }
 
+// Field is one field to set on a stored record.
+type Field struct {
+	Key   string
+	Value any
+}
+
 // MarkMerged marks fix id merged to main at stamp, with its merge commit
 // when known.
 func (f *File) MarkMerged(id int, stamp string, mergeCommit *string) error {
-	arr := f.doc.Array("fixes")
-	for i, v := range f.fx() {
-		if v.Get("fix_id").Int() != int64(id) {
+	fields := []Field{{"merged_to_main", true}, {"pending_review", false}, {"merged_at", stamp}}
+	if mergeCommit != nil {
+		fields = append(fields, Field{"merge_commit", *mergeCommit})
+	}
+	if !f.setFields("fixes", "fix_id", f.fx(), id, fields) {
+		return errs.New(errs.NotFound, "Fix %s not found in %s (see 'baton reviews list')", FixLabel(id), FileName)
+	}
+	return nil
+}
+
+// SetReviewFields sets fields on review id, keeping the rest of the record
+// as it is.
+func (f *File) SetReviewFields(id int, fields ...Field) error {
+	if !f.setFields("reviews", "review_id", f.rv(), id, fields) {
+		return errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
+	}
+	return nil
+}
+
+// setFields sets fields on the record whose idField is id and refreshes its
+// view; false when there is no such record.
+func (f *File) setFields(array, idField string, views []gjson.Result, id int, fields []Field) bool {
+	arr := f.doc.Array(array)
+	for i, v := range views {
+		if v.Get(idField).Int() != int64(id) {
 			continue
 		}
 		rec, err := arr.Record(i)
 		if err != nil {
-			return err
+			return false
 		}
-		for _, kv := range []struct {
-			k string
-			v any
-		}{{"merged_to_main", true}, {"pending_review", false}, {"merged_at", stamp}} {
-			if err := rec.Set(kv.k, kv.v); err != nil {
-				return err
-			}
-		}
-		if mergeCommit != nil {
-			if err := rec.Set("merge_commit", *mergeCommit); err != nil {
-				return err
+		for _, fl := range fields {
+			if err := rec.Set(fl.Key, fl.Value); err != nil {
+				return false
 			}
 		}
 		arr.Replace(i, rec)
-		f.fx()[i] = gjson.ParseBytes(arr.Elems()[i])
-		return nil
+		views[i] = gjson.ParseBytes(arr.Elems()[i])
+		return true
 	}
-	return errs.New(errs.NotFound, "Fix %s not found in %s (see 'baton reviews list')", FixLabel(id), FileName)
+	return false
 }
 
 // VerdictOf reads a stored review's verdict in the seed's vocabulary (a
