@@ -48,6 +48,7 @@ fmt:
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) ./...
 	$(GO) run ./bench/cmdbench -baton $(BIN)
+	$(GO) run ./bench/gitbench -baton $(BIN)
 
 # A whole multi-agent project on a scratch repository: baton run drives the
 # built-in scripted agent to DONE (demo/demo.sh walks one cycle by hand).
