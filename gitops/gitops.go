@@ -139,7 +139,7 @@ func openRepository(dir string) (*git.Repository, error) {
 	if loc.CommonDir != loc.GitDir {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(loc.CommonDir))
 	}
-	st := &tolerantStorage{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())}
+	st := &tolerantStorage{Storage: filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), packs: &packSet{dir: filepath.Join(loc.CommonDir, "objects")}}
 	r, err := git.Open(st, osfs.New(loc.Top))
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, ErrNoRepository
@@ -151,9 +151,13 @@ func openRepository(dir string) (*git.Repository, error) {
 }
 
 // tolerantStorage is go-git's filesystem storage with the worktreeConfig
-// extension left out of the config it reports. baton never writes the
-// repository's config through go-git, so nothing is lost.
-type tolerantStorage struct{ *filesystem.Storage }
+// extension left out of the config it reports (baton never writes the
+// repository's config through go-git, so nothing is lost), and packed
+// objects looked up without loading the whole pack index.
+type tolerantStorage struct {
+	*filesystem.Storage
+	packs *packSet // packed objects read as git reads them (packs.go)
+}
 
 func (s *tolerantStorage) Config() (*config.Config, error) {
 	cfg, err := s.Storage.Config()

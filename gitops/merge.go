@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -289,25 +290,82 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 	return nil, nil
 }
 
-// clean refuses a checkout with uncommitted changes to tracked files.
+// clean refuses a checkout with uncommitted changes to tracked files, as
+// git decides it: the index against HEAD's tree (staged changes), then each
+// indexed file against its index entry — by its stat data, and by its
+// content only when those differ. Untracked files are not looked at: they
+// survive the update. (go-git's Worktree.Status hashes every file and walks
+// every untracked one, which costs far more than the merge.)
 func clean(c *checkout) error {
-	st, err := c.w.Status()
+	idx, err := c.r.Storer.Index()
 	if err != nil {
-		return fmt.Errorf("reading the status of %s: %w", c.top, err)
+		return fmt.Errorf("reading the index of %s: %w", c.top, err)
+	}
+	head, err := c.r.Head()
+	if err != nil {
+		return fmt.Errorf("reading HEAD of %s: %w", c.top, err)
+	}
+	hc, err := c.r.CommitObject(head.Hash())
+	if err != nil {
+		return err
+	}
+	tree, err := hc.Tree()
+	if err != nil {
+		return err
+	}
+	inTree := map[string]plumbing.Hash{}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		inTree[f.Name] = f.Hash
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var dirty []string
-	for path, s := range st {
-		if s.Worktree == git.Untracked && s.Staging == git.Untracked {
-			continue // untracked files survive a reset
+	for _, e := range idx.Entries {
+		h, ok := inTree[e.Name]
+		delete(inTree, e.Name)
+		if !ok || h != e.Hash || e.Stage != 0 { // stage 0: not a conflict entry
+			dirty = append(dirty, e.Name) // staged
+			continue
 		}
-		if s.Worktree != git.Unmodified || s.Staging != git.Unmodified {
-			dirty = append(dirty, path)
+		if changed, err := fileChanged(c.top, e); err != nil || changed {
+			dirty = append(dirty, e.Name)
 		}
 	}
+	for name := range inTree {
+		dirty = append(dirty, name) // deleted from the index
+	}
 	if len(dirty) > 0 {
+		sort.Strings(dirty)
 		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
 	}
 	return nil
+}
+
+// fileChanged compares a tracked file with its index entry: equal size
+// and modification time mean unchanged, as for git; otherwise the content's
+// blob hash decides.
+func fileChanged(top string, e *index.Entry) (bool, error) {
+	path := filepath.Join(top, e.Name)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return true, nil // deleted
+	}
+	if uint32(fi.Size()) == e.Size && fi.ModTime().Equal(e.ModifiedAt) {
+		return false, nil
+	}
+	var content []byte
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(path)
+		if err != nil {
+			return true, nil
+		}
+		content = []byte(target)
+	} else if content, err = os.ReadFile(path); err != nil {
+		return true, nil
+	}
+	return plumbing.ComputeHash(plumbing.BlobObject, content) != e.Hash, nil
 }
 
 // update moves a clean checkout from commit old to commit new: the files

@@ -208,3 +208,30 @@ func TestMergeKeepsUntrackedFiles(t *testing.T) {
 		t.Error("merged file missing")
 	}
 }
+
+// Staged changes and deleted files are uncommitted changes too.
+func TestMergeRefusesStagedAndDeleted(t *testing.T) {
+	for name, spoil := range map[string]func(r *gitRepo){
+		"staged": func(r *gitRepo) {
+			if err := os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte("staged edit\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r.git("add", "a.txt")
+		},
+		"deleted":  func(r *gitRepo) { os.Remove(filepath.Join(r.dir, "a.txt")) },
+		"unstaged": func(r *gitRepo) { r.git("rm", "-q", "--cached", "a.txt") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := featureRepo(t)
+			before := r.git("rev-parse", "main")
+			spoil(r)
+			_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig()})
+			if !errors.Is(err, gitops.ErrDirtyWorktree) || !strings.Contains(err.Error(), "a.txt") {
+				t.Fatalf("err = %v, want a refusal naming a.txt", err)
+			}
+			if r.git("rev-parse", "main") != before {
+				t.Fatal("main moved")
+			}
+		})
+	}
+}

@@ -1,0 +1,256 @@
+package gitops
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// Packed objects are read through the pack index the way git reads it:
+// mapped, binary-searched, never decoded whole, checksummed or turned into
+// an offset map. go-git does all three on the first object read, which
+// costs ~0.2 s on a repository of 100,000 commits; this way a lookup costs
+// the same at 1,000 commits as at 100,000. Anything not found here (loose
+// objects, alternates, a pack written meanwhile) falls back to go-git.
+
+type lazyIdx struct {
+	data                       []byte
+	n                          int
+	names, crcs, off32s, off64 int
+	mu                         sync.Mutex
+	scans                      int
+	rev                        map[int64]int
+}
+
+func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
+
+func openIdx(path string) (*lazyIdx, error) {
+	data, err := mapReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 8+1024 || !bytes.Equal(data[:4], []byte{255, 't', 'O', 'c'}) || be32(data[4:]) != 2 {
+		return nil, errors.New("not a v2 pack index")
+	}
+	n := int(be32(data[8+255*4:]))
+	x := &lazyIdx{data: data, n: n, names: 8 + 1024}
+	x.crcs = x.names + 20*n
+	x.off32s = x.crcs + 4*n
+	x.off64 = x.off32s + 4*n
+	if len(data) < x.off64+40 {
+		return nil, errors.New("truncated pack index")
+	}
+	return x, nil
+}
+
+func (x *lazyIdx) bounds(b byte) (int, int) {
+	hi := int(be32(x.data[8+4*int(b):]))
+	lo := 0
+	if b > 0 {
+		lo = int(be32(x.data[8+4*int(b-1):]))
+	}
+	return lo, hi
+}
+
+func (x *lazyIdx) name(i int) []byte { return x.data[x.names+20*i : x.names+20*i+20] }
+
+func (x *lazyIdx) lowerBound(prefix []byte) (int, int) {
+	if len(prefix) == 0 {
+		return 0, x.n
+	}
+	lo, hi := x.bounds(prefix[0])
+	i := lo + sort.Search(hi-lo, func(k int) bool { return bytes.Compare(x.name(lo+k), prefix) >= 0 })
+	return i, hi
+}
+
+func (x *lazyIdx) search(h plumbing.Hash) (int, bool) {
+	i, hi := x.lowerBound(h[:])
+	return i, i < hi && bytes.Equal(x.name(i), h[:])
+}
+
+func (x *lazyIdx) offset(i int) int64 {
+	o := be32(x.data[x.off32s+4*i:])
+	if o&0x80000000 != 0 {
+		return int64(binary.BigEndian.Uint64(x.data[x.off64+8*int(o&0x7fffffff):]))
+	}
+	return int64(o)
+}
+
+func (x *lazyIdx) Contains(h plumbing.Hash) (bool, error) { _, ok := x.search(h); return ok, nil }
+
+func (x *lazyIdx) FindOffset(h plumbing.Hash) (int64, error) {
+	if i, ok := x.search(h); ok {
+		return x.offset(i), nil
+	}
+	return 0, plumbing.ErrObjectNotFound
+}
+
+func (x *lazyIdx) FindCRC32(h plumbing.Hash) (uint32, error) {
+	if i, ok := x.search(h); ok {
+		return be32(x.data[x.crcs+4*i:]), nil
+	}
+	return 0, plumbing.ErrObjectNotFound
+}
+
+// FindHash is only needed for deltas against an offset: a few are found by
+// scanning the offset table, after that a reverse map is built.
+func (x *lazyIdx) FindHash(o int64) (plumbing.Hash, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var h plumbing.Hash
+	if x.rev == nil && x.scans < 16 {
+		x.scans++
+		for i := 0; i < x.n; i++ {
+			if x.offset(i) == o {
+				copy(h[:], x.name(i))
+				return h, nil
+			}
+		}
+		return h, plumbing.ErrObjectNotFound
+	}
+	if x.rev == nil {
+		x.rev = make(map[int64]int, x.n)
+		for i := 0; i < x.n; i++ {
+			x.rev[x.offset(i)] = i
+		}
+	}
+	i, ok := x.rev[o]
+	if !ok {
+		return h, plumbing.ErrObjectNotFound
+	}
+	copy(h[:], x.name(i))
+	return h, nil
+}
+
+func (x *lazyIdx) Count() (int64, error) { return int64(x.n), nil }
+
+type entryIter struct {
+	es []*idxfile.Entry
+	i  int
+}
+
+func (it *entryIter) Next() (*idxfile.Entry, error) {
+	if it.i >= len(it.es) {
+		return nil, errIterDone
+	}
+	it.i++
+	return it.es[it.i-1], nil
+}
+func (it *entryIter) Close() error { return nil }
+
+var errIterDone = errors.New("EOF")
+
+func (x *lazyIdx) entries() []*idxfile.Entry {
+	es := make([]*idxfile.Entry, x.n)
+	for i := range es {
+		e := &idxfile.Entry{Offset: uint64(x.offset(i)), CRC32: be32(x.data[x.crcs+4*i:])}
+		copy(e.Hash[:], x.name(i))
+		es[i] = e
+	}
+	return es
+}
+
+func (x *lazyIdx) Entries() (idxfile.EntryIter, error) { return &entryIter{es: x.entries()}, nil }
+func (x *lazyIdx) EntriesByOffset() (idxfile.EntryIter, error) {
+	es := x.entries()
+	sort.Slice(es, func(i, j int) bool { return es[i].Offset < es[j].Offset })
+	return &entryIter{es: es}, nil
+}
+
+type packRef struct {
+	idx  *lazyIdx
+	pack string
+	p    *packfile.Packfile
+}
+
+type packSet struct {
+	dir   string // objects
+	once  sync.Once
+	packs []*packRef
+}
+
+func (ps *packSet) load() {
+	ps.once.Do(func() {
+		idxs, _ := filepath.Glob(filepath.Join(ps.dir, "pack", "pack-*.idx"))
+		for _, p := range idxs {
+			x, err := openIdx(p)
+			if err != nil {
+				continue
+			}
+			ps.packs = append(ps.packs, &packRef{idx: x, pack: strings.TrimSuffix(p, ".idx") + ".pack"})
+		}
+	})
+}
+
+func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
+	ps.load()
+	for _, pr := range ps.packs {
+		if _, ok := pr.idx.search(h); !ok {
+			continue
+		}
+		if pr.p == nil {
+			fs := osfs.New(filepath.Dir(pr.pack))
+			f, err := fs.Open(filepath.Base(pr.pack))
+			if err != nil {
+				return nil, err
+			}
+			pr.p = packfile.NewPackfile(pr.idx, fs, f, 0)
+		}
+		return pr.p.Get(h)
+	}
+	return nil, plumbing.ErrObjectNotFound
+}
+
+func (s *tolerantStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if s.packs != nil {
+		if obj, err := s.packs.get(h); err == nil {
+			if t != plumbing.AnyObject && obj.Type() != t {
+				return nil, plumbing.ErrObjectNotFound
+			}
+			return obj, nil
+		}
+	}
+	return s.Storage.EncodedObject(t, h)
+}
+
+func (s *tolerantStorage) HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error) {
+	if s.packs == nil {
+		return s.Storage.HashesWithPrefix(prefix)
+	}
+	var out []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	if len(prefix) > 0 {
+		hx := hex.EncodeToString(prefix)
+		names, _ := filepath.Glob(filepath.Join(s.packs.dir, hx[:2], hx[2:]+"*"))
+		for _, n := range names {
+			h := plumbing.NewHash(hx[:2] + filepath.Base(n))
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	s.packs.load()
+	for _, pr := range s.packs.packs {
+		i, hi := pr.idx.lowerBound(prefix)
+		for ; i < hi && bytes.HasPrefix(pr.idx.name(i), prefix); i++ {
+			var h plumbing.Hash
+			copy(h[:], pr.idx.name(i))
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
