@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"baton/bench/gen"
+	"baton/bench/stat"
 	"baton/features"
 	"baton/progress"
 	"baton/reviews"
@@ -174,20 +175,10 @@ func fileSizes(st *state) string {
 	var parts []string
 	for _, n := range []string{progress.FileName, reviews.FileName, features.FileName} {
 		if fi, err := os.Stat(filepath.Join(st.dir, n)); err == nil {
-			parts = append(parts, fmt.Sprintf("%s %s", n, human(fi.Size())))
+			parts = append(parts, fmt.Sprintf("%s %s", n, stat.Human(fi.Size())))
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // ---- commands
@@ -386,39 +377,17 @@ func bench(o options, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %-5s %s\n        %s\n", st.name+":", st.gen.Size, fileSizes(st))
 	}
 	fmt.Fprintf(stdout, "  states generated in %s under %s\n", time.Since(t0).Round(time.Millisecond), filepath.Dir(states[0].dir))
-	load0 := loadavg()
-	res, err := measure(r, states, o, terminal(os.Stderr))
+	load0 := stat.LoadAvg()
+	res, err := measure(r, states, o, stat.Terminal(os.Stderr))
 	if err != nil {
 		return err
 	}
 	report(stdout, summarize(res))
 	if load0 != "" {
-		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, loadavg(), runtime.NumCPU())
+		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, stat.LoadAvg(), runtime.NumCPU())
 	}
 	if o.keep {
 		fmt.Fprintf(stdout, "\nstates kept in %s\n", filepath.Dir(states[0].dir))
-	}
-	return nil
-}
-
-// loadavg is the 1-minute load average where the system reports one: a
-// number well above the CPU count means the timings are noisy.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
-
-// terminal returns f when it is a terminal (for a progress counter), else nil.
-func terminal(f *os.File) io.Writer {
-	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		return f
 	}
 	return nil
 }
@@ -438,40 +407,9 @@ func summarize(res map[key][]sample) map[key]stats {
 		for i, s := range ss {
 			walls[i], cpus[i] = s.wall, s.cpu
 		}
-		out[k] = stats{median: quantile(walls, 0.5), p90: quantile(walls, 0.9), cpu: quantile(cpus, 0.5), n: len(ss)}
+		out[k] = stats{median: stat.Quantile(walls, 0.5), p90: stat.Quantile(walls, 0.9), cpu: stat.Quantile(cpus, 0.5), n: len(ss)}
 	}
 	return out
-}
-
-// quantile is the q-quantile with linear interpolation between ranks.
-func quantile(d []time.Duration, q float64) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	pos := q * float64(len(s)-1)
-	lo := int(pos)
-	if lo+1 >= len(s) {
-		return s[lo]
-	}
-	return s[lo] + time.Duration(float64(s[lo+1]-s[lo])*(pos-float64(lo)))
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
-
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "ok"
-	}
-	return "MISSED"
 }
 
 func report(w io.Writer, s map[key]stats) {
@@ -480,7 +418,7 @@ func report(w io.Writer, s map[key]stats) {
 	for i, c := range commands {
 		sm, lg := s[key{i, "small"}], s[key{i, "large"}]
 		fmt.Fprintf(w, "%-44s %8s %8s %8s   %8s %8s %8s   %5.2f×\n", c.label,
-			ms(sm.median), ms(sm.p90), ms(sm.cpu), ms(lg.median), ms(lg.p90), ms(lg.cpu), ratio(lg.median, sm.median))
+			stat.Ms(sm.median), stat.Ms(sm.p90), stat.Ms(sm.cpu), stat.Ms(lg.median), stat.Ms(lg.p90), stat.Ms(lg.cpu), stat.Ratio(lg.median, sm.median))
 	}
 	fmt.Fprintf(w, "(cpu is the median user+system time of the process)\n")
 	reportTargets(w, s)
@@ -493,23 +431,23 @@ func reportTargets(w io.Writer, s map[key]stats) {
 			continue
 		}
 		sm, lg := s[key{i, "small"}].median, s[key{i, "large"}].median
-		vs, vl := ratio(sm, s[key{0, "small"}].median), ratio(lg, s[key{0, "large"}].median)
-		ls := ratio(lg, sm)
+		vs, vl := stat.Ratio(sm, s[key{0, "small"}].median), stat.Ratio(lg, s[key{0, "large"}].median)
+		ls := stat.Ratio(lg, sm)
 		fmt.Fprintf(w, "  %-44s small %5.2f×  large %5.2f× %-6s  large/small %5.2f× %s\n", c.label,
-			vs, vl, verdict(vs <= maxFieldVsVersion && vl <= maxFieldVsVersion), ls, verdict(ls <= maxLargeVsSmall))
+			vs, vl, stat.Verdict(vs <= maxFieldVsVersion && vl <= maxFieldVsVersion), ls, stat.Verdict(ls <= maxLargeVsSmall))
 	}
 	for i, c := range commands {
 		if c.label == "progress add-session" {
 			lg := s[key{i, "large"}]
 			fmt.Fprintf(w, "(b) progress add-session on the large state: median %s ms, p90 %s ms vs %d ms: %s\n",
-				ms(lg.median), ms(lg.p90), addSessionBudget.Milliseconds(), verdict(lg.median < addSessionBudget))
+				stat.Ms(lg.median), stat.Ms(lg.p90), addSessionBudget.Milliseconds(), stat.Verdict(lg.median < addSessionBudget))
 		}
 	}
 	fmt.Fprintf(w, "other commands on the large state, median (vs --version, vs the small state):\n")
 	for i, c := range commands {
 		if c.kind == read || (c.kind == write && c.label != "progress add-session") {
 			lg := s[key{i, "large"}].median
-			fmt.Fprintf(w, "  %-44s %8s ms  (%5.1f×, %5.1f×)\n", c.label, ms(lg), ratio(lg, s[key{0, "large"}].median), ratio(lg, s[key{i, "small"}].median))
+			fmt.Fprintf(w, "  %-44s %8s ms  (%5.1f×, %5.1f×)\n", c.label, stat.Ms(lg), stat.Ratio(lg, s[key{0, "large"}].median), stat.Ratio(lg, s[key{i, "small"}].median))
 		}
 	}
 }

@@ -61,6 +61,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"baton/bench/gen"
+	"baton/bench/stat"
 	"baton/gitops"
 )
 
@@ -1230,20 +1231,20 @@ func bench(o options, stdout io.Writer) error {
 			graph = ", commit-graph"
 		}
 		fmt.Fprintf(stdout, "  %-6s %s commits, %d files, %s objects in a %s pack%s (generated in %.1fs)\n", i.Name+":", thousands(i.Commits), i.Files,
-			thousands(i.Objects), human(i.PackBytes), graph, float64(i.GenMillis)/1000)
+			thousands(i.Objects), stat.Human(i.PackBytes), graph, float64(i.GenMillis)/1000)
 	}
 	fmt.Fprintf(stdout, "  repositories ready in %s under %s\n", time.Since(t0).Round(time.Millisecond), root)
 	for _, b := range r.check(infos) {
 		fmt.Fprintf(stdout, "  MISMATCH: %s\n", b)
 	}
-	load0 := loadavg()
-	res, err := measure(r, infos, o, terminal(os.Stderr))
+	load0 := stat.LoadAvg()
+	res, err := measure(r, infos, o, stat.Terminal(os.Stderr))
 	if err != nil {
 		return err
 	}
 	report(stdout, infos, summarize(res))
 	if load0 != "" {
-		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, loadavg(), runtime.NumCPU())
+		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, stat.LoadAvg(), runtime.NumCPU())
 	}
 	if o.keep || o.repos != "" {
 		fmt.Fprintf(stdout, "repositories kept in %s (gitops benchmarks on the large one: BATON_GITBENCH_REPO=%s go test -run='^$' -bench=GitOps ./gitops)\n",
@@ -1262,40 +1263,9 @@ type stats struct {
 func summarize(res map[key][]time.Duration) map[key]stats {
 	out := map[key]stats{}
 	for k, ds := range res {
-		out[k] = stats{median: quantile(ds, 0.5), p90: quantile(ds, 0.9), n: len(ds)}
+		out[k] = stats{median: stat.Quantile(ds, 0.5), p90: stat.Quantile(ds, 0.9), n: len(ds)}
 	}
 	return out
-}
-
-// quantile is the q-quantile with linear interpolation between ranks.
-func quantile(d []time.Duration, q float64) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	pos := q * float64(len(s)-1)
-	lo := int(pos)
-	if lo+1 >= len(s) {
-		return s[lo]
-	}
-	return s[lo] + time.Duration(float64(s[lo+1]-s[lo])*(pos-float64(lo)))
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
-
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "ok"
-	}
-	return "MISSED"
 }
 
 func report(w io.Writer, infos []*repoInfo, s map[key]stats) {
@@ -1310,10 +1280,10 @@ func report(w io.Writer, infos []*repoInfo, s map[key]stats) {
 		for _, op := range operations {
 			g, p, in := med(i.Name, "git", op.name), med(i.Name, "proc", op.name), med(i.Name, "in", op.name)
 			if op.floor {
-				fmt.Fprintf(w, "%-6s %-13s %8s %8s %8s %8.2f× %9s   git %s (both: process start only)\n", "", op.name, ms(g), ms(p), "-", ratio(p, g), "-", shortArgs(op.git(i)))
+				fmt.Fprintf(w, "%-6s %-13s %8s %8s %8s %8.2f× %9s   git %s (both: process start only)\n", "", op.name, stat.Ms(g), stat.Ms(p), "-", stat.Ratio(p, g), "-", shortArgs(op.git(i)))
 				continue
 			}
-			fmt.Fprintf(w, "%-6s %-13s %8s %8s %8s %8.2f× %8.2f×   git %s\n", "", op.name, ms(g), ms(p), ms(in), ratio(p, g), ratio(in, g), shortArgs(op.git(i)))
+			fmt.Fprintf(w, "%-6s %-13s %8s %8s %8s %8.2f× %8.2f×   git %s\n", "", op.name, stat.Ms(g), stat.Ms(p), stat.Ms(in), stat.Ratio(p, g), stat.Ratio(in, g), shortArgs(op.git(i)))
 		}
 	}
 	fmt.Fprintf(w, "\n(2) baton commands, wall ms (process start to exit), vs the git command of the operation they run\n")
@@ -1324,9 +1294,9 @@ func report(w io.Writer, infos []*repoInfo, s map[key]stats) {
 			g := med(i.Name, "git", c.op)
 			vs := "-"
 			if c.op != "" {
-				vs = fmt.Sprintf("%8.2f×", ratio(st.median, g))
+				vs = fmt.Sprintf("%8.2f×", stat.Ratio(st.median, g))
 			}
-			fmt.Fprintf(w, "%-6s %-22s %-13s %8s %8s %8s %9s\n", i.Name, c.label, orDash(c.op), ms(st.median), ms(st.p90), ms(g), vs)
+			fmt.Fprintf(w, "%-6s %-22s %-13s %8s %8s %8s %9s\n", i.Name, c.label, orDash(c.op), stat.Ms(st.median), stat.Ms(st.p90), stat.Ms(g), vs)
 		}
 	}
 	fmt.Fprintf(w, "(every command also takes baton's state lock and writes its state files and audit log; --version is the process floor)\n")
@@ -1338,14 +1308,14 @@ func report(w io.Writer, infos []*repoInfo, s map[key]stats) {
 		}
 		fmt.Fprintf(w, "(a) small repository, each operation within %.0f× of git (proc/git, like for like; in/git for the part inside baton):\n", maxVsGit)
 		fs, fg := med(i.Name, "proc", "start"), med(i.Name, "git", "start")
-		fmt.Fprintf(w, "    (process start alone is %.2f×: %s ms for a Go process linking gitops, %s ms for git)\n", ratio(fs, fg), ms(fs), ms(fg))
+		fmt.Fprintf(w, "    (process start alone is %.2f×: %s ms for a Go process linking gitops, %s ms for git)\n", stat.Ratio(fs, fg), stat.Ms(fs), stat.Ms(fg))
 		for _, op := range operations {
 			if op.floor {
 				continue
 			}
 			g := med(i.Name, "git", op.name)
-			pr, in := ratio(med(i.Name, "proc", op.name), g), ratio(med(i.Name, "in", op.name), g)
-			fmt.Fprintf(w, "    %-13s proc %5.2f× %-6s  in %5.2f×\n", op.name, pr, verdict(pr <= maxVsGit), in)
+			pr, in := stat.Ratio(med(i.Name, "proc", op.name), g), stat.Ratio(med(i.Name, "in", op.name), g)
+			fmt.Fprintf(w, "    %-13s proc %5.2f× %-6s  in %5.2f×\n", op.name, pr, stat.Verdict(pr <= maxVsGit), in)
 		}
 	}
 	for _, i := range infos {
@@ -1355,7 +1325,7 @@ func report(w io.Writer, infos []*repoInfo, s map[key]stats) {
 		fmt.Fprintf(w, "(b) large repository, under %d ms (median):\n", largeBudget.Milliseconds())
 		for _, label := range []string{"session end", "reviews add-review"} {
 			st := s[key{i.Name, "baton", label}]
-			fmt.Fprintf(w, "    %-22s median %8s ms, p90 %8s ms: %s\n", label, ms(st.median), ms(st.p90), verdict(st.median < largeBudget))
+			fmt.Fprintf(w, "    %-22s median %8s ms, p90 %8s ms: %s\n", label, stat.Ms(st.median), stat.Ms(st.p90), stat.Verdict(st.median < largeBudget))
 		}
 	}
 }
@@ -1389,35 +1359,4 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// loadavg is the 1-minute load average where the system reports one.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
-
-// terminal returns f when it is a terminal (for a progress counter), else nil.
-func terminal(f *os.File) io.Writer {
-	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		return f
-	}
-	return nil
 }
