@@ -1,5 +1,5 @@
 // Package bench holds baton's performance measurement; it has no code of its
-// own. `make bench` runs both halves:
+// own. `make bench` runs all three parts:
 //
 //   - Go benchmarks beside the code they measure, in *_bench_test.go files
 //     (progress, reviews, features, jsondoc, store): parsing, appending to and
@@ -9,7 +9,14 @@
 //     large generated state and reports the ratios the performance targets
 //     are stated in: a --field read costs at most 3× `baton --version` and
 //     about the same on 10 sessions as on 10,000; `progress add-session` on
-//     the large state stays under 50 ms.
+//     the large state stays under 50 ms;
+//   - bench/gitbench, which generates a ~1,000- and a ~100,000-commit
+//     repository with git fast-import and times each git operation baton
+//     runs (open, range, ancestry, merge base, merge) against the git command
+//     doing the same, in process and as processes, and the commands that run
+//     them (session end and reviews add-review under 150 ms on the large one).
+//
+// bench/stat holds what the harnesses share.
 //
 // bench/gen generates those states — 10,000 sessions, 2,000 reviews with
 // issues, 1,000 features by default — through the domain packages, so the
