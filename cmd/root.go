@@ -61,11 +61,12 @@ const exitCodeHelp = `Exit codes:
   0   ok
   1   unexpected error
   2   usage: a bad flag, argument or input value
-  3   refused by policy (role, fix-cycle limit)
+  3   refused by policy (role, no role bound, fix-cycle limit, a contradicting phase, STOPPED)
   4   not found: an unknown id or a missing state file
-  5   conflict: lock timeout, merge conflict, stale bridge response, file exists
+  5   conflict: lock timeout, merge conflict or dirty checkout, a branch moved, stale bridge
+      response, file exists
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
-  42  need agent: a bridge checkpoint
+  42  need agent: a bridge checkpoint (answer the request, re-run with --resume)
   130 interrupted`
 
 // Main runs baton with args and returns the exit code. Nothing else in baton
