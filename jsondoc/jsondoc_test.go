@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,63 +12,15 @@ import (
 	"baton/jsondoc"
 )
 
-// seedProgress is the progress.json example of the seed schema, verbatim.
-const seedProgress = `{
-  "project": {
-    "name": "Project Name",
-    "created_at": "2025-01-29T10:00:00Z",
-    "total_features": 50
-  },
-  "status": {
-    "updated_at": "2025-01-29T14:30:00Z",
-    "features_completed": 15,
-    "features_passing": 12,
-    "current_phase": "IMPLEMENT",
-    "current_feature": "F016",
-    "current_branch": "feature/user-authentication",
-    "head_commit": "abc1234"
-  },
-  "sessions": [
-    {
-      "session_id": 1,
-      "agent_type": "INITIALIZER",
-      "started_at": "2025-01-29T10:00:00Z",
-      "completed_at": "2025-01-29T10:45:00Z",
-      "summary": "Created feature_list.json with 50 features, initialized git",
-      "features_touched": [],
-      "outcome": "SUCCESS",
-      "commits": [
-        {
-          "hash": "a1b2c3d",
-          "message": "Initial project setup"
-        }
-      ]
-    },
-    {
-      "session_id": 2,
-      "agent_type": "IMPLEMENT",
-      "started_at": "2025-01-29T10:50:00Z",
-      "completed_at": "2025-01-29T11:30:00Z",
-      "summary": "Implemented F001 health check endpoint",
-      "features_touched": ["F001"],
-      "outcome": "READY_FOR_REVIEW",
-      "commits": [
-        {
-          "hash": "d4e5f6g",
-          "message": "Implement health check endpoint"
-        },
-        {
-          "hash": "h7i8j9k",
-          "message": "Add tests for health check"
-        }
-      ],
-      "commit_range": {
-        "from": "a1b2c3d",
-        "to": "h7i8j9k"
-      }
-    }
-  ]
-}`
+// seedProgress is the progress.json example of the seed schema, verbatim
+// (shared by the packages' tests in testdata/seed).
+var seedProgress = func() string {
+	b, err := os.ReadFile("../testdata/seed/progress.json")
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}()
 
 // customProgress is a progress.json as another tool might leave it: unknown
 // members at the top, in the status and in the records, with values in
