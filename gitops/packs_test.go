@@ -1,7 +1,6 @@
 package gitops_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,20 +13,7 @@ import (
 // must be git's, for packed and loose objects alike, and short hashes must
 // resolve from either.
 func TestPackedRepository(t *testing.T) {
-	r := newGitRepo(t)
-	r.commit("a.txt", "base")
-	for f := 0; f < 3; f++ {
-		b := fmt.Sprintf("feature/%d", f)
-		r.git("checkout", "-q", "-b", b)
-		for i := 0; i < 4; i++ {
-			r.commit(fmt.Sprintf("f%d.txt", f), fmt.Sprintf("%s-%d", b, i))
-		}
-		r.git("checkout", "-q", "main")
-		r.commit("a.txt", fmt.Sprintf("main %d", f))
-		if f < 2 {
-			r.merge(b, "merge "+b)
-		}
-	}
+	r := featureHistory(t, 4)
 	r.git("repack", "-adq")
 	r.git("prune-packed")
 	if packs, _ := filepath.Glob(filepath.Join(r.dir, ".git", "objects", "pack", "*.idx")); len(packs) != 1 {

@@ -69,6 +69,27 @@ func (r *gitRepo) open() gitops.Repo {
 	return g
 }
 
+// featureHistory is main with three feature branches of n commits each
+// branched off it in turn, main moving on after each; feature/0 and
+// feature/1 are merged back, feature/2 is open.
+func featureHistory(t *testing.T, n int) *gitRepo {
+	r := newGitRepo(t)
+	r.commit("a.txt", "base")
+	for f := 0; f < 3; f++ {
+		b := fmt.Sprintf("feature/%d", f)
+		r.git("checkout", "-q", "-b", b)
+		for i := 0; i < n; i++ {
+			r.commit(fmt.Sprintf("f%d.txt", f), fmt.Sprintf("%s-%d", b, i))
+		}
+		r.git("checkout", "-q", "main")
+		r.commit("a.txt", fmt.Sprintf("main moves %d", f))
+		if f < 2 {
+			r.merge(b, "merge "+b)
+		}
+	}
+	return r
+}
+
 // checkRange compares Range(from, to) with `git rev-list from..to`.
 func checkRange(t *testing.T, r *gitRepo, g gitops.Repo, from, to string) {
 	t.Helper()
@@ -164,20 +185,7 @@ func TestWalksMatchGit(t *testing.T) {
 		checkMergeBase(t, r, g, "HEAD", "HEAD~4")
 	})
 	t.Run("feature branches and merges", func(t *testing.T) {
-		r := newGitRepo(t)
-		r.commit("a.txt", "base")
-		for f := 0; f < 3; f++ {
-			b := fmt.Sprintf("feature/%d", f)
-			r.git("checkout", "-q", "-b", b)
-			for i := 0; i < 3; i++ {
-				r.commit(fmt.Sprintf("f%d.txt", f), fmt.Sprintf("%s-%d", b, i))
-			}
-			r.git("checkout", "-q", "main")
-			r.commit("a.txt", fmt.Sprintf("main moves %d", f))
-			if f < 2 {
-				r.merge(b, "merge "+b)
-			}
-		}
+		r := featureHistory(t, 3)
 		g := r.open()
 		checkRange(t, r, g, "main", "feature/2")
 		checkRange(t, r, g, "feature/2", "main")
