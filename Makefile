@@ -6,8 +6,10 @@ BENCHTIME ?= 1s
 
 .PHONY: build test unit fuzz lint fmt bench demo clean
 
+VERSION   ?=
+
 build:
-	$(GO) build -o $(BIN) ./cmd/baton
+	$(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/cmd.Version=$(VERSION)") -o $(BIN) ./cmd/baton
 
 # The whole test suite: race-checked unit and end-to-end tests, then every
 # fuzz target briefly, then the lint checks.

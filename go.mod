@@ -1,4 +1,4 @@
-module baton
+module github.com/baton-cli/baton
 
 go 1.26.8
 

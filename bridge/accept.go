@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 // verdict is what baton makes of a response file.

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // DefaultMaxInlinePrompt is the largest prompt written into the request

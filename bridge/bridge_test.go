@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 type harness struct {

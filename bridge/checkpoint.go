@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 // Checkpoint names (checkpoint_name, and seed 001's checkpoint).

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"baton/store"
+	"github.com/baton-cli/baton/store"
 )
 
 // Paths are the bridge's files in one state directory.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 // ExitNeedAgent is the orchestrator exit status that asks for an agent.

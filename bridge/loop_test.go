@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 // TestMain lets the test binary act as a Go orchestrator (a real process)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // ReadRequest reads the outstanding request of the state directory dir:

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"baton/errs"
-	"baton/progress"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // actor is who a call acts as: a role bound through a session, BATON_ROLE,

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"baton/errs"
-	"baton/gitops"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/workflow"
 )
 
 func (a *App) newBranchCmd() *cobra.Command {

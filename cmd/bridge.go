@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"baton/bridge"
-	"baton/errs"
-	"baton/store"
+	"github.com/baton-cli/baton/bridge"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/store"
 )
 
 const bridgeLong = `The agent bridge (seeds 000, 001, 004): an orchestrator that needs an AI agent writes

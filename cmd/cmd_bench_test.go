@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"baton/bench/gen"
-	"baton/cmd"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/cmd"
 )
 
 // large is the generated 10,000-session state, made once per test binary.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/workflow"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // The demo's scripted agent. baton run starts it for every session; it

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/progress"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/workflow"
 )
 
 const featuresHint = "baton init"

@@ -10,12 +10,12 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"baton/errs"
-	"baton/gitops"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/reviews"
-	"baton/store"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
 )
 
 // This file records what git says: a session's commits and range, a

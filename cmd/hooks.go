@@ -3,9 +3,9 @@ package cmd
 import (
 	"errors"
 
-	"baton/errs"
-	"baton/gitops"
-	"baton/store"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/store"
 )
 
 // installHooks writes the git hooks that guard main into the repository's

@@ -11,14 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"baton/errs"
-	"baton/features"
-	"baton/gitops"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/reviews"
-	"baton/scripts"
-	"baton/store"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/scripts"
+	"github.com/baton-cli/baton/store"
 )
 
 type initOpts struct {

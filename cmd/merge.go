@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/gitops"
-	"baton/reviews"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // `reviews merge` and `reviews reject` carry out a review's decision in git

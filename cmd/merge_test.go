@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"baton/cmd"
+	"github.com/baton-cli/baton/cmd"
 )
 
 // If the files cannot be written after main moved, the merge is undone:

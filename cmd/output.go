@@ -7,8 +7,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // Output rules: stdout carries data only — the predecessor's SUCCESS lines

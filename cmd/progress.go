@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/workflow"
 )
 
 const progressHint = "baton progress init -n NAME -c COUNT"

@@ -13,13 +13,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/reviews"
-	"baton/store"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/workflow"
 )
 
 const reviewsHint = "baton reviews init"

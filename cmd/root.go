@@ -10,17 +10,60 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"baton/errs"
-	"baton/gitops"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/gitops"
 )
 
-// Version is baton's version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
+// Version is baton's version. Releases set it at build time
+// (make build VERSION=v1.2.3, or -ldflags "-X .../cmd.Version=v1.2.3");
+// otherwise it comes from the build: the module version of a
+// 'go install …@version', or the VCS revision of a build from a checkout.
+var Version = ""
+
+// version is Version, or what the build info says when it is unset.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	return versionFrom(bi)
+}
+
+// versionFrom names a build: its module version when it has one, else
+// "devel" with the commit (and "+dirty" for uncommitted changes).
+func versionFrom(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "+dirty"
+	}
+	return "devel-" + rev
+}
 
 // Env is everything baton takes from its process: streams, environment,
 // working directory and clock.
@@ -102,7 +145,7 @@ feature_list.json. Every change happens under a file lock, atomically across fil
 ids assigned inside the lock and counters computed from the files.
 
 ` + exitCodeHelp,
-		Version:       Version,
+		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

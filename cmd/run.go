@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"baton/bridge"
-	"baton/errs"
-	"baton/progress"
-	"baton/prompts"
-	"baton/workflow"
+	"github.com/baton-cli/baton/bridge"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/prompts"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // runOpts are `baton run`'s options.

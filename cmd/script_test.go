@@ -11,7 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 
-	"baton/cmd"
+	"github.com/baton-cli/baton/cmd"
 )
 
 func TestMain(m *testing.M) {

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/gitops"
-	"baton/progress"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/progress"
 )
 
 func (a *App) newSessionCmd() *cobra.Command {

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"baton/errs"
-	"baton/features"
-	"baton/gitops"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/reviews"
-	"baton/store"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
 )
 
 // openStore finds the state directory for a command of the group whose

@@ -7,12 +7,12 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/progress"
-	"baton/reviews"
-	"baton/store"
-	"baton/workflow"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // This file connects the pure transition table (package workflow) to the

@@ -36,7 +36,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	batonBin = filepath.Join(tmp, "baton")
-	build := exec.Command("go", "build", "-o", batonBin, "baton/cmd/baton")
+	build := exec.Command("go", "build", "-o", batonBin, "github.com/baton-cli/baton/cmd/baton")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: go build -o %s baton/cmd/baton: %v\n%s", batonBin, err, out)

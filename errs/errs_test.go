@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"testing"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 func TestCodeForEveryKind(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // FileName is the feature list's name in the state directory.

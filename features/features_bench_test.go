@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"baton/bench/gen"
-	"baton/features"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/features"
 )
 
 // large is the generated state with 1,000 features, made once per test binary.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // sample is a feature list with the predecessor's totals, legacy and new

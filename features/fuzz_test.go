@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"baton/features"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // FuzzParseFeatures: Parse never panics; what it accepts encodes to valid

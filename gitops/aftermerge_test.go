@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"baton/gitops"
+	"github.com/baton-cli/baton/gitops"
 )
 
 // A merge whose record could not be written is undone: main moves back

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"baton/gitops"
+	"github.com/baton-cli/baton/gitops"
 )
 
 // BenchmarkGitOps times the operations baton's commands run, each three

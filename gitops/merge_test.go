@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"baton/gitops"
+	"github.com/baton-cli/baton/gitops"
 )
 
 func sig() object.Signature {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"baton/gitops"
+	"github.com/baton-cli/baton/gitops"
 )
 
 // Packed repositories are read through the mapped pack index; the answers

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"baton/gitops"
+	"github.com/baton-cli/baton/gitops"
 )
 
 // gitRepo is a real repository in a temp directory, driven by the git CLI

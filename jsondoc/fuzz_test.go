@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 func addSeeds(f *testing.F) {

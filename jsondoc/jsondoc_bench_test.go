@@ -6,8 +6,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/bench/gen"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // large is the generated 10,000-session state, made once per test binary.

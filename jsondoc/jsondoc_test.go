@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // seedProgress is the progress.json example of the seed schema, verbatim

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // A document read back with the facts of its own writing must behave

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"baton/progress"
+	"github.com/baton-cli/baton/progress"
 )
 
 // FuzzParseProgress: Parse never panics; what it accepts encodes to valid

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // OpenFileName is where sessions that have started but not ended are kept,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // FileName is the progress file's name in the state directory.

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"baton/bench/gen"
-	"baton/progress"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/progress"
 )
 
 // large is the generated 10,000-session state, made once per test binary.

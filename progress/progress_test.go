@@ -11,9 +11,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/jsondoc"
-	"baton/progress"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
 )
 
 // seedProgress is the progress.json example of the seed schema, verbatim

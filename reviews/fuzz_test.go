@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/reviews"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/reviews"
 )
 
 // FuzzParseReviews: Parse never panics; what it accepts encodes to valid

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // Severities in the order they are stored and shown, with the letter each

@@ -7,8 +7,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/reviews"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/reviews"
 )
 
 // assign parses input and numbers its issues with prefix, returning the

@@ -11,10 +11,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/features"
-	"baton/jsondoc"
-	"baton/progress"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
 )
 
 // FileName is the reviews file's name in the state directory.

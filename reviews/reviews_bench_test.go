@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"baton/bench/gen"
-	"baton/reviews"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/reviews"
 )
 
 // large is the generated state with 2,000 reviews, made once per test binary.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/errs"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/reviews"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
 )
 
 // seedReviews is the reviews.json example of the seed schema, verbatim.

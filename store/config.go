@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"baton/errs"
-	"baton/jsondoc"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // ConfigName is the config file inside .baton/.

@@ -3,7 +3,7 @@ package store_test
 import (
 	"testing"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 func TestLoadConfigGit(t *testing.T) {

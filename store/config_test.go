@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"baton/errs"
-	"baton/store"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/store"
 )
 
 // withConfig returns a store whose .baton/config holds data (no file when

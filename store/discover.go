@@ -3,7 +3,7 @@ package store
 import (
 	"path/filepath"
 
-	"baton/gitops"
+	"github.com/baton-cli/baton/gitops"
 )
 
 // Where the state directory came from, for `baton status` and messages.

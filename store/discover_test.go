@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"baton/store"
+	"github.com/baton-cli/baton/store"
 )
 
 func env(vars map[string]string) func(string) string {

@@ -27,7 +27,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"baton/errs"
+	"github.com/baton-cli/baton/errs"
 )
 
 // DefaultLockTimeout is how long a mutation waits for the state lock.

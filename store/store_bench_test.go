@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"baton/bench/gen"
-	"baton/store"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/store"
 )
 
 // large is the generated 10,000-session state, made once per test binary.

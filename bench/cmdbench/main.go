@@ -31,11 +31,11 @@ import (
 	"strings"
 	"time"
 
-	"baton/bench/gen"
-	"baton/bench/stat"
-	"baton/features"
-	"baton/progress"
-	"baton/reviews"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/bench/stat"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
 )
 
 // The targets, reported (never enforced through the exit status).

@@ -22,10 +22,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"baton/features"
-	"baton/jsondoc"
-	"baton/progress"
-	"baton/reviews"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
 )
 
 // Size is how much history a generated state holds.

@@ -60,9 +60,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"baton/bench/gen"
-	"baton/bench/stat"
-	"baton/gitops"
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/bench/stat"
+	"github.com/baton-cli/baton/gitops"
 )
 
 // The targets, reported (never enforced through the exit status).

@@ -5,7 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"baton/cmd"
+	"github.com/baton-cli/baton/cmd"
 )
 
 func main() {
