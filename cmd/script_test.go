@@ -26,6 +26,11 @@ func TestMain(m *testing.M) {
 //	exitcode N prog args...  run prog and require exit status N exactly
 //	jsonfield PATH WANT      gjson PATH of the last stdout must be WANT
 //	jsonvalid FILE           FILE must hold valid JSON
+//	bind ROLE [flags...]     open a session for ROLE ('baton session start
+//	                         --agent ROLE flags...') and bind the script's
+//	                         later commands to it (sets BATON_SESSION);
+//	                         stdout is left as session start printed it
+//	unbind                   later commands carry no session binding
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "testdata", "script"),
@@ -49,6 +54,8 @@ func TestScripts(t *testing.T) {
 			"exitcode":  cmdExitCode,
 			"jsonfield": cmdJSONField,
 			"jsonvalid": cmdJSONValid,
+			"bind":      cmdBind,
+			"unbind":    cmdUnbind,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -98,4 +105,29 @@ func cmdJSONValid(ts *testscript.TestScript, neg bool, args []string) {
 	if valid == neg {
 		ts.Fatalf("jsonvalid %s: valid=%v", args[0], valid)
 	}
+}
+
+// cmdBind opens a session the way a launcher does and hands its binding
+// to the rest of the script, as a launcher hands it to its agent.
+func cmdBind(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: bind ROLE [session start flags...]")
+	}
+	ts.Setenv("BATON_SESSION", "")
+	argv := append([]string{"--json", "session", "start", "--agent", args[0]}, args[1:]...)
+	if err := ts.Exec("baton", argv...); err != nil {
+		ts.Fatalf("bind %s: %v\n%s", args[0], err, ts.ReadFile("stderr"))
+	}
+	v := gjson.Get(ts.ReadFile("stdout"), "env.BATON_SESSION").String()
+	if v == "" {
+		ts.Fatalf("bind %s: session start printed no env.BATON_SESSION", args[0])
+	}
+	ts.Setenv("BATON_SESSION", v)
+}
+
+func cmdUnbind(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: unbind")
+	}
+	ts.Setenv("BATON_SESSION", "")
 }
