@@ -230,6 +230,9 @@ func (a *App) newFailCmd() *cobra.Command {
 			if strings.TrimSpace(reason) == "" {
 				return errs.New(errs.Usage, "--reason: say why the feature fails")
 			}
+			if a.g.As != "" && a.g.Reason == "" {
+				a.g.Reason = reason // this command's --reason shadows the global one
+			}
 			id := strings.TrimSpace(args[0])
 			if _, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, false, reason); err != nil {
 				return err

@@ -98,6 +98,11 @@ type App struct {
 
 	repoOpened bool
 	gitRepo    gitops.Repo
+
+	// keyFile overrides where the person's key is read (the demo's scratch
+	// key); launch is set in a launcher's own process (baton run).
+	keyFile string
+	launch  *launcher
 }
 
 const exitCodeHelp = `Exit codes:
@@ -157,8 +162,8 @@ ids assigned inside the lock and counters computed from the files.
 	pf.StringVarP(&a.g.StateDir, "state-dir", "d", "", "state directory (default: $BATON_STATE_DIR, $AGENT_STATE_DIR, the main worktree's top, or .)")
 	pf.StringVarP(&a.g.File, "file", "f", "", "path of this command group's state file (overrides the state directory for that file)")
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
-	pf.StringVar(&a.g.As, "as", "", "act as a person (HUMAN) overriding role checks; requires --reason")
-	pf.StringVar(&a.g.Reason, "reason", "", "why a person overrides (recorded)")
+	pf.StringVar(&a.g.As, "as", "", "person only: act as HUMAN with your personal key (see 'baton key --help'); requires --reason")
+	pf.StringVar(&a.g.Reason, "reason", "", "person only: why you override (recorded)")
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "agent-state-dir" {
 			name = "state-dir"
@@ -168,7 +173,7 @@ ids assigned inside the lock and counters computed from the files.
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newKeyCmd())
 	root.CompletionOptions.HiddenDefaultCmd = true
 	a.markRuns(root)
 	return root
