@@ -4,7 +4,7 @@ BIN       := bin/baton
 FUZZTIME  ?= 20000x
 BENCHTIME ?= 1s
 
-.PHONY: build test unit fuzz lint fmt bench demo clean
+.PHONY: build test unit fuzz lint fmt bench demo man clean
 
 VERSION   ?=
 
@@ -66,5 +66,9 @@ bench: build
 demo: build
 	./$(BIN) demo
 
+# A man page for every command, from the commands' own help, into man/.
+man: build
+	./$(BIN) man man
+
 clean:
-	rm -rf bin
+	rm -rf bin man
