@@ -79,10 +79,11 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 
 	"bridge":          "baton bridge status\nbaton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py",
 	"bridge request":  "baton bridge request --agent planner --prompt \"Plan the release\"",
-	"bridge respond":  "claude -p < .baton/bridge/prompt.md | baton bridge respond\nbaton bridge respond -i answer.txt --model claude",
+	"bridge respond":  "claude -p < .baton/bridge/prompt.md | baton bridge respond\nbaton bridge respond -i answer.txt --model claude\nbaton bridge respond --token 3f2a... -i answer.txt",
 	"bridge validate": "baton bridge validate\nbaton bridge validate .baton/bridge/response.json --kind response",
 	"bridge status":   "baton bridge status\nbaton bridge status --json",
 	"bridge clean":    "baton bridge clean",
+	"bridge complete": "baton bridge complete",
 	"bridge loop":     "baton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py\nbaton bridge loop --resume -- python3 orchestrator.py",
 
 	"demo agent": "baton demo agent < prompt.md",
