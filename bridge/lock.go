@@ -24,6 +24,7 @@ func locked(ctx context.Context, dir string, fn func() error) error {
 	}
 	s := store.New(dir)
 	s.Holder = "baton bridge"
+	s.Create = true // a bridge run needs no 'baton init': any directory can hold one
 	return s.Update(ctx, func(*store.Tx) error { return fn() })
 }
 
