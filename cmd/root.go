@@ -98,6 +98,9 @@ type App struct {
 
 	repoOpened bool
 	gitRepo    gitops.Repo
+	// creating marks an init command: its transaction may create the state
+	// where none exists (any other command is refused there).
+	creating bool
 }
 
 const exitCodeHelp = `Exit codes:
