@@ -82,6 +82,7 @@ type state struct {
 	refused     error   // a policy refusal, logged after the transaction is discarded
 	summary     string  // what the transaction did, for the audit log
 	taskID      *string // the feature ids the transaction concerns
+	record      any     // what the transaction recorded, for the audit log
 }
 
 // stateFiles are the files whose hashes every audit event records.
@@ -138,7 +139,7 @@ func (st *state) logEvent() {
 	}
 	st.tx.Log(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: st.summary}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: st.summary, Record: recordJSON(st.record)}.raw(),
 	})
 }
 
