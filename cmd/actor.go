@@ -175,6 +175,9 @@ type eventPayload struct {
 	Changed []string `json:"changed,omitempty"`
 	Summary string   `json:"summary,omitempty"`
 	Refused string   `json:"refused,omitempty"`
+	// Record is what the call recorded (a session, review or fix in full,
+	// a merge): the audit log tells the story without the files.
+	Record json.RawMessage `json:"record,omitempty"`
 	// Opened records a session's opening: what verify needs to recompute
 	// its credential with the person's key (never the credential itself).
 	Opened *openedRecord `json:"opened,omitempty"`

@@ -308,7 +308,7 @@ func (st *state) logAlways() {
 	who, _ := st.resolveActor()
 	st.tx.Log(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary, Record: recordJSON(st.record)}.raw(),
 	})
 }
 
@@ -354,11 +354,8 @@ func (a *App) recordBaseline(s *store.Store, cfg store.Config) (string, error) {
 // readBaseline reads .baton/git.json; nil when baton init never recorded
 // one (a project set up before baton recorded it).
 func readBaseline(s *store.Store) (*gitBaseline, error) {
-	data, err := os.ReadFile(filepath.Join(s.BatonDir(), gitBaselineName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := store.ReadRegular(filepath.Join(s.BatonDir(), gitBaselineName))
+	if err != nil || data == nil {
 		return nil, err
 	}
 	var b gitBaseline

@@ -82,7 +82,7 @@ func TestMergeUndoneWhenTheFilesCannotBeWritten(t *testing.T) {
 	git("init", "-q", "-b", "main")
 	git("add", "a.txt")
 	git("commit", "-q", "-m", "initial commit")
-	must("INITIALIZER", "init")
+	must("", "init")
 	must("INITIALIZER", "features", "append", "-s", "spec", "-e", `[{"id":"F001","name":"Greeting"}]`)
 	must("IMPLEMENT", "branch", "create", "feature/greeting")
 	git("switch", "-q", "feature/greeting")

@@ -53,6 +53,7 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o progressIni
 	}
 	var p *progress.File
 	var path string
+	a.creating = true
 	err := a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		if _, err := st.require(workflow.InitFiles); err != nil {
 			return err
@@ -235,6 +236,7 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		}
 		st.touch(progress.FileName)
 		st.summary = fmt.Sprintf("added session %d (%s, %s)", added.SessionID, added.AgentType, added.Outcome)
+		st.record = added
 		st.taskID = progress.Nullable(strings.Join(added.FeaturesTouched, ","))
 		feature, branch := cur.CurrentFeature, cur.CurrentBranch
 		if len(added.FeaturesTouched) > 0 {

@@ -39,6 +39,7 @@ func (a *App) newReviewsInitCmd() *cobra.Command {
 		Use: "init", Short: "Create reviews.json", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var path string
+			a.creating = true
 			err := a.update(c.Context(), c.CommandPath(), reviews.FileName, func(st *state) error {
 				if _, err := st.require(workflow.InitFiles); err != nil {
 					return err
@@ -237,6 +238,7 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		}
 		st.touch(reviews.FileName)
 		st.summary = fmt.Sprintf("added review R%d (%s): %s", rv.ReviewID, rv.Verdict, d.Reason)
+		st.record = rv
 		st.taskID = in.FeatureID
 		return nil
 	})
@@ -414,6 +416,7 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		}
 		st.touch(reviews.FileName)
 		st.summary = fmt.Sprintf("added fix %s for R%d", reviews.FixLabel(fx.FixID), fx.ReviewID)
+		st.record = fx
 		st.taskID = fx.FeatureID
 		return nil
 	})

@@ -98,6 +98,9 @@ type App struct {
 
 	repoOpened bool
 	gitRepo    gitops.Repo
+	// creating marks an init command: its transaction may create the state
+	// where none exists (any other command is refused there).
+	creating bool
 
 	// keyFile overrides where the person's key is read (the demo's scratch
 	// key); launch is set in a launcher's own process (baton run).
@@ -164,6 +167,8 @@ ids assigned inside the lock and counters computed from the files.
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
 	pf.StringVar(&a.g.As, "as", "", "person only: act as HUMAN with your personal key (see 'baton key --help'); requires --reason")
 	pf.StringVar(&a.g.Reason, "reason", "", "person only: why you override (recorded)")
+	// --version without a short form: -v is add-review's --verdict.
+	root.Flags().Bool("version", false, "print baton's version")
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "agent-state-dir" {
 			name = "state-dir"
@@ -174,7 +179,11 @@ ids assigned inside the lock and counters computed from the files.
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newKeyCmd())
-	root.CompletionOptions.HiddenDefaultCmd = true
+	root.AddCommand(a.newManCmd(), a.newShowCmd())
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	addExamples(root)
+	a.addCompletions(root)
 	a.markRuns(root)
 	return root
 }

@@ -129,6 +129,10 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 		open.Open = append(open.Open, started)
 		st.touch(progress.OpenFileName)
 		st.opened = &openedRecord{Session: id, Role: role, Nonce: nonce, By: openedBy}
+		// the event is the session's first, made by its opener
+		opener := *who
+		opener.Role, opener.Session = role, &id
+		st.who = &opener
 		st.summary = fmt.Sprintf("opened session %d as %s", id, role)
 		st.taskID = progress.Nullable(strings.Join(ids, ","))
 		return nil
@@ -305,6 +309,7 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		st.touch(progress.FileName)
 		st.touch(progress.OpenFileName)
 		st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, outcome)
+		st.record = ended
 		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.AgentType, o.NextPhase)

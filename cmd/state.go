@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,8 +23,12 @@ import (
 // openStore finds the state directory for a command of the group whose
 // file is fileName (which --file relocates).
 func (a *App) openStore(fileName string) (*store.Store, error) {
-	dir, _ := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
+	dir, from := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, errs.New(errs.Usage, "%s names %s, which is a file, not a directory: it must name the state directory (the one holding progress.json and .baton/)", from, dir)
+	}
 	s := store.New(dir)
+	s.Create = a.creating
 	if a.g.File != "" && fileName != "" {
 		p := a.g.File
 		if !filepath.IsAbs(p) {
@@ -78,6 +83,7 @@ type state struct {
 	summary     string  // what the transaction did, for the audit log
 	taskID      *string // the feature ids the transaction concerns
 	opened      *openedRecord
+	record      any // what the transaction recorded, for the audit log
 }
 
 // stateFiles are the files whose hashes every audit event records.
@@ -134,7 +140,7 @@ func (st *state) logEvent() {
 	}
 	st.tx.Log(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: st.summary, Opened: st.opened}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: st.summary, Record: recordJSON(st.record), Opened: st.opened}.raw(),
 	})
 }
 
