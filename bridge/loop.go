@@ -53,6 +53,11 @@ type LoopOptions struct {
 	Stderr        io.Writer // progress lines, the orchestrator's and the agent's stderr
 	Now           func() time.Time
 	KillGrace     time.Duration // between asking a process to stop and killing it (default 2s)
+	// Token is the host token the loop gives the orchestrator
+	// ($BATON_HOST_TOKEN) and puts in every answer; default: a random one.
+	// A loop that continues another's run (--resume) needs that loop's token
+	// to answer a request that carries one.
+	Token string
 }
 
 // LoopResult is what a loop did.
@@ -114,7 +119,10 @@ func Loop(ctx context.Context, o LoopOptions) (*LoopResult, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	tok, _ := newToken()
+	tok := o.Token
+	if tok == "" {
+		tok, _ = newToken()
+	}
 	l := &loop{o: o, p: PathsIn(o.Dir), res: &LoopResult{Agents: []AgentRun{}}, answered: map[string]bool{}, token: tok, attempts: map[string]int{}}
 	return l.res, l.run(ctx)
 }
@@ -348,9 +356,19 @@ func (l *loop) noAgent(req *Request) error {
 	return &errs.Error{Kind: errs.NeedAgent, Msg: "bridge loop: no --agent-cmd to run; " + ne.Error(), Err: ne}
 }
 
-// resumeCommand is the command that continues this loop.
+// resumeCommand is the command that continues this loop: with --resume
+// once the orchestrator has checkpointed a run, else the same loop again
+// (a resume with no run to resume would only fail). A request that
+// carries a host token needs this loop's token.
 func (l *loop) resumeCommand() string {
 	parts := []string{"baton bridge loop --resume --state-dir", shellQuote(l.o.Dir)}
+	cp, err := LoadCheckpoint(l.p.Checkpoint)
+	switch {
+	case err == nil && cp == nil && !exists(l.p.Request):
+		parts = []string{"baton bridge loop --state-dir", shellQuote(l.o.Dir)}
+	case err == nil && cp.pending() != nil && cp.pending().TokenSHA256 != "":
+		parts = append([]string{"BATON_HOST_TOKEN=" + l.token}, parts...)
+	}
 	if l.o.AgentCmd != "" {
 		parts = append(parts, "--agent-cmd", shellQuote(l.o.AgentCmd))
 	}
