@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -197,10 +196,14 @@ func (l *loop) runOrchestrator(ctx context.Context, resume bool) (int, error) {
 	cmd.Dir = l.o.Cwd
 	cmd.Env = append(slices.Clone(l.o.Env), "BATON_STATE_DIR="+l.o.Dir, "BATON_BRIDGE_ITERATION="+strconv.Itoa(l.res.Iterations), "BATON_HOST_TOKEN="+l.token)
 	cmd.Stdout, cmd.Stderr = l.o.Stdout, l.o.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	// a process group of its own: a stop reaches everything the
+	// orchestrator started, and nothing of it outlives the loop
+	startGroup(cmd)
+	cmd.Cancel = func() error { return interruptGroup(cmd) }
 	cmd.WaitDelay = l.o.KillGrace
 	err := cmd.Run()
 	if ctx.Err() != nil {
+		killGroup(cmd)
 		return 0, errs.New(errs.Interrupted, "bridge loop: interrupted while the orchestrator ran (run %d); its checkpoint is kept: continue with: %s", l.res.Iterations, l.resumeCommand())
 	}
 	var ee *exec.ExitError
