@@ -133,7 +133,7 @@ func (a *App) runBridgeRequest(_ context.Context, o bridgeRequestOpts) error {
 		return err
 	}
 	b, err := bridge.Open(bridge.Options{Dir: a.bridgeDir(), Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now,
-		MaxInlinePrompt: o.MaxInln, Warn: a.env.Stderr})
+		MaxInlinePrompt: o.MaxInln, Warn: a.messages()})
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	}
 	var br *bridge.Bridge
 	if o.AgentCmd == "" {
-		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.env.Stderr}); err != nil {
+		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages()}); err != nil {
 			return err
 		}
 		if o.Resume {
