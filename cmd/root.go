@@ -97,7 +97,9 @@ type App struct {
 	ran bool // a command's run started: later errors are not usage errors
 
 	repoOpened bool
-	gitRepo    gitops.Repo
+	// reconciling skips the drift check: the transaction records it.
+	reconciling bool
+	gitRepo     gitops.Repo
 }
 
 const exitCodeHelp = `Exit codes:
@@ -167,7 +169,7 @@ ids assigned inside the lock and counters computed from the files.
 	})
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
-		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newBranchCmd())
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
 	root.CompletionOptions.HiddenDefaultCmd = true
 	a.markRuns(root)
