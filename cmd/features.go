@@ -226,9 +226,15 @@ func (a *App) newFailCmd() *cobra.Command {
 	var reason string
 	c := &cobra.Command{
 		Use: "fail ID", Short: "Mark a feature failing (a regression)", Args: cobra.ExactArgs(1),
+		Long: `Mark a feature failing (a regression) and say why with -r/--failure-reason (the
+predecessor's 'fail ID -r REASON'). The global --reason is a person's override reason; given
+alone it is also taken as why the feature fails.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
-				return errs.New(errs.Usage, "--reason: say why the feature fails")
+				reason = a.g.Reason
+			}
+			if strings.TrimSpace(reason) == "" {
+				return errs.New(errs.Usage, "--failure-reason (-r): say why the feature fails")
 			}
 			id := strings.TrimSpace(args[0])
 			if _, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, false, reason); err != nil {
@@ -239,8 +245,7 @@ func (a *App) newFailCmd() *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVarP(&reason, "reason", "r", "", "why it fails (required)")
-	_ = c.MarkFlagRequired("reason")
+	c.Flags().StringVarP(&reason, "failure-reason", "r", "", "why it fails (required; the global --reason alone also counts)")
 	return c
 }
 

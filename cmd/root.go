@@ -161,6 +161,8 @@ ids assigned inside the lock and counters computed from the files.
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
 	pf.StringVar(&a.g.As, "as", "", "act as a person (HUMAN) overriding role checks; requires --reason")
 	pf.StringVar(&a.g.Reason, "reason", "", "why a person overrides (recorded)")
+	// --version without a short form: -v is add-review's --verdict.
+	root.Flags().Bool("version", false, "print baton's version")
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "agent-state-dir" {
 			name = "state-dir"
@@ -171,7 +173,11 @@ ids assigned inside the lock and counters computed from the files.
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
-	root.CompletionOptions.HiddenDefaultCmd = true
+	root.AddCommand(a.newManCmd())
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	addExamples(root)
+	a.addCompletions(root)
 	a.markRuns(root)
 	return root
 }
