@@ -54,7 +54,7 @@ func (st *state) checkDrift() error {
 		}
 		msgs = append(msgs, msg)
 	}
-	return errs.New(errs.Invalid, "%s. Nothing was written: baton records no more changes until a person reconciles this", strings.Join(msgs, "; "))
+	return errs.New(errs.Invalid, "%s — nothing was written; baton records no more changes until a person reconciles this", strings.Join(msgs, "; "))
 }
 
 // adoptInitializerList adopts a feature_list.json that an open INITIALIZER

@@ -398,6 +398,7 @@ func (a *App) newAppendCmd() *cobra.Command {
 				raws[i] = it
 			}
 			var added []string
+			a.creating = true // the initializer's first list may be the first state file
 			err = a.update(c.Context(), c.CommandPath(), features.FileName, func(st *state) error {
 				if _, err := st.require(workflow.AppendFeatures); err != nil {
 					return err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -347,11 +346,8 @@ func (a *App) baseline(cfg store.Config) ([]byte, error) {
 // readBaseline reads .baton/git.json; nil when baton init never recorded
 // one (a project set up before baton recorded it).
 func readBaseline(s *store.Store) (*gitBaseline, error) {
-	data, err := os.ReadFile(filepath.Join(s.BatonDir(), gitBaselineName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := store.ReadRegular(filepath.Join(s.BatonDir(), gitBaselineName))
+	if err != nil || data == nil {
 		return nil, err
 	}
 	var b gitBaseline

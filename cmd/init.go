@@ -62,6 +62,7 @@ overwritten.`,
 }
 
 func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
+	a.creating = true
 	s, err := a.openStore("")
 	if err != nil {
 		return err

@@ -53,6 +53,7 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o progressIni
 	}
 	var p *progress.File
 	var path string
+	a.creating = true
 	err := a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		if _, err := st.require(workflow.InitFiles); err != nil {
 			return err

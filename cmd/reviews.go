@@ -39,6 +39,7 @@ func (a *App) newReviewsInitCmd() *cobra.Command {
 		Use: "init", Short: "Create reviews.json", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var path string
+			a.creating = true
 			err := a.update(c.Context(), c.CommandPath(), reviews.FileName, func(st *state) error {
 				if _, err := st.require(workflow.InitFiles); err != nil {
 					return err

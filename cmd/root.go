@@ -100,6 +100,9 @@ type App struct {
 	// reconciling skips the drift check: the transaction records it.
 	reconciling bool
 	gitRepo     gitops.Repo
+	// creating marks an init command: its transaction may create the state
+	// where none exists (any other command is refused there).
+	creating bool
 }
 
 const exitCodeHelp = `Exit codes:

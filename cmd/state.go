@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,8 +23,12 @@ import (
 // openStore finds the state directory for a command of the group whose
 // file is fileName (which --file relocates).
 func (a *App) openStore(fileName string) (*store.Store, error) {
-	dir, _ := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
+	dir, from := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, errs.New(errs.Usage, "%s names %s, which is a file, not a directory: it must name the state directory (the one holding progress.json and .baton/)", from, dir)
+	}
 	s := store.New(dir)
+	s.Create = a.creating
 	if a.g.File != "" && fileName != "" {
 		p := a.g.File
 		if !filepath.IsAbs(p) {

@@ -81,12 +81,18 @@ func parse(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
+		return nil, err
+	}
 	f := &File{doc: doc, index: map[string]int{}}
 	arr := doc.Array("features")
 	for i, raw := range arr.Elems() {
 		item, err := parseItem(raw)
 		if err != nil {
 			return nil, arr.Invalid("features", i, err.field, "%s", err.msg)
+		}
+		if err := jsondoc.CheckMembers(raw, arr.RecordOffset(i), fmt.Sprintf("features[%d]", i), itemShape); err != nil {
+			return nil, err
 		}
 		if _, dup := f.index[item.ID]; dup {
 			return nil, arr.Invalid("features", i, "id", "duplicate feature id %q", item.ID)
@@ -96,6 +102,16 @@ func parse(data []byte) (*File, error) {
 	}
 	return f, nil
 }
+
+// The shape of feature_list.json, as readers and writers both check it.
+var (
+	topShape  = []jsondoc.Want{{Key: "features", Type: jsondoc.TypeArray, Required: true}}
+	itemShape = []jsondoc.Want{
+		{Key: "name", Type: jsondoc.TypeString, Null: true},
+		{Key: "type", Type: jsondoc.TypeString, Null: true},
+		{Key: "failure_reason", Type: jsondoc.TypeString, Null: true},
+	}
+)
 
 type fieldError struct{ field, msg string }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/baton-cli/baton/jsondoc"
 )
@@ -14,19 +16,23 @@ func addSeeds(f *testing.F) {
 		seedProgress, customProgress, `{}`, `[]`, `{"a":1}`, `{"a":[1,{"b":null}],"a":2}`,
 		`{"\u00e9\"":"x"}`, `{"a":}`, "{\n  \"a\": tru\n}", `"\ud800"`, "\"\xff\"", ` 1e5 `, `-0.0E-0`,
 		`{"sessions":[{"session_id":1},{"session_id":2}]}`,
+		`{"sessions":[],"sessions":[]}`, `{"a":{"b":1,"b":2}}`, `[{"a":1},{"a":1}]`, `{"a":1,"\u0061":2}`,
+		`{"reviews":[{"verdict":"PASS","verdict":"REJECT"}]}`, "{\"a\":\"\xc3\x28\"}", "{\"\xed\xa0\x80\":1}",
 	} {
 		f.Add([]byte(s))
 	}
 }
 
-// FuzzCheck: Check accepts exactly what encoding/json accepts, and a
-// rejection carries an offset inside the input.
+// FuzzCheck: Check, the one validation every state file passes, accepts
+// exactly what encoding/json accepts that is also valid UTF-8 and holds no
+// duplicate key (found by an independent decoder), and a rejection carries
+// an offset inside the input.
 func FuzzCheck(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		err := jsondoc.Check(data)
-		if valid := json.Valid(data); (err == nil) != valid {
-			t.Fatalf("Check(%q) = %v but json.Valid = %v", data, err, valid)
+		if valid := strictValid(data); (err == nil) != valid {
+			t.Fatalf("Check(%q) = %v but the reference says valid = %v", data, err, valid)
 		}
 		if err == nil {
 			return
@@ -94,4 +100,57 @@ func FuzzParseObject(f *testing.F) {
 			t.Fatalf("Doc re-encoding is not stable:\n%s\nthen\n%s", dout, dout2)
 		}
 	})
+}
+
+// strictValid is the reference for Check: encoding/json's grammar, valid
+// UTF-8, and no object with a key twice (keys compared decoded, found with
+// encoding/json's token stream).
+func strictValid(data []byte) bool {
+	if !json.Valid(data) || !utf8.Valid(data) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type level struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next string token is a key
+	}
+	var stack []*level
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				if top != nil && top.object {
+					top.key = true
+				}
+				stack = append(stack, &level{object: v == '{', keys: map[string]bool{}, key: true})
+			} else {
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		case string:
+			if top != nil && top.object && top.key {
+				if top.keys[v] {
+					return false
+				}
+				top.keys[v] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && top.object {
+			top.key = true
+		}
+	}
 }

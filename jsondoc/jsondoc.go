@@ -278,11 +278,13 @@ func (e *InvalidError) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
-// Check reports whether data is one well-formed JSON value. It returns an
-// *InvalidError carrying the offset of the first syntax error.
+// Check is the one validation of JSON syntax every state file, reader and
+// writer alike, passes: data must be one well-formed JSON value in valid
+// UTF-8 with no object holding a key twice. It returns an *InvalidError
+// carrying the offset of the first problem.
 func Check(data []byte) error {
 	if gjson.ValidBytes(data) && !tooDeep(data) {
-		return nil
+		return strictCheck(data)
 	}
 	var raw json.RawMessage
 	err := json.Unmarshal(data, &raw)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-cli/baton/jsondoc"
 )
@@ -614,8 +615,8 @@ func TestCheckAgreesWithEncodingJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := jsondoc.Check([]byte(tt.in))
-			if want := json.Valid([]byte(tt.in)); (err == nil) != want {
-				t.Errorf("Check = %v, but encoding/json.Valid = %v", err, want)
+			if want := json.Valid([]byte(tt.in)) && utf8.ValidString(tt.in); (err == nil) != want {
+				t.Errorf("Check = %v, but encoding/json.Valid and utf8.Valid = %v", err, want)
 			}
 		})
 	}

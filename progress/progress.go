@@ -6,6 +6,8 @@ package progress
 
 import (
 	"bytes"
+	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -173,10 +175,16 @@ func Parse(data []byte) (*File, error) {
 		if seen[id] {
 			return nil, arr.Invalid("sessions", i, "session_id", "duplicate session id %d", id)
 		}
+		if err := jsondoc.CheckMembers(raw, arr.RecordOffset(i), fmt.Sprintf("sessions[%d]", i), sessionShape); err != nil {
+			return nil, err
+		}
 		seen[id] = true
 		if id > f.maxID {
 			f.maxID = id
 		}
+	}
+	if err := checkShape(doc); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -197,6 +205,61 @@ func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
 	}
 	f.maxID = facts["sessions"].MaxID
 	return f, nil
+}
+
+// The shape of progress.json, as readers and writers both check it.
+var (
+	topShape = []jsondoc.Want{
+		{Key: "project", Type: jsondoc.TypeObject},
+		{Key: "status", Type: jsondoc.TypeObject, Required: true},
+		{Key: "sessions", Type: jsondoc.TypeArray, Required: true},
+	}
+	projectShape = []jsondoc.Want{
+		{Key: "name", Type: jsondoc.TypeString, Null: true},
+		{Key: "created_at", Type: jsondoc.TypeString, Null: true},
+		{Key: "total_features", Type: jsondoc.TypeInt, Null: true},
+	}
+	statusShape = []jsondoc.Want{
+		{Key: "updated_at", Type: jsondoc.TypeString, Null: true},
+		{Key: "features_completed", Type: jsondoc.TypeInt, Null: true},
+		{Key: "features_passing", Type: jsondoc.TypeInt, Null: true},
+		{Key: "current_phase", Type: jsondoc.TypeString, Enum: Phases},
+		{Key: "current_feature", Type: jsondoc.TypeString, Null: true},
+		{Key: "current_branch", Type: jsondoc.TypeString, Null: true},
+		{Key: "head_commit", Type: jsondoc.TypeString, Null: true},
+	}
+	sessionShape = []jsondoc.Want{
+		{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
+		{Key: "started_at", Type: jsondoc.TypeString, Null: true},
+		{Key: "completed_at", Type: jsondoc.TypeString, Null: true},
+		{Key: "summary", Type: jsondoc.TypeString, Null: true},
+		{Key: "features_touched", Type: jsondoc.TypeArray, Null: true},
+		{Key: "outcome", Type: jsondoc.TypeString, Null: true, Enum: outcomeWords()},
+		{Key: "commits", Type: jsondoc.TypeArray, Null: true},
+		{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
+	}
+)
+
+func outcomeWords() []string {
+	out := append([]string(nil), Outcomes...)
+	for a := range outcomeAliases {
+		out = append(out, a)
+	}
+	sort.Strings(out[len(Outcomes):])
+	return out
+}
+
+// checkShape checks the sections a progress file must have and the types
+// of the header fields.
+func checkShape(doc *jsondoc.Doc) error {
+	top := doc.Top
+	if err := top.Check("", "baton never writes progress.json without it; restore the file from its backup", topShape); err != nil {
+		return err
+	}
+	if err := jsondoc.CheckMembers(top.Raw("project"), top.MemberOffset("project"), "project", projectShape); err != nil {
+		return err
+	}
+	return jsondoc.CheckMembers(top.Raw("status"), top.MemberOffset("status"), "status", statusShape)
 }
 
 // fromDoc checks the header objects and reads the status.

@@ -71,7 +71,7 @@ func TestParseSeed(t *testing.T) {
 }
 
 func TestParseMinimalFiles(t *testing.T) {
-	for _, in := range []string{`{}`, `{"sessions": []}`, `{"status": {}, "sessions": []}`} {
+	for _, in := range []string{`{"status": {}, "sessions": []}`, `{"project": {}, "status": {"x": 1}, "sessions": []}`} {
 		f := mustParse(t, in)
 		if f.NextSessionID() != 1 || f.Len() != 0 {
 			t.Errorf("%s: NextSessionID %d Len %d", in, f.NextSessionID(), f.Len())
@@ -172,7 +172,7 @@ func TestNextSessionIDIsMaxPlusOne(t *testing.T) {
 		{`{"session_id": 5.0}`, 6},
 	}
 	for _, tt := range tests {
-		f := mustParse(t, `{"sessions": [`+tt.ids+`]}`)
+		f := mustParse(t, `{"status": {}, "sessions": [`+tt.ids+`]}`)
 		if got := f.NextSessionID(); got != tt.want {
 			t.Errorf("sessions [%s]: NextSessionID = %d, want %d", tt.ids, got, tt.want)
 		}
@@ -180,7 +180,7 @@ func TestNextSessionIDIsMaxPlusOne(t *testing.T) {
 }
 
 func TestAddSessionAssignsIDs(t *testing.T) {
-	f := mustParse(t, `{"x": "keep", "sessions": [{"session_id": 4, "extra": [1,2]}, {"session_id": 2}]}`)
+	f := mustParse(t, `{"x": "keep", "status": {}, "sessions": [{"session_id": 4, "extra": [1,2]}, {"session_id": 2}]}`)
 	s, err := f.AddSession(progress.Session{SessionID: 99, AgentType: "IMPLEMENT", Summary: "did it", Outcome: "READY_FOR_REVIEW"})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestAddSessionAssignsIDs(t *testing.T) {
 	if s.FeaturesTouched == nil || s.Commits == nil {
 		t.Error("nil lists are not made empty")
 	}
-	s2, err := f.AddSession(progress.Session{AgentType: "REVIEW"})
+	s2, err := f.AddSession(progress.Session{AgentType: "REVIEW", Outcome: "ERROR"})
 	if err != nil || s2.SessionID != 6 || f.NextSessionID() != 7 || f.Len() != 4 {
 		t.Fatalf("second add: id %d, next %d, len %d, %v", s2.SessionID, f.NextSessionID(), f.Len(), err)
 	}
@@ -223,7 +223,7 @@ func TestAddSessionAssignsIDs(t *testing.T) {
 // refused when read, or AddSession refuses, or the result reads back.
 func TestAddSessionAfterLargestID(t *testing.T) {
 	for _, id := range []string{"9223372036854775807", fmt.Sprint(jsondoc.MaxID)} {
-		f, err := progress.Parse([]byte(`{"sessions": [{"session_id": ` + id + `}]}`))
+		f, err := progress.Parse([]byte(`{"status": {}, "sessions": [{"session_id": ` + id + `}]}`))
 		if err != nil {
 			continue // refusing such an id is fine
 		}

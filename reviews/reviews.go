@@ -6,6 +6,7 @@ package reviews
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,79 @@ func Parse(data []byte) (*File, error) {
 	if f.fixes, f.maxFix, err = index(doc.Array("fixes"), "fixes", "fix_id"); err != nil {
 		return nil, err
 	}
+	if err := checkShape(doc, f); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// The shape of reviews.json, as readers and writers both check it.
+var (
+	topShape = []jsondoc.Want{
+		{Key: "schema_version", Type: jsondoc.TypeString, Null: true},
+		{Key: "reviews", Type: jsondoc.TypeArray, Required: true},
+		{Key: "fixes", Type: jsondoc.TypeArray}, // the predecessor wrote none before the first fix
+	}
+	reviewShape = []jsondoc.Want{
+		{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
+		{Key: "branch", Type: jsondoc.TypeString, Null: true},
+		{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
+		{Key: "timestamp", Type: jsondoc.TypeString, Null: true},
+		{Key: "verdict", Type: jsondoc.TypeString, Enum: verdictWords()},
+		{Key: "issues", Type: jsondoc.TypeObject, Also: jsondoc.TypeArray, Null: true},
+		{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
+		{Key: "summary", Type: jsondoc.TypeString, Null: true},
+		{Key: "merge_commit", Type: jsondoc.TypeString, Null: true},
+	}
+	issuesShape = []jsondoc.Want{
+		{Key: "critical", Type: jsondoc.TypeArray, Null: true},
+		{Key: "major", Type: jsondoc.TypeArray, Null: true},
+		{Key: "minor", Type: jsondoc.TypeArray, Null: true},
+		{Key: "suggestions", Type: jsondoc.TypeArray, Null: true},
+	}
+	fixShape = []jsondoc.Want{
+		{Key: "review_id", Type: jsondoc.TypeInt, Null: true},
+		{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
+		{Key: "branch", Type: jsondoc.TypeString, Null: true},
+		{Key: "issues_fixed", Type: jsondoc.TypeArray, Null: true},
+		{Key: "merged_to_main", Type: jsondoc.TypeBool, Null: true},
+		{Key: "pending_review", Type: jsondoc.TypeBool, Null: true},
+	}
+)
+
+func verdictWords() []string {
+	out := append([]string(nil), Verdicts...)
+	for a := range verdictAliases {
+		out = append(out, a)
+	}
+	sort.Strings(out[len(Verdicts):])
+	return out
+}
+
+// checkShape checks the sections a reviews file must have and the types
+// of the fields baton reads in each record.
+func checkShape(doc *jsondoc.Doc, f *File) error {
+	if err := doc.Top.Check("", "baton never writes reviews.json without it; restore the file from its backup", topShape); err != nil {
+		return err
+	}
+	rv, fx := doc.Array("reviews"), doc.Array("fixes")
+	for i, r := range f.reviews {
+		path := fmt.Sprintf("reviews[%d]", i)
+		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape); err != nil {
+			return err
+		}
+		if is := r.Get("issues"); is.IsObject() {
+			if err := jsondoc.CheckMembers([]byte(is.Raw), rv.RecordOffset(i)+is.Index, path+".issues", issuesShape); err != nil {
+				return err
+			}
+		}
+	}
+	for i, x := range f.fixes {
+		if err := jsondoc.CheckMembers([]byte(x.Raw), fx.RecordOffset(i), fmt.Sprintf("fixes[%d]", i), fixShape); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ParseTrusted reads a file baton itself wrote, with the facts recorded

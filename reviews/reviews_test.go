@@ -235,7 +235,10 @@ func TestParseRejects(t *testing.T) {
 }
 
 func TestParseMissingArrays(t *testing.T) {
-	f := mustParse(t, `{"schema_version": "1.0"}`)
+	if _, err := reviews.Parse([]byte(`{"schema_version": "1.0"}`)); err == nil || !strings.Contains(err.Error(), "reviews: missing") {
+		t.Errorf("a file without its reviews array = %v, want refused (ids would restart at 1)", err)
+	}
+	f := mustParse(t, `{"schema_version": "1.0", "reviews": []}`)
 	if f.NextReviewID() != 1 || f.NextFixID() != 1 {
 		t.Errorf("next ids %d %d", f.NextReviewID(), f.NextFixID())
 	}

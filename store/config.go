@@ -2,9 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -43,11 +40,8 @@ func (s *Store) ConfigPath() string { return filepath.Join(s.BatonDir(), ConfigN
 // defaults; a corrupt one is an Invalid error naming the place.
 func (s *Store) LoadConfig() (Config, error) {
 	c := DefaultConfig()
-	data, err := os.ReadFile(s.ConfigPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
-	}
-	if err != nil {
+	data, err := ReadRegular(s.ConfigPath())
+	if err != nil || data == nil {
 		return c, err
 	}
 	if err := jsondoc.Check(data); err != nil {

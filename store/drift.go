@@ -97,11 +97,8 @@ func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byt
 	if st, ok := stamps[s.key(name)]; ok && st.Hash != "" && st.ID == identity(fi) {
 		return st.Hash, nil, nil
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, nil
-	}
-	if err != nil {
+	b, err := ReadRegular(path)
+	if err != nil || b == nil {
 		return "", nil, err
 	}
 	return HashContent(b), b, nil

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/baton-cli/baton/errs"
 )
 
 // EventsName is the audit log inside .baton/.
@@ -135,7 +137,7 @@ func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[str
 // lastEvent reads the final entry of the log (nil for an empty or missing
 // log) and the log's size, reading only its tail.
 func (s *Store) lastEvent() (*Event, int64, error) {
-	f, err := os.Open(s.EventsPath())
+	f, fi, err := OpenRegular(s.EventsPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -143,10 +145,6 @@ func (s *Store) lastEvent() (*Event, int64, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
 	size := fi.Size()
 	if size == 0 {
 		return nil, 0, nil
@@ -167,7 +165,7 @@ func (s *Store) lastEvent() (*Event, int64, error) {
 		}
 		var e Event
 		if err := json.Unmarshal(buf[i+1:], &e); err != nil {
-			return nil, 0, fmt.Errorf("%s: the last entry is unreadable (%v); run 'baton verify'", s.EventsPath(), err)
+			return nil, 0, errs.New(errs.Invalid, "%s: the last entry is unreadable (%v), so no entry can be chained to it: nothing was written; run 'baton verify'", s.EventsPath(), err)
 		}
 		return &e, size, nil
 	}
@@ -218,7 +216,7 @@ func applyAppend(a appendEntry) error {
 // ReadEvents reads the whole audit log. A line that does not parse is
 // returned as an error naming its line number.
 func (s *Store) ReadEvents() ([]Event, error) {
-	f, err := os.Open(s.EventsPath())
+	f, _, err := OpenRegular(s.EventsPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -235,7 +233,7 @@ func (s *Store) ReadEvents() ([]Event, error) {
 		}
 		var e Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return out, fmt.Errorf("%s: line %d: %v", s.EventsPath(), n, err)
+			return out, errs.New(errs.Invalid, "%s: line %d: %v", s.EventsPath(), n, err)
 		}
 		out = append(out, e)
 	}

@@ -10,11 +10,8 @@ import (
 
 // Map reads a state file whole where memory mapping is not available.
 func Map(path string) ([]byte, os.FileInfo, func(), error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, func() {}, nil
-	}
-	if err != nil {
+	b, err := ReadRegular(path)
+	if err != nil || b == nil {
 		return nil, nil, func() {}, err
 	}
 	fi, err := os.Stat(path)

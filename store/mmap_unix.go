@@ -14,7 +14,7 @@ import (
 // the file's FileInfo. The release function must be called when done. A
 // missing file is (nil, nil, nil).
 func Map(path string) ([]byte, os.FileInfo, func(), error) {
-	f, err := os.Open(path)
+	f, fi, err := OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, func() {}, nil
 	}
@@ -22,16 +22,12 @@ func Map(path string) ([]byte, os.FileInfo, func(), error) {
 		return nil, nil, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	if fi.Size() == 0 {
 		return []byte{}, fi, func() {}, nil
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		b, rerr := os.ReadFile(path)
+		b, rerr := readAll(f, fi.Size())
 		return b, fi, func() {}, rerr
 	}
 	return data, fi, func() { _ = syscall.Munmap(data) }, nil

@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,7 +34,7 @@ func identity(fi os.FileInfo) string { return fileID(fi) }
 
 func (s *Store) readStamps() map[string]stamp {
 	out := map[string]stamp{}
-	if b, err := os.ReadFile(s.stampsPath()); err == nil {
+	if b, err := ReadRegular(s.stampsPath()); err == nil && b != nil {
 		_ = json.Unmarshal(b, &out)
 	}
 	return out
@@ -82,7 +81,7 @@ func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
 // readStamped reads a file and says whether its stamp matches (with the
 // recorded facts). A missing file is (nil, nil, false, nil).
 func (s *Store) readStamped(name string) ([]byte, json.RawMessage, bool, error) {
-	f, err := os.Open(s.Path(name))
+	f, fi, err := OpenRegular(s.Path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, nil
 	}
@@ -90,23 +89,9 @@ func (s *Store) readStamped(name string) ([]byte, json.RawMessage, bool, error) 
 		return nil, nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	data, err := readAll(f, fi.Size())
 	if err != nil {
 		return nil, nil, false, err
-	}
-	data := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, false, err
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
 	}
 	facts, ok := s.Trusted(name, fi)
 	return data, facts, ok, nil

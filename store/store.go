@@ -42,6 +42,10 @@ type Store struct {
 	Now         func() time.Time
 	// Tracked names the state files whose hashes each audit event records.
 	Tracked []string
+	// Create lets a transaction create the state where none exists yet
+	// (the init commands); any other is refused there, leaving nothing
+	// behind: no .baton/, no lock file.
+	Create bool
 }
 
 // New returns the store for dir.
@@ -102,11 +106,7 @@ func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(s.Path(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return b, err
+	return ReadRegular(s.Path(name))
 }
 
 // RecoverIfNeeded finishes a half-applied journal, taking the lock to do
@@ -121,6 +121,11 @@ func (s *Store) RecoverIfNeeded(ctx context.Context) error {
 // Update runs fn as one transaction under the state lock and commits what it
 // staged. If fn returns an error nothing is written.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	if !s.Create {
+		if err := s.MustExist(); err != nil {
+			return err
+		}
+	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
@@ -150,6 +155,32 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		if err := hook(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Exists reports whether baton state lives in the directory: its .baton/
+// directory or one of the tracked state files.
+func (s *Store) Exists() bool {
+	if fi, err := os.Stat(s.BatonDir()); err == nil && fi.IsDir() {
+		return true
+	}
+	for _, n := range s.Tracked {
+		if _, err := os.Lstat(s.Path(n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// MustExist is Exists as the NotFound error a command returns, before it
+// creates anything.
+func (s *Store) MustExist() error {
+	if fi, err := os.Stat(s.Dir); err == nil && !fi.IsDir() {
+		return errs.New(errs.Usage, "the state directory %s is a file, not a directory: point BATON_STATE_DIR (or --state-dir) at the directory holding progress.json", s.Dir)
+	}
+	if !s.Exists() {
+		return errs.New(errs.NotFound, "no baton state here (%s has no .baton/ and no state files); run `baton init` to create it, or point BATON_STATE_DIR at the project's state directory", s.Dir)
 	}
 	return nil
 }
@@ -236,10 +267,7 @@ func (tx *Tx) Read(name string) ([]byte, error) {
 	if b, ok := tx.read[name]; ok {
 		return b, nil
 	}
-	b, err := os.ReadFile(tx.s.Path(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		b, err = nil, nil
-	}
+	b, err := ReadRegular(tx.s.Path(name))
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +321,11 @@ func (s *Store) commit(staged map[string][][]byte, event *Event, adopt map[strin
 	var j journal
 	dirs := map[string]bool{}
 	for _, n := range names {
-		dst := s.Path(n)
+		dst, err := target(s.Path(n))
+		if err != nil {
+			s.discardTemps(j)
+			return err
+		}
 		tmp, err := writeTemp(dst, tempSuffix, staged[n], 0o644)
 		if err != nil {
 			s.discardTemps(j)
@@ -316,12 +348,14 @@ func (s *Store) commit(staged map[string][][]byte, event *Event, adopt map[strin
 		}
 		j.Append = &appendEntry{Path: s.EventsPath(), Offset: offset, Data: line}
 	}
-	s.keepBackups(names)
 	data, _ := json.Marshal(j)
 	if err := WriteFileAtomic(s.journalPath(), data, 0o644); err != nil {
 		s.discardTemps(j)
 		return err
 	}
+	// committed: only now is the version being replaced kept as the backup
+	// (a failed transaction leaves the backups as they were)
+	s.keepBackups(names)
 	return s.apply(j)
 }
 
@@ -341,7 +375,9 @@ func (s *Store) keepBackups(names []string) {
 	for _, n := range names {
 		b := s.BackupPath(n)
 		os.Remove(b)
-		_ = os.Link(s.Path(n), b)
+		if src, err := target(s.Path(n)); err == nil {
+			_ = os.Link(src, b)
+		}
 	}
 }
 
@@ -383,9 +419,9 @@ func (s *Store) apply(j journal) error {
 // recover finishes a committed journal, or removes the temp files of a
 // transaction that died before its commit point. Called under the lock.
 func (s *Store) recover() error {
-	data, err := os.ReadFile(s.journalPath())
+	data, err := ReadRegular(s.journalPath())
 	switch {
-	case err == nil:
+	case err == nil && data != nil:
 		var j journal
 		if jerr := json.Unmarshal(data, &j); jerr != nil {
 			return errs.New(errs.Invalid, "%s: unreadable journal (%v); it is written atomically, so this file was changed outside baton — remove it to discard the half-done transaction", s.journalPath(), jerr)
@@ -393,7 +429,7 @@ func (s *Store) recover() error {
 		if err := s.apply(j); err != nil {
 			return err
 		}
-	case !errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return err
 	}
 	s.removeStaleTemps()

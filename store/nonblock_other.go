@@ -1,0 +1,8 @@
+//go:build !unix
+
+package store
+
+import "os"
+
+// openNonblock opens path read-only.
+func openNonblock(path string) (*os.File, error) { return os.Open(path) }
