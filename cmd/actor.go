@@ -153,6 +153,9 @@ type eventPayload struct {
 	Changed []string `json:"changed,omitempty"`
 	Summary string   `json:"summary,omitempty"`
 	Refused string   `json:"refused,omitempty"`
+	// Record is what the call recorded (a session, review or fix in full,
+	// a merge): the audit log tells the story without the files.
+	Record json.RawMessage `json:"record,omitempty"`
 	// Reconciled lists the changes made outside baton that a person
 	// accepted: each file's hash before and after, and the difference.
 	Reconciled []store.Drift `json:"reconciled,omitempty"`

@@ -2,12 +2,9 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
@@ -15,7 +12,6 @@ import (
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
-	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
@@ -338,121 +334,6 @@ func writeStatus(w io.Writer, r statusResult) {
 	for _, p := range r.Problems {
 		printf(w, "Verify:    PROBLEM [%s] %s", p.Check, p.Message)
 	}
-}
-
-// ---- log
-
-type logOpts struct {
-	Feature, Role, Since, Until string
-	Session                     int
-}
-
-type logLine struct {
-	Seq       int      `json:"seq"`
-	EventID   string   `json:"event_id"`
-	Timestamp string   `json:"timestamp"`
-	Type      string   `json:"type"`
-	TaskID    *string  `json:"task_id"`
-	Command   string   `json:"command"`
-	Actor     *actor   `json:"actor"`
-	Changed   []string `json:"changed,omitempty"`
-	Summary   string   `json:"summary,omitempty"`
-	Refused   string   `json:"refused,omitempty"`
-}
-
-func (a *App) newLogCmd() *cobra.Command {
-	var o logOpts
-	c := &cobra.Command{
-		Use: "log", Short: "Show the audit timeline (filter by feature, role, session, time)", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return a.runLog(o) },
-	}
-	c.Flags().StringVar(&o.Feature, "feature", "", "only events concerning this feature")
-	c.Flags().StringVar(&o.Role, "role", "", "only events by this role")
-	c.Flags().IntVar(&o.Session, "session", 0, "only events of this session")
-	c.Flags().StringVar(&o.Since, "since", "", "only events at or after this time (ISO 8601)")
-	c.Flags().StringVar(&o.Until, "until", "", "only events at or before this time (ISO 8601)")
-	return c
-}
-
-func (a *App) runLog(o logOpts) error {
-	var since, until time.Time
-	for _, t := range []struct {
-		flag, v string
-		dst     *time.Time
-	}{{"--since", o.Since, &since}, {"--until", o.Until, &until}} {
-		if t.v == "" {
-			continue
-		}
-		v, err := jsondoc.ParseTime(t.v)
-		if err != nil {
-			return errs.New(errs.Usage, "%s: %v", t.flag, err)
-		}
-		*t.dst = v
-	}
-	s, err := a.openStore("")
-	if err != nil {
-		return err
-	}
-	events, err := s.ReadEvents()
-	if err != nil {
-		return errs.New(errs.Invalid, "%v", err)
-	}
-	lines := []logLine{}
-	for _, e := range events {
-		var p eventPayload
-		_ = json.Unmarshal(e.Payload, &p)
-		l := logLine{Seq: e.Seq, EventID: e.EventID, Timestamp: e.Timestamp, Type: e.Type, TaskID: e.TaskID, Command: p.Command, Actor: p.Actor, Changed: p.Changed, Summary: p.Summary, Refused: p.Refused}
-		if !o.matches(l, since, until) {
-			continue
-		}
-		lines = append(lines, l)
-	}
-	return a.emit(lines, func(w io.Writer) {
-		for _, l := range lines {
-			who := "-"
-			if l.Actor != nil {
-				who = l.Actor.Role
-				if l.Actor.Session != nil {
-					who += "#" + strconv.Itoa(*l.Actor.Session)
-				}
-			}
-			what := l.Summary
-			if l.Refused != "" {
-				what = "REFUSED: " + l.Refused
-			} else if what == "" {
-				what = "changed " + strings.Join(l.Changed, ", ")
-			}
-			printf(w, "%s %s %-14s %-28s %s", l.EventID, l.Timestamp, who, l.Command, what)
-		}
-	})
-}
-
-func (o logOpts) matches(l logLine, since, until time.Time) bool {
-	if o.Feature != "" && !containsID(deref(l.TaskID), o.Feature) {
-		return false
-	}
-	if o.Role != "" && (l.Actor == nil || !strings.EqualFold(l.Actor.Role, o.Role)) {
-		return false
-	}
-	if o.Session != 0 && (l.Actor == nil || l.Actor.Session == nil || *l.Actor.Session != o.Session) {
-		return false
-	}
-	if !since.IsZero() || !until.IsZero() {
-		t, err := jsondoc.ParseTime(l.Timestamp)
-		if err != nil || (!since.IsZero() && t.Before(since)) || (!until.IsZero() && t.After(until)) {
-			return false
-		}
-	}
-	return true
-}
-
-func containsID(batch, id string) bool {
-	for _, x := range features.SplitIDs(batch) {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- verify: git

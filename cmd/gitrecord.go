@@ -307,7 +307,7 @@ func (st *state) logAlways() {
 	who, _ := st.resolveActor()
 	st.tx.Log(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary, Record: recordJSON(st.record)}.raw(),
 	})
 }
 

@@ -26,12 +26,13 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"status":    "baton status\nbaton status --json",
 	"next":      "baton next\nbaton next --json",
 	"verify":    "baton verify\nbaton verify --json",
-	"reconcile": "baton reconcile --as HUMAN --reason \"restored reviews.json from backup\"\nbaton --json reconcile --as HUMAN --reason \"raised max_fix_cycles\"",
-	"log":       "baton log\nbaton log --feature F001\nbaton log --role REVIEW --since 2026-01-29T10:00:00Z --json",
+	"log":       "baton log\nbaton log --feature F001\nbaton log --role REVIEW --since 1h\nbaton log --refused --limit 20\nbaton log --verdict REQUEST_CHANGES --json\nbaton log --since 2026-01-29T10:00:00Z --until 2026-01-30T00:00:00Z",
+	"show":      "baton show F001\nbaton show BUG-001 --json\nbaton show DEBT-001",
 	"run":       "baton run --agent-cmd 'claude -p'\nbaton run --resume                      # continue after a bridge checkpoint",
 	"demo":      "baton demo\nbaton demo --dir /tmp/shop              # build the project there, to look at\nbaton demo --bridge --json",
 	"man":       "baton man ./man\nman ./man/baton-status.1",
 	"help":      "baton help\nbaton help reviews add-review\nbaton --version",
+	"reconcile": "baton reconcile --as HUMAN --reason \"restored reviews.json from backup\"\nbaton --json reconcile --as HUMAN --reason \"raised max_fix_cycles\"",
 
 	"branch":        "baton branch create feature/health",
 	"branch create": "baton branch create feature/health\nbaton branch create refactor/db-layer --from main",
@@ -80,10 +81,11 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 
 	"bridge":          "baton bridge status\nbaton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py",
 	"bridge request":  "baton bridge request --agent planner --prompt \"Plan the release\"",
-	"bridge respond":  "claude -p < .baton/bridge/prompt.md | baton bridge respond\nbaton bridge respond -i answer.txt --model claude",
+	"bridge respond":  "claude -p < .baton/bridge/prompt.md | baton bridge respond\nbaton bridge respond -i answer.txt --model claude\nbaton bridge respond --token 3f2a... -i answer.txt",
 	"bridge validate": "baton bridge validate\nbaton bridge validate .baton/bridge/response.json --kind response",
 	"bridge status":   "baton bridge status\nbaton bridge status --json",
 	"bridge clean":    "baton bridge clean",
+	"bridge complete": "baton bridge complete",
 	"bridge loop":     "baton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py\nbaton bridge loop --resume -- python3 orchestrator.py",
 
 	"demo agent": "baton demo agent < prompt.md",

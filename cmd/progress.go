@@ -242,6 +242,7 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		}
 		st.touch(progress.FileName)
 		st.summary = fmt.Sprintf("added session %d (%s, %s)", added.SessionID, added.AgentType, added.Outcome)
+		st.record = added
 		st.taskID = progress.Nullable(strings.Join(added.FeaturesTouched, ","))
 		feature, branch := cur.CurrentFeature, cur.CurrentBranch
 		if len(added.FeaturesTouched) > 0 {

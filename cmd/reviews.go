@@ -246,6 +246,7 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		}
 		st.touch(reviews.FileName)
 		st.summary = fmt.Sprintf("added review R%d (%s): %s", rv.ReviewID, rv.Verdict, d.Reason)
+		st.record = rv
 		st.taskID = in.FeatureID
 		return nil
 	})
@@ -423,6 +424,7 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		}
 		st.touch(reviews.FileName)
 		st.summary = fmt.Sprintf("added fix %s for R%d", reviews.FixLabel(fx.FixID), fx.ReviewID)
+		st.record = fx
 		st.taskID = fx.FeatureID
 		return nil
 	})

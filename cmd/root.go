@@ -176,7 +176,7 @@ ids assigned inside the lock and counters computed from the files.
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
-	root.AddCommand(a.newManCmd())
+	root.AddCommand(a.newManCmd(), a.newShowCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	addExamples(root)

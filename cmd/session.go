@@ -220,6 +220,7 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		st.touch(progress.FileName)
 		st.touch(progress.OpenFileName)
 		st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, outcome)
+		st.record = ended
 		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.AgentType, o.NextPhase)
