@@ -155,15 +155,12 @@ func (sn *snapshot) verify() verifyResult {
 		res.Problems = append(res.Problems, problem{"chain", store.EventsName, fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Problem)})
 	}
 	if len(events) > 0 {
-		last := events[len(events)-1]
-		now, names, err := sn.s.FileHashes()
+		drifts, _, err := sn.s.CheckDrift(false)
 		if err != nil {
 			res.Problems = append(res.Problems, problem{"files", "", err.Error()})
 		}
-		for _, n := range names {
-			if want, ok := last.Metadata.Files[n]; ok && want != now[n] {
-				res.Problems = append(res.Problems, problem{"edited", n, fmt.Sprintf("%s was changed outside baton after event %s (%s): its content does not match the hash baton recorded", n, last.EventID, last.Timestamp)})
-			}
+		for _, d := range drifts {
+			res.Problems = append(res.Problems, problem{"edited", d.File, d.Message()})
 		}
 	}
 	res.Problems = append(res.Problems, sn.passingWithoutReview()...)

@@ -118,6 +118,10 @@ type jsonError struct {
 }
 
 func (a *App) reportError(err error) {
+	if a.reportCheckpoint(err) {
+		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", err.Error())
+		return
+	}
 	if a.g.JSON {
 		var je jsonError
 		je.Error.Kind = errs.KindOf(err).String()

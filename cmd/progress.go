@@ -63,6 +63,12 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o progressIni
 			return err
 		} else if old != nil && !o.Force {
 			return errs.New(errs.Conflict, "%s already exists. Use --force to overwrite.", path)
+		} else if old != nil {
+			if cur, err := st.progress(); err != nil {
+				return err
+			} else if err := st.keepRecords(progress.FileName, cur.Len(), "session(s)"); err != nil {
+				return err
+			}
 		}
 		p = progress.New(o.Name, o.Count, st.stamp(), a.head())
 		st.prog, st.progNew = p, true

@@ -49,6 +49,14 @@ func (a *App) newReviewsInitCmd() *cobra.Command {
 					return err
 				} else if old != nil && !force {
 					return errs.New(errs.Conflict, "%s already exists. Use --force to overwrite.", path)
+				} else if old != nil {
+					cur, err := st.reviews()
+					if err != nil {
+						return err
+					}
+					if err := st.keepRecords(reviews.FileName, len(cur.Reviews())+len(cur.Fixes()), "review(s) and fix(es)"); err != nil {
+						return err
+					}
 				}
 				st.rev = reviews.New()
 				st.touch(reviews.FileName)

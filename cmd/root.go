@@ -100,7 +100,9 @@ type App struct {
 	emitted  bool     // under --json: the document was printed
 
 	repoOpened bool
-	gitRepo    gitops.Repo
+	// reconciling skips the drift check: the transaction records it.
+	reconciling bool
+	gitRepo     gitops.Repo
 	// creating marks an init command: its transaction may create the state
 	// where none exists (any other command is refused there).
 	creating bool
@@ -192,7 +194,7 @@ ids assigned inside the lock and counters computed from the files.
 	})
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
-		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newBranchCmd())
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd())
 	root.InitDefaultHelpCmd()
