@@ -595,7 +595,7 @@ to resume (exit 4).`,
 
 func (a *App) runBridgeComplete(ctx context.Context) error {
 	dir := a.bridgeDir()
-	b, err := bridge.Open(bridge.Options{Dir: dir, Resume: true, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.env.Stderr, Ctx: ctx})
+	b, err := bridge.Open(bridge.Options{Dir: dir, Resume: true, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(), Ctx: ctx})
 	if err != nil {
 		return err
 	}
