@@ -379,7 +379,7 @@ type rejectOutcome struct {
 	BranchHead    string   `json:"branch_head"`
 	BranchDeleted bool     `json:"branch_deleted"`
 	Requeued      []string `json:"requeued"`
-	Phase         string   `json:"next_phase"`
+	Phase         string   `json:"phase"`
 	Reason        string   `json:"reason"`
 	Detached      []string `json:"detached"`
 }

@@ -56,6 +56,20 @@ func New(dir string) *Store {
 // SetPath makes the state file name live at path instead of in Dir.
 func (s *Store) SetPath(name, path string) { s.paths[name] = path }
 
+// key is how the audit log and the stamps name a tracked file: its name,
+// or, when --file moved it, its path relative to the state directory (so
+// that two different files are never recorded under one name).
+func (s *Store) key(name string) string {
+	p, ok := s.paths[name]
+	if !ok {
+		return name
+	}
+	if rel, err := filepath.Rel(s.Dir, p); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
 // Path returns where the state file name lives.
 func (s *Store) Path(name string) string {
 	if p, ok := s.paths[name]; ok {
@@ -124,15 +138,18 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := s.commit(tx.staged, tx.event); err != nil {
+	if tx.adopt == nil {
+		tx.adopt = map[string]bool{}
+	}
+	if err := s.commit(tx.staged, tx.event, tx.adopt); err != nil {
 		return err
 	}
-	if len(tx.staged) > 0 {
-		names := make([]string, 0, len(tx.staged))
-		for n := range tx.staged {
-			names = append(names, n)
+	if names := tx.stampNames(); len(names) > 0 {
+		var hashes map[string]string
+		if tx.event != nil {
+			hashes = tx.event.Metadata.Files
 		}
-		s.recordStamps(names, tx.facts)
+		s.recordStamps(names, tx.facts, hashes)
 	}
 	for _, hook := range tx.after {
 		if err := hook(); err != nil {
@@ -215,6 +232,27 @@ type Tx struct {
 	facts  map[string]json.RawMessage
 	after  []func() error
 	event  *Event
+	adopt  map[string]bool
+}
+
+// stampNames are the files whose stamps a commit renews: those written,
+// and those the event hashed as they are (adopted, or new to the log).
+func (tx *Tx) stampNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for n := range tx.staged {
+		add(n)
+	}
+	for n := range tx.adopt {
+		add(n)
+	}
+	return names
 }
 
 // Store returns the transaction's store.
@@ -256,6 +294,9 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 		f, ok := tx.facts[name]
 		return bytes.Join(b, nil), f, ok, nil
 	}
+	if b, ok := tx.read[name]; ok {
+		return b, nil, false, nil // read by the drift check: its stamp did not match
+	}
 	data, facts, ok, err := tx.s.readStamped(name)
 	if err != nil {
 		return nil, nil, false, err
@@ -268,7 +309,7 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 // under the lock.
 func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 
-func (s *Store) commit(staged map[string][][]byte, event *Event) error {
+func (s *Store) commit(staged map[string][][]byte, event *Event, adopt map[string]bool) error {
 	if len(staged) == 0 && event == nil {
 		return nil
 	}
@@ -300,7 +341,7 @@ func (s *Store) commit(staged map[string][][]byte, event *Event) error {
 		}
 	}
 	if event != nil {
-		line, offset, err := s.prepareEvent(event, staged)
+		line, offset, err := s.prepareEvent(event, staged, adopt)
 		if err != nil {
 			s.discardTemps(j)
 			return err
