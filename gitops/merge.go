@@ -105,6 +105,10 @@ type MergeOptions struct {
 	// FastForward lets a branch that contains Into move Into forward
 	// without a merge commit; by default a merge commit is made (--no-ff).
 	FastForward bool
+	// BeforeMove, when set, is called with the commit Into is about to
+	// move to, before any ref or file changes; an error it returns stops
+	// the merge with nothing changed (the caller records its intent here).
+	BeforeMove func(commit string) error
 }
 
 // MergeResult says what a merge did.
@@ -152,6 +156,11 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	newHead, err := g.mergeCommit(o, into, head, &res)
 	if err != nil {
 		return res, err
+	}
+	if o.BeforeMove != nil {
+		if err := o.BeforeMove(newHead); err != nil {
+			return res, err
+		}
 	}
 	if err := g.moveBranch(o.Into, into, newHead); err != nil {
 		return res, err
