@@ -81,6 +81,10 @@ func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
 		}
 		a.undone = fmt.Sprintf("the merge was undone: %s is back at %s", in.Into, gitops.Short(in.Previous))
 	case in.Previous:
+		// main never moved, or moved back before its checkout was
+		if err := gitops.ResetCheckout(r, in.Into, in.Commit, in.Previous); err != nil {
+			return fmt.Errorf("putting the checkout of %s back to %s failed: %w (run 'git reset --hard' there)", in.Into, gitops.Short(in.Previous), err)
+		}
 		a.undone = fmt.Sprintf("nothing was merged: %s is still at %s", in.Into, gitops.Short(in.Previous))
 	default:
 		if after, err := r.IsAncestor(in.Commit, cur); err != nil || !after {
