@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ type verdict struct {
 // judge decides whether data answers the outstanding request of cp (nil:
 // there is no run). It changes nothing.
 func judge(cp *Checkpoint, data []byte) verdict {
+	data = stripBOM(data)
 	id := requestIDOf(data)
 	pend := cp.pending()
 	switch {
@@ -47,6 +49,12 @@ func judge(cp *Checkpoint, data []byte) verdict {
 		v.reason = fmt.Sprintf("its metadata.agent_name is %s, but %s asked agent %s: another phase's response", a, describeRecord(pend), pend.AgentName)
 		return v
 	}
+	if pend.TokenSHA256 != "" {
+		if tok, _ := resp.Metadata["host_token"].(string); TokenHash(tok) != pend.TokenSHA256 {
+			v.reason = fmt.Sprintf("it does not carry the host token of %s: that request is answered only by the host that ran the orchestrator, with the token it was given at exit 42", describeRecord(pend))
+			return v
+		}
+	}
 	v.resp, v.warnings = &resp, Diagnose(KindResponse, data)
 	return v
 }
@@ -64,7 +72,7 @@ func mismatch(cp *Checkpoint, pend *RequestRecord, id string) string {
 
 func requestIDOf(data []byte) string {
 	var m map[string]any
-	if json.Unmarshal(data, &m) != nil {
+	if json.Unmarshal(stripBOM(data), &m) != nil {
 		return ""
 	}
 	id, _ := m["request_id"].(string)
@@ -72,7 +80,8 @@ func requestIDOf(data []byte) string {
 }
 
 // resume takes the response to the outstanding request, finishing first a
-// consumption a killed process left half done.
+// consumption a killed process left half done. When the request stays
+// outstanding, a request file a host deleted is written again.
 func (b *Bridge) resume() error {
 	if b.cp == nil {
 		return b.nothingToResume()
@@ -80,29 +89,63 @@ func (b *Bridge) resume() error {
 	if err := b.finishConsumption(); err != nil {
 		return err
 	}
-	data, err := readIfExists(b.p.Response)
+	path, data, err := b.responseFile(b.cp)
 	if err != nil {
 		return err
 	}
+	pend := b.cp.pending()
 	if data == nil {
-		if pend := b.cp.pending(); pend != nil {
-			return b.noResponse(pend)
+		if pend != nil {
+			return errors.Join(b.restoreRequest(), b.noResponse(pend))
 		}
 		return nil
 	}
 	v := judge(b.cp, data)
 	if v.resp == nil {
-		return b.refuse(v)
+		err := b.refuse(path, v)
+		return errors.Join(b.restoreRequest(), err)
 	}
 	if len(v.warnings) > 0 {
-		b.warnf("%s was accepted, but it is not what seed 004 requires (%s); write responses with '%s'", b.p.Response, joinProblems(v.warnings), FixCommand(KindResponse, b.o.Dir))
+		b.warnf("%s was accepted, but it is not what seed 004 requires (%s); write responses with '%s'", path, joinProblems(v.warnings), FixCommand(KindResponse, b.o.Dir))
 	}
-	return b.consume(v.rec, v.resp)
+	return b.consume(path, v.rec, v.resp)
+}
+
+// responseFile is the response waiting for the run cp: in the state
+// directory, else beside the copy of the request in the orchestrator's
+// working directory (where a host following seed 001 writes it).
+func (b *Bridge) responseFile(cp *Checkpoint) (string, []byte, error) {
+	paths := []string{b.p.Response}
+	if cp != nil && cp.RequestMirror != "" {
+		paths = append(paths, filepath.Join(filepath.Dir(cp.RequestMirror), ResponseFile))
+	}
+	for _, p := range paths {
+		data, err := readIfExists(p)
+		if err != nil || data != nil {
+			return p, data, err
+		}
+	}
+	return b.p.Response, nil, nil
+}
+
+// restoreRequest writes the outstanding request's file again from the
+// run's copy when a host has deleted it (seed 001's host does).
+func (b *Bridge) restoreRequest() error {
+	pend := b.cp.pending()
+	if pend == nil || pend.RequestFile == "" || exists(b.p.Request) {
+		return nil
+	}
+	data, err := readIfExists(filepath.Join(b.o.Dir, pend.RequestFile))
+	if err != nil || data == nil {
+		return err
+	}
+	b.warnf("%s was deleted while its request %s is outstanding: it is written again", b.p.Request, pend.RequestID)
+	return writeAtomic(b.p.Request, data)
 }
 
 func (b *Bridge) nothingToResume() error {
 	if exists(b.p.Response) {
-		return b.refuse(judge(nil, mustRead(b.p.Response)))
+		return b.refuse(b.p.Response, judge(nil, mustRead(b.p.Response)))
 	}
 	return errs.New(errs.NotFound, "bridge: nothing to resume: no bridge run in %s; run the orchestrator without --resume to start one", b.o.Dir)
 }
@@ -152,13 +195,13 @@ func (e *RefusedError) Error() string {
 	return s + fmt.Sprintf(". It was set aside as %s and nothing was consumed", filepath.Base(e.SetAsideAs))
 }
 
-// refuse sets the response aside and returns an errs.Conflict error.
-func (b *Bridge) refuse(v verdict) error {
-	dst, err := setAside(b.p.Response, b.o.Now())
+// refuse sets the response at path aside and returns an errs.Conflict error.
+func (b *Bridge) refuse(path string, v verdict) error {
+	dst, err := b.setAside(path)
 	if err != nil {
 		return err
 	}
-	re := &RefusedError{File: b.p.Response, SetAsideAs: dst, Reason: v.reason, Problems: v.problems}
+	re := &RefusedError{File: path, SetAsideAs: dst, Reason: v.reason, Problems: v.problems}
 	next := "; start a run by running the orchestrator without --resume"
 	if pend := b.cp.pending(); pend != nil {
 		next = fmt.Sprintf("; answer %s with '%s', then resume", describeRecord(pend), FixCommand(KindResponse, b.o.Dir))
@@ -171,10 +214,10 @@ func (b *Bridge) refuse(v verdict) error {
 // consume moves the response into the run's store (the rename is the
 // commit point: it is never read from the response path again) and records
 // the request as answered.
-func (b *Bridge) consume(rec *RequestRecord, resp *Response) error {
+func (b *Bridge) consume(path string, rec *RequestRecord, resp *Response) error {
 	dst := b.p.answerFile(b.cp.RunID, rec.Phase, rec.RequestID)
-	if err := moveInto(b.p.Response, dst); err != nil {
-		return fmt.Errorf("bridge: consuming %s: %w", b.p.Response, err)
+	if err := moveInto(path, dst); err != nil {
+		return fmt.Errorf("bridge: consuming %s: %w", path, err)
 	}
 	return b.markAnswered(rec, resp, dst)
 }
@@ -193,6 +236,7 @@ func (b *Bridge) markAnswered(rec *RequestRecord, resp *Response, stored string)
 	if err := b.save(); err != nil {
 		return err
 	}
+	b.dropMirror(b.cp, rec.RequestID)
 	return b.dropRequestFile(rec.RequestID)
 }
 
@@ -218,7 +262,7 @@ func (b *Bridge) finishConsumption() error {
 		return err
 	}
 	var resp Response
-	if err := json.Unmarshal(data, &resp); err != nil {
+	if err := json.Unmarshal(stripBOM(data), &resp); err != nil {
 		return errs.New(errs.Invalid, "bridge: %s: %v", stored, err)
 	}
 	return b.markAnswered(pend, &resp, stored)

@@ -1,13 +1,11 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +18,7 @@ type agentRun struct {
 	exitCode    int
 	startErr    error
 	timedOut    bool
+	overflowed  bool // the output passed the cap: the agent was stopped
 	interrupted bool
 	duration    time.Duration
 }
@@ -30,25 +29,28 @@ type agentRun struct {
 func (l *loop) runAgent(ctx context.Context, req *Request, prompt string) agentRun {
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutSeconds)*time.Second)
 	defer cancel()
+	out := &cappedBuffer{max: l.o.MaxOutput, onOver: cancel}
 	cmd := exec.CommandContext(tctx, "sh", "-c", l.o.AgentCmd)
 	cmd.Dir = l.o.Cwd
-	cmd.Env = append(slices.Clone(l.o.Env), agentEnv(req, l.o.Dir)...)
+	cmd.Env = append(withoutVar(l.o.Env, "BATON_HOST_TOKEN"), agentEnv(req, l.o.Dir)...)
 	cmd.Stdin = strings.NewReader(prompt)
-	var out bytes.Buffer
 	tail := &tailWriter{max: 2048}
-	cmd.Stdout = &out
+	cmd.Stdout = out
 	cmd.Stderr = io.MultiWriter(l.o.Stderr, tail)
 	startGroup(cmd)
 	cmd.Cancel = func() error { return stopGroup(cmd) }
 	cmd.WaitDelay = l.o.KillGrace
 	start := time.Now()
 	err := cmd.Run()
-	run := agentRun{output: out.Bytes(), stderrTail: tail.String(), duration: time.Since(start)}
+	run := agentRun{output: out.buf, stderrTail: tail.String(), duration: time.Since(start), overflowed: out.over}
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
 		run.interrupted = true
 		killGroup(cmd) // whatever ignored the request to stop
+	case out.over:
+		run.output = nil
+		killGroup(cmd)
 	case errors.Is(tctx.Err(), context.DeadlineExceeded):
 		run.timedOut = true
 		killGroup(cmd)
@@ -75,9 +77,12 @@ func agentEnv(req *Request, dir string) []string {
 
 // answer turns the run into the envelope's contents: the output on
 // success; an error or timeout envelope, without partial output, otherwise.
-func (r agentRun) answer(req *Request) Answer {
+func (r agentRun) answer(req *Request, maxOutput int) Answer {
 	a := Answer{Duration: r.duration}
 	switch {
+	case r.overflowed:
+		a.Status, a.ErrorType = StatusError, ErrInvocationFailed
+		a.ErrorMessage = fmt.Sprintf("the agent wrote more than %d bytes of output (the loop's --max-output) and was stopped; raise --max-output, or have the agent write large results to a file and answer with its path", maxOutput)
 	case r.timedOut:
 		a.Status, a.ErrorType = StatusTimeout, ErrTimeout
 		a.ErrorMessage = fmt.Sprintf("agent %s did not answer within %d seconds (the request's timeout_seconds) and was stopped", req.AgentName, req.TimeoutSeconds)
@@ -101,6 +106,40 @@ func (r agentRun) stderrSuffix() string {
 		return ": " + s
 	}
 	return ""
+}
+
+// cappedBuffer keeps up to max bytes; past that it keeps nothing more,
+// records the overflow and calls onOver (which stops the agent), so that
+// an agent's output never takes more memory than the cap.
+type cappedBuffer struct {
+	max    int
+	buf    []byte
+	over   bool
+	onOver func()
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.over {
+		return len(p), nil
+	}
+	if len(c.buf)+len(p) > c.max {
+		c.over, c.buf = true, nil
+		c.onOver()
+		return len(p), nil
+	}
+	c.buf = append(c.buf, p...)
+	return len(p), nil
+}
+
+// withoutVar is env without the variable name.
+func withoutVar(env []string, name string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // tailWriter keeps the last max bytes written to it.

@@ -220,10 +220,17 @@ func TestBridgeStaleResponseIsRefusedAndSetAside(t *testing.T) {
 	_, err := threeAgents(h.mustOpen(false))
 	first := h.request()
 	h.answer("first")
-	// a new run: the old response lies there, unconsumed
+	// a run started without --resume while the answer waits: refused, the answer kept
+	_, err = h.open(false)
+	wantKind(t, err, errs.Conflict, "re-run it with --resume")
+	if !exists(filepath.Join(h.dir, ResponseFile)) || len(h.rejected()) != 0 {
+		t.Fatalf("a valid answer must never be set aside: %v", h.rejected())
+	}
+	// the host drops it and starts over: a new run
+	os.Remove(filepath.Join(h.dir, ResponseFile))
 	_, err = threeAgents(h.mustOpen(false))
-	if errs.Code(err) != 42 || !strings.Contains(h.warn.String(), "left by an earlier run") || len(h.rejected()) != 1 {
-		t.Fatalf("a fresh run must set the old response aside with a warning: %v / %q", err, h.warn.String())
+	if errs.Code(err) != 42 || !strings.Contains(h.warn.String(), "is abandoned") {
+		t.Fatalf("a fresh run must start over with a warning: %v / %q", err, h.warn.String())
 	}
 	// a host writes the old response back: refused on resume
 	doc, _ := json.Marshal(map[string]any{"request_id": first.RequestID, "version": "1.0", "status": "success", "response": "first",
@@ -231,7 +238,7 @@ func TestBridgeStaleResponseIsRefusedAndSetAside(t *testing.T) {
 	h.writeResponse(string(doc))
 	_, err = h.open(true)
 	wantKind(t, err, errs.Conflict, "does not match the outstanding request")
-	if exists(filepath.Join(h.dir, ResponseFile)) || len(h.rejected()) != 2 {
+	if exists(filepath.Join(h.dir, ResponseFile)) || len(h.rejected()) != 1 {
 		t.Fatalf("the stale response must be set aside: %v", h.rejected())
 	}
 	var re *RefusedError
@@ -287,7 +294,7 @@ func TestBridgeRefusals(t *testing.T) {
 		{"response before request in a run", func(h *harness) {
 			threeAgents(h.mustOpen(false))
 			h.answer("design")
-			h.mustOpen(true).Complete()
+			h.mustOpen(true) // takes the answer; nothing asked yet
 			h.writeResponse(validResponse)
 		}, errs.Conflict, "no request is outstanding in run"},
 		{"second resume of a consumed response", func(h *harness) {
@@ -340,8 +347,18 @@ func TestBridgePhaseGetsOnlyItsOwnAnswer(t *testing.T) {
 	threeAgents(h.mustOpen(false))
 	h.answer("design")
 	b := h.mustOpen(true)
-	// the resumed orchestrator asks something else at step 1
-	_, err := b.Invoke("coder", "Implement", InvokeOptions{PhaseName: "implement"})
+	// the resumed orchestrator asks something else first: a new request, not the design's answer
+	got, err := b.Invoke("coder", "Implement", InvokeOptions{PhaseName: "implement"})
+	wantKind(t, err, errs.NeedAgent, `phase 2 "implement", agent coder`)
+	if got != "" {
+		t.Fatalf("the coder got %q", got)
+	}
+	// an explicit phase asked with another prompt is refused
+	b2, _ := Open(Options{Dir: h.dir, Resume: false, Now: h.clock})
+	b2.Invoke("architect", "Design a parser", InvokeOptions{PhaseName: "design", Phase: 1})
+	h.answer("design")
+	b2 = h.mustOpen(true)
+	_, err = b2.Invoke("architect", "Design a lexer", InvokeOptions{PhaseName: "design", Phase: 1})
 	wantKind(t, err, errs.Conflict, `phase 1 of run`)
 }
 
@@ -375,18 +392,18 @@ func TestBridgeLenientRead(t *testing.T) {
 
 func TestBridgeLargePromptGoesToASideFile(t *testing.T) {
 	h := newHarness(t)
-	b, err := Open(Options{Dir: h.dir, Now: h.clock, MaxInlinePrompt: 100})
+	b, err := Open(Options{Dir: h.dir, Now: h.clock, MaxRequestBytes: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("x", 1000)
+	big := strings.Repeat("x", 3000)
 	b.Invoke("coder", big, InvokeOptions{})
 	data, _ := os.ReadFile(filepath.Join(h.dir, RequestFile))
 	if len(data) > 2000 {
 		t.Fatalf("request is %d bytes", len(data))
 	}
 	req := h.request()
-	if req.Context.PromptFile == "" || !strings.Contains(req.Prompt, req.Context.PromptFile) || req.Context.PromptBytes != 1000 {
+	if req.Context.PromptFile == "" || !strings.Contains(req.Prompt, req.Context.PromptFile) || req.Context.PromptBytes != 3000 {
 		t.Fatalf("request: %+v", req)
 	}
 	got, err := req.PromptText()
@@ -476,8 +493,8 @@ func TestBridgeCompleteAndPhaseData(t *testing.T) {
 	if err := b.Complete(); err != nil {
 		t.Fatal(err)
 	}
-	if cp, _ := LoadCheckpoint(PathsIn(h.dir).Checkpoint); cp.CheckpointName != CheckpointDone {
-		t.Fatalf("checkpoint %s", cp.CheckpointName)
+	if exists(PathsIn(h.dir).Checkpoint) || exists(PathsIn(h.dir).Store) {
+		t.Fatal("a completed run's state must be removed")
 	}
 }
 

@@ -39,6 +39,10 @@ type Checkpoint struct {
 	CompletedPhases []CompletedPhase           `json:"completed_phases"`
 	AgentRequests   []RequestRecord            `json:"agent_requests"`
 	Pending         *PendingRef                `json:"agent_request_pending"`
+	// RequestMirror is the copy of the outstanding request written in the
+	// orchestrator's working directory, when that is another directory of
+	// the project.
+	RequestMirror string `json:"request_mirror,omitempty"`
 }
 
 // CompletedPhase is a phase whose agent answered (seed 000).
@@ -61,6 +65,15 @@ type RequestRecord struct {
 	AnsweredAt     string `json:"answered_at,omitempty"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
 	ResponseFile   string `json:"response_file,omitempty"`
+	// Key is the digest of agent, phase name, prompt and context the
+	// request is known by; RetryCount how many times it was asked before.
+	Key        string `json:"request_key,omitempty"`
+	RetryCount int    `json:"retry_count"`
+	// RequestFile is the request as written (the store keeps it, so a
+	// deleted request file is written again); TokenSHA256 the hash of the
+	// host token an answer must carry.
+	RequestFile string `json:"request_file,omitempty"`
+	TokenSHA256 string `json:"host_token_sha256,omitempty"`
 }
 
 // PendingRef names the outstanding request (seed 001).
@@ -104,6 +117,26 @@ func (cp *Checkpoint) byPhase(phase int) *RequestRecord {
 	return nil
 }
 
+// byKey is every request with the given key, in the order they were made.
+func (cp *Checkpoint) byKey(key string) []*RequestRecord {
+	var out []*RequestRecord
+	for i := range cp.AgentRequests {
+		if cp.AgentRequests[i].Key == key {
+			out = append(out, &cp.AgentRequests[i])
+		}
+	}
+	return out
+}
+
+// nextPhase is the phase number of the run's next request.
+func (cp *Checkpoint) nextPhase() int {
+	last := 0
+	for _, r := range cp.AgentRequests {
+		last = max(last, r.Phase)
+	}
+	return last + 1
+}
+
 // byID is the request with the given id, or nil.
 func (cp *Checkpoint) byID(id string) *RequestRecord {
 	for i := range cp.AgentRequests {
@@ -124,20 +157,6 @@ func (cp *Checkpoint) pending() *RequestRecord {
 
 // PendingRecord is the outstanding request's record, or nil.
 func (cp *Checkpoint) PendingRecord() *RequestRecord { return cp.pending() }
-
-// PhaseFor is the phase a request named phaseName takes in this run: the
-// phase it already has, else the next free one. Orchestrators that key
-// their requests by name (the CLI) use it.
-func (cp *Checkpoint) PhaseFor(phaseName string) int {
-	last := 0
-	for _, r := range cp.AgentRequests {
-		if r.PhaseName == phaseName {
-			return r.Phase
-		}
-		last = max(last, r.Phase)
-	}
-	return last + 1
-}
 
 func (cp *Checkpoint) setName(name string) {
 	cp.CheckpointName, cp.Checkpoint = name, name

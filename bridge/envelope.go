@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -74,10 +75,11 @@ type Context struct {
 	PromptBytes    int            `json:"prompt_bytes,omitempty"`
 	PromptSHA256   string         `json:"prompt_sha256,omitempty"`
 	RespondCommand string         `json:"respond_command,omitempty"`
+	RequestKey     string         `json:"request_key,omitempty"`
 	Extra          map[string]any `json:"-"`
 }
 
-var contextKeys = []string{"state_dir", "request_path", "response_path", "run_id", "prompt_file", "prompt_bytes", "prompt_sha256", "respond_command"}
+var contextKeys = []string{"state_dir", "request_path", "response_path", "run_id", "prompt_file", "prompt_bytes", "prompt_sha256", "respond_command", "request_key"}
 
 type plainContext Context
 
@@ -121,12 +123,11 @@ func (c *Context) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ResponsePathIn is where the response to r must be written: the absolute
-// path the request names, else the response file of the state directory dir.
+// ResponsePathIn is where the response to r must be written: the response
+// file of the state directory dir, the one baton was given. The absolute
+// path the request names is for hosts; baton does not follow it, since a
+// project that moved would send the answer to where it used to be.
 func (r *Request) ResponsePathIn(dir string) string {
-	if p := r.Context.ResponsePath; p != "" && filepath.IsAbs(p) {
-		return p
-	}
 	return filepath.Join(dir, ResponseFile)
 }
 
@@ -144,8 +145,17 @@ type Response struct {
 	Metadata        map[string]any `json:"metadata"`
 }
 
-// Text is the agent's output ("" when there is none).
-func (r *Response) Text() string { return deref(r.Response) }
+// Text is the agent's output ("" when there is none), byte for byte: a
+// response whose metadata.response_encoding is base64 is decoded.
+func (r *Response) Text() string {
+	s := deref(r.Response)
+	if enc, _ := r.Metadata["response_encoding"].(string); enc == EncodingBase64 {
+		if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+			return string(b)
+		}
+	}
+	return s
+}
 
 // Err is nil for a success and an *AgentError otherwise: the orchestrator
 // decides whether to fall back.

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,6 +40,11 @@ func (p Paths) answerFile(runID string, phase int, id string) string {
 	return filepath.Join(p.runDir(runID), fmt.Sprintf("%03d-%s.response.json", phase, id))
 }
 
+// requestCopy is where the run keeps a request as it was written.
+func (p Paths) requestCopy(runID, id string) string {
+	return filepath.Join(p.runDir(runID), id+".request.json")
+}
+
 func (p Paths) promptFile(runID, id string) string {
 	return filepath.Join(p.runDir(runID), id+".prompt.md")
 }
@@ -50,11 +54,11 @@ const RejectedPattern = ".agent-response.rejected-*.json"
 
 // writeJSON writes v, indented, atomically (temp file, fsync, rename).
 func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := encodeJSON(v)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(data, '\n'))
+	return writeAtomic(path, data)
 }
 
 func writeAtomic(path string, data []byte) error {

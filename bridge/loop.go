@@ -18,13 +18,20 @@ import (
 // ExitNeedAgent is the orchestrator exit status that asks for an agent.
 const ExitNeedAgent = 42
 
-// DefaultMaxIterations bounds a loop's orchestrator runs.
-const DefaultMaxIterations = 10
+// DefaultMaxAttempts is how many times a loop answers one request (the
+// same agent, phase name, prompt and context) before it decides the
+// orchestrator is not making progress.
+const DefaultMaxAttempts = 3
 
-// seed001Exit names the orchestrator exit statuses of seed 001.
-var seed001Exit = map[int]string{
-	1: "USER_CANCELLED", 2: "CODEBASE_NOT_FOUND", 3: "ANALYSIS_FAILED", 4: "GENERATION_FAILED",
-	5: "VALIDATION_FAILED", 6: "SAVE_FAILED", 42: "NEED_AGENT", 130: "INTERRUPTED",
+// DefaultMaxOutput caps the agent output a loop keeps (bytes).
+const DefaultMaxOutput = 16 << 20
+
+// exitNames names an orchestrator's exit status as baton's own exit codes
+// do (README, 'baton --help'): an orchestrator that is baton, or follows
+// its codes, means what baton means.
+var exitNames = map[int]string{
+	1: "unexpected error", 2: "usage error", 3: "refused by policy", 4: "not found", 5: "conflict",
+	6: "invalid state file", 42: "need agent", 130: "interrupted", 129: "hung up", 143: "terminated",
 }
 
 // exitKinds carries an orchestrator's failure out as the same exit status
@@ -36,7 +43,9 @@ type LoopOptions struct {
 	Dir           string   // the state directory, absolute; given to both as $BATON_STATE_DIR
 	Orchestrator  []string // the orchestrator's argv; --resume is appended after the first run
 	AgentCmd      string   // a shell command: the prompt on stdin, the answer on stdout
-	MaxIterations int      // orchestrator runs at most (default 10)
+	MaxIterations int      // orchestrator runs at most (0: no limit; the guard is per request)
+	MaxAttempts   int      // answers to one request at most (default DefaultMaxAttempts)
+	MaxOutput     int      // agent output kept, bytes (default DefaultMaxOutput); more is an error answer
 	Resume        bool     // the run is already under way: answer what is outstanding, pass --resume
 	Cwd           string
 	Env           []string  // the children's base environment
@@ -66,6 +75,8 @@ type AgentRun struct {
 }
 
 type loop struct {
+	token    string         // the host token given to the orchestrator
+	attempts map[string]int // answers per request key
 	o        LoopOptions
 	p        Paths
 	res      *LoopResult
@@ -85,8 +96,11 @@ func Loop(ctx context.Context, o LoopOptions) (*LoopResult, error) {
 	if len(o.Orchestrator) == 0 {
 		return nil, errs.New(errs.Usage, "bridge loop: no orchestrator command (write it after --)")
 	}
-	if o.MaxIterations <= 0 {
-		o.MaxIterations = DefaultMaxIterations
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -100,7 +114,8 @@ func Loop(ctx context.Context, o LoopOptions) (*LoopResult, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	l := &loop{o: o, p: PathsIn(o.Dir), res: &LoopResult{Agents: []AgentRun{}}, answered: map[string]bool{}}
+	tok, _ := newToken()
+	l := &loop{o: o, p: PathsIn(o.Dir), res: &LoopResult{Agents: []AgentRun{}}, answered: map[string]bool{}, token: tok, attempts: map[string]int{}}
 	return l.res, l.run(ctx)
 }
 
@@ -130,7 +145,7 @@ func (l *loop) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if l.res.Iterations >= l.o.MaxIterations {
+		if l.o.MaxIterations > 0 && l.res.Iterations >= l.o.MaxIterations {
 			return l.limitReached(req)
 		}
 		if err := l.answerOnce(ctx, req); err != nil {
@@ -147,13 +162,18 @@ func (l *loop) logf(format string, args ...any) {
 // answerLeftover answers a request a previous loop left outstanding (it
 // was interrupted while the agent ran) before resuming.
 func (l *loop) answerLeftover(ctx context.Context) error {
-	data, err := readIfExists(l.p.Request)
-	if err != nil || data == nil || exists(l.p.Response) || l.o.AgentCmd == "" {
-		return err
+	if exists(l.p.Response) || l.o.AgentCmd == "" {
+		return nil
 	}
-	req, err := parseRequest(l.p.Request, data)
+	req, err := ReadRequest(l.o.Dir)
+	if errs.Is(err, errs.NotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
+	}
+	if req.Prompt == "" {
+		return nil // a record without its request: the orchestrator's resume says what is wrong
 	}
 	l.logf("request %s (phase %d %q, agent %s) is outstanding: answering it before resuming", req.RequestID, req.Phase, req.PhaseName, req.AgentName)
 	return l.answer(ctx, req)
@@ -167,7 +187,7 @@ func (l *loop) runOrchestrator(ctx context.Context, resume bool) (int, error) {
 	l.logf("run %d: %s", l.res.Iterations, strings.Join(argv, " "))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = l.o.Cwd
-	cmd.Env = append(slices.Clone(l.o.Env), "BATON_STATE_DIR="+l.o.Dir, "BATON_BRIDGE_ITERATION="+strconv.Itoa(l.res.Iterations))
+	cmd.Env = append(slices.Clone(l.o.Env), "BATON_STATE_DIR="+l.o.Dir, "BATON_BRIDGE_ITERATION="+strconv.Itoa(l.res.Iterations), "BATON_HOST_TOKEN="+l.token)
 	cmd.Stdout, cmd.Stderr = l.o.Stdout, l.o.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = l.o.KillGrace
@@ -194,12 +214,12 @@ func (l *loop) finished(code int) error {
 		l.logf("the orchestrator finished (exit 0) after %d runs and %d agent invocations", l.res.Iterations, len(l.res.Agents))
 		return nil
 	}
-	name := seed001Exit[code]
+	name := exitNames[code]
 	if name == "" {
 		name = "an error"
 	}
 	if code == errs.ExitInterrupted {
-		return errs.New(errs.Interrupted, "bridge loop: the orchestrator was interrupted (exit 130, %s) on run %d; continue with: %s", name, l.res.Iterations, l.resumeCommand())
+		return errs.New(errs.Interrupted, "bridge loop: the orchestrator was interrupted (exit 130) on run %d; continue with: %s", l.res.Iterations, l.resumeCommand())
 	}
 	kind, ok := exitKinds[code]
 	if !ok {
@@ -256,6 +276,10 @@ func (l *loop) takeRequest() (*Request, error) {
 	if req.RequestID == l.before {
 		return nil, errs.New(errs.NotFound, "bridge loop: the orchestrator exited 42 (need agent) but wrote no new request: %s holds request %s, which was there before this loop started", l.p.Request, req.RequestID)
 	}
+	if n := l.attempts[requestKeyOf(req)]; n >= l.o.MaxAttempts {
+		return nil, errs.New(errs.Conflict, "bridge loop: the orchestrator asked again for request %s (phase %d %q, agent %s, retry_count %d) after this loop answered the same request %d times (--max-attempts %d): it is not making progress on it. Stopping rather than asking the agent again; see its answers in %s",
+			req.RequestID, req.Phase, req.PhaseName, req.AgentName, req.RetryCount, n, l.o.MaxAttempts, l.p.Store)
+	}
 	if l.answered[req.RequestID] {
 		return nil, errs.New(errs.Conflict, "bridge loop: the orchestrator exited 42 again for request %s, which this loop already answered (%s): it is not reading the response — does it pass --resume on to the bridge? Stopping rather than asking the agent again",
 			req.RequestID, req.ResponsePathIn(l.o.Dir))
@@ -300,15 +324,18 @@ func (l *loop) answer(ctx context.Context, req *Request) error {
 		return errs.New(errs.Interrupted, "bridge loop: interrupted while agent %s answered request %s: no response was written and the request stays outstanding; continue with: %s",
 			req.AgentName, req.RequestID, l.resumeCommand())
 	}
-	resp, err := NewResponse(req, run.answer(req), l.o.Now())
+	ans := run.answer(req, l.o.MaxOutput)
+	ans.Metadata = map[string]any{"host_token": l.token}
+	resp, err := NewResponse(req, ans, l.o.Now())
 	if err != nil {
 		return err
 	}
-	path := req.ResponsePathIn(l.o.Dir)
-	if err := WriteResponse(path, resp); err != nil {
+	path := l.p.Response
+	if err := l.writeAnswer(ctx, req, resp); err != nil {
 		return err
 	}
 	l.answered[req.RequestID] = true
+	l.attempts[requestKeyOf(req)]++
 	l.res.Agents = append(l.res.Agents, AgentRun{RequestID: req.RequestID, AgentName: req.AgentName, Phase: req.Phase, PhaseName: req.PhaseName,
 		Status: resp.Status, ErrorType: deref(resp.ErrorType), DurationSeconds: resp.DurationSeconds})
 	l.logf("agent %s: %s in %.1fs; response written to %s", req.AgentName, resp.Status, resp.DurationSeconds, path)
@@ -332,4 +359,29 @@ func (l *loop) resumeCommand() string {
 		parts = append(parts, shellQuote(a))
 	}
 	return strings.Join(parts, " ")
+}
+
+// requestKeyOf is the key a loop counts a request's answers by.
+func requestKeyOf(req *Request) string {
+	if k := req.Context.RequestKey; k != "" {
+		return k
+	}
+	return req.RequestID
+}
+
+// writeAnswer writes the response under the state lock, if the run's
+// checkpoint (when there is one) still holds req as outstanding.
+func (l *loop) writeAnswer(ctx context.Context, req *Request, resp *Response) error {
+	return locked(ctx, l.o.Dir, func() error {
+		cp, err := LoadCheckpoint(l.p.Checkpoint)
+		if err != nil {
+			return err
+		}
+		if cp != nil {
+			if pend := cp.pending(); pend == nil || pend.RequestID != req.RequestID {
+				return errs.New(errs.Conflict, "bridge loop: request %s is no longer outstanding in %s (another orchestrator replaced the run?); its answer was not written", req.RequestID, l.o.Dir)
+			}
+		}
+		return WriteResponse(l.p.Response, resp)
+	})
 }

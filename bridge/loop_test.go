@@ -32,7 +32,7 @@ func testOrchestrator(role string, args []string) int {
 		if role == "ignores-resume" {
 			args = nil
 		}
-		b, err := Open(Options{Dir: dir, Resume: slices.Contains(args, "--resume"), Warn: os.Stderr, MaxInlinePrompt: 1000})
+		b, err := Open(Options{Dir: dir, Resume: slices.Contains(args, "--resume"), Warn: os.Stderr, MaxRequestBytes: 3000})
 		if err != nil {
 			return err
 		}
@@ -189,13 +189,17 @@ func TestBridgeLoopStopsAtTheLimit(t *testing.T) {
 	lr.result(t)
 }
 
-// An orchestrator that ignores --resume asks for the same request again:
-// the loop stops instead of asking forever.
+// An orchestrator that ignores --resume would ask for the same request
+// again: the bridge refuses to start over while the answer waits (exit 5),
+// keeps the answer, and the loop stops instead of asking forever.
 func TestBridgeLoopRefusesToAskTheSameRequestTwice(t *testing.T) {
-	_, res, err := runLoop(t, context.Background(), "ignores-resume", echoAgent, nil)
-	wantKind(t, err, errs.Conflict, "without taking the response to request")
+	lr, res, err := runLoop(t, context.Background(), "ignores-resume", echoAgent, nil)
+	wantKind(t, err, errs.Conflict, "the orchestrator exited 5 (conflict) on run 2")
 	if res.Iterations != 2 || len(res.Agents) != 1 {
 		t.Fatalf("the loop must stop at the second run: %+v", res)
+	}
+	if !strings.Contains(lr.stderr.String(), "re-run it with --resume") || !exists(filepath.Join(lr.dir, ResponseFile)) {
+		t.Fatalf("the answer must be kept and the orchestrator told to resume: %s", lr.stderr.String())
 	}
 }
 
@@ -203,7 +207,7 @@ func TestBridgeLoopOrchestratorFailure(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "orch.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\necho 'analysis failed' >&2\nexit 3\n"), 0o755)
 	lr, _, err := runLoop(t, context.Background(), "", echoAgent, func(o *LoopOptions) { o.Orchestrator = []string{script} })
-	wantKind(t, err, errs.Policy, "the orchestrator exited 3 (ANALYSIS_FAILED)")
+	wantKind(t, err, errs.Policy, "the orchestrator exited 3 (refused by policy)")
 	if errs.Code(err) != 3 || !strings.Contains(lr.stderr.String(), "analysis failed") {
 		t.Fatalf("exit %d, stderr %q", errs.Code(err), lr.stderr.String())
 	}

@@ -1,10 +1,12 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,24 +17,44 @@ import (
 
 // ReadRequest reads the outstanding request of the state directory dir:
 // .agent-request.json, or, when a host has already deleted it (seed 001's
-// host does), the checkpoint's record of it, which has no prompt.
+// host does), the copy the run keeps of it.
 func ReadRequest(dir string) (*Request, error) {
 	p := PathsIn(dir)
-	data, err := readIfExists(p.Request)
-	if err != nil {
-		return nil, err
-	}
-	if data != nil {
-		return parseRequest(p.Request, data)
-	}
 	cp, err := LoadCheckpoint(p.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
-	if rec := cp.pending(); rec != nil {
-		return requestFromRecord(p, cp, rec), nil
+	pend := cp.pending()
+	data, err := readIfExists(p.Request)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil && pend != nil && pend.RequestFile != "" {
+		if data, err = readIfExists(filepath.Join(dir, pend.RequestFile)); err != nil {
+			return nil, err
+		}
+	}
+	if data != nil {
+		req, err := parseRequest(p.Request, data)
+		if err != nil {
+			return nil, err
+		}
+		req.followDir(p, cp)
+		return req, nil
+	}
+	if pend != nil {
+		return requestFromRecord(p, cp, pend), nil
 	}
 	return nil, errs.New(errs.NotFound, "bridge: no request to answer: %s does not exist and no request is outstanding in %s", p.Request, dir)
+}
+
+// followDir points the request's paths into the state directory it was
+// read from: a project that moved keeps working.
+func (r *Request) followDir(p Paths, cp *Checkpoint) {
+	if r.Context.PromptFile != "" && cp != nil && r.Context.RunID == cp.RunID {
+		r.Context.PromptFile = p.promptFile(cp.RunID, r.RequestID)
+	}
+	r.Context.StateDir, r.Context.RequestPath, r.Context.ResponsePath = p.Dir, p.Request, p.Response
 }
 
 // ParseRequest checks data as a request with the JSON Schema and decodes it.
@@ -104,12 +126,15 @@ func NewResponse(req *Request, a Answer, now time.Time) (*Response, error) {
 	if _, ok := r.Metadata["agent_name"]; !ok && req.AgentName != "" {
 		r.Metadata["agent_name"] = req.AgentName
 	}
-	if status == StatusSuccess {
-		r.Response = ptr(a.Output)
-		return r, nil
+	if status == StatusSuccess || a.Output != "" {
+		out, enc := encodeOutput(a.Output)
+		r.Response = ptr(out)
+		if enc != "" {
+			r.Metadata["response_encoding"] = enc
+		}
 	}
-	if a.Output != "" {
-		r.Response = ptr(a.Output)
+	if status == StatusSuccess {
+		return r, nil
 	}
 	r.ErrorType, r.ErrorMessage = ptr(orDefault(a.ErrorType, defaultErrorType(status))), ptr(orDefault(a.ErrorMessage, defaultErrorMessage(req, status)))
 	return r, nil
@@ -136,13 +161,6 @@ func defaultErrorMessage(req *Request, status string) string {
 	return fmt.Sprintf("agent %s failed", req.AgentName)
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // SinceRequest is the time from req's creation to now, the default
 // duration of an answer whose host did not time the agent.
 func SinceRequest(req *Request, now time.Time) time.Duration {
@@ -156,52 +174,97 @@ func SinceRequest(req *Request, now time.Time) time.Duration {
 // WriteResponse checks r against the response schema and writes it to
 // path atomically.
 func WriteResponse(path string, r *Response) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := encodeJSON(r)
 	if err != nil {
 		return err
 	}
 	if ps := Diagnose(KindResponse, data); len(ps) > 0 {
 		return errs.New(errs.Usage, "bridge: the response would be invalid: %s", joinProblems(ps))
 	}
-	return writeAtomic(path, append(data, '\n'))
+	return writeAtomic(path, data)
 }
 
 // RespondOptions answer the outstanding request of a state directory.
 type RespondOptions struct {
 	Dir       string
 	RequestID string // when set, the outstanding request must be this one
+	Token     string // the host token, for a request that carries one
 	Force     bool   // replace a response already waiting
 	Answer    Answer
 	// TimeAnswer: when true, Answer.Duration is taken from the request's
 	// creation time to Now (the host did not time the agent).
 	TimeAnswer bool
 	Now        time.Time
+	Ctx        context.Context
 }
 
-// Respond builds and writes the response to the outstanding request,
-// where the request says it goes, and returns it with its path.
-func Respond(o RespondOptions) (*Response, string, error) {
-	req, err := ReadRequest(o.Dir)
+// Respond builds and writes the response to the outstanding request, in
+// the state directory Dir (whatever paths the request names), under the
+// state lock, and returns it with its path. It refuses a request the run's
+// checkpoint does not hold as outstanding, and one whose host token it was
+// not given.
+func Respond(o RespondOptions) (resp *Response, path string, err error) {
+	err = locked(o.Ctx, o.Dir, func() error {
+		req, rec, err := outstanding(o.Dir)
+		if err != nil {
+			return err
+		}
+		if o.RequestID != "" && o.RequestID != req.RequestID {
+			return errs.New(errs.Conflict, "bridge: --request-id %s is not the outstanding request %s (phase %d %q, agent %s); nothing was written",
+				o.RequestID, req.RequestID, req.Phase, req.PhaseName, req.AgentName)
+		}
+		if rec.TokenSHA256 != "" && TokenHash(o.Token) != rec.TokenSHA256 {
+			return errs.New(errs.Policy, "bridge: %s is answered only by the host that ran the orchestrator, with the token it printed at exit 42 (--token); nothing was written. If you are an agent working on a request, finish your work and leave the answer to your host", describeRecord(rec))
+		}
+		path = req.ResponsePathIn(o.Dir)
+		if err := checkNoResponse(path, req, o.Force); err != nil {
+			return err
+		}
+		a := o.Answer
+		if o.TimeAnswer {
+			a.Duration = SinceRequest(req, o.Now)
+		}
+		if rec.TokenSHA256 != "" {
+			a.Metadata = withKey(a.Metadata, "host_token", o.Token)
+		}
+		if resp, err = NewResponse(req, a, o.Now); err != nil {
+			return err
+		}
+		return WriteResponse(path, resp)
+	})
+	return resp, path, err
+}
+
+// outstanding is the request the run's checkpoint holds as outstanding,
+// with its record; a request file the checkpoint does not hold (left by
+// another orchestrator, or a run since replaced) is refused.
+func outstanding(dir string) (*Request, *RequestRecord, error) {
+	req, err := ReadRequest(dir)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	if o.RequestID != "" && o.RequestID != req.RequestID {
-		return nil, "", errs.New(errs.Conflict, "bridge: --request-id %s is not the outstanding request %s (phase %d %q, agent %s); nothing was written",
-			o.RequestID, req.RequestID, req.Phase, req.PhaseName, req.AgentName)
-	}
-	path := req.ResponsePathIn(o.Dir)
-	if err := checkNoResponse(path, req, o.Force); err != nil {
-		return nil, "", err
-	}
-	a := o.Answer
-	if o.TimeAnswer {
-		a.Duration = SinceRequest(req, o.Now)
-	}
-	resp, err := NewResponse(req, a, o.Now)
+	cp, err := LoadCheckpoint(PathsIn(dir).Checkpoint)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return resp, path, WriteResponse(path, resp)
+	rec := cp.pending()
+	if rec == nil || rec.RequestID != req.RequestID {
+		held := "no request is outstanding"
+		if rec != nil {
+			held = "the outstanding request is " + describeRecord(rec)
+		}
+		return nil, nil, errs.New(errs.Conflict, "bridge: %s holds request %s, which the run's checkpoint does not hold (%s): it is not answered; nothing was written", PathsIn(dir).Request, req.RequestID, held)
+	}
+	return req, rec, nil
+}
+
+func withKey(m map[string]any, k string, v any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for key, val := range m {
+		out[key] = val
+	}
+	out[k] = v
+	return out
 }
 
 func checkNoResponse(path string, req *Request, force bool) error {

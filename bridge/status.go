@@ -65,8 +65,9 @@ func rejected(dir string) ([]string, error) {
 	return m, err
 }
 
-// Clean removes every bridge file in dir — the request, the response, the
-// set-aside responses, the checkpoint and the run store — and returns the
+// Clean removes every bridge file in dir — the request (and its copy in
+// another directory), the response, the set-aside responses, temp files a
+// killed write left, the checkpoint and the run store — and returns the
 // paths it removed.
 func Clean(dir string) ([]string, error) {
 	p := PathsIn(dir)
@@ -75,7 +76,13 @@ func Clean(dir string) ([]string, error) {
 		return nil, err
 	}
 	var removed []string
-	for _, path := range append([]string{p.Request, p.Response}, set...) {
+	paths := append([]string{p.Request, p.Response}, set...)
+	if cp, err := LoadCheckpoint(p.Checkpoint); err == nil && cp != nil && cp.RequestMirror != "" {
+		if data, _ := readIfExists(cp.RequestMirror); requestIDOf(data) != "" && requestIDOf(data) == pendingID(cp) {
+			paths = append(paths, cp.RequestMirror)
+		}
+	}
+	for _, path := range append(paths, tempFiles(dir)...) {
 		if !exists(path) {
 			continue
 		}
@@ -112,4 +119,11 @@ func CheckOutstanding(dir string, data []byte) (*Problem, error) {
 		return nil, nil
 	}
 	return &Problem{Code: ProblemStaleRequest, Field: "request_id", Message: mismatch(cp, pend, id)}, nil
+}
+
+func pendingID(cp *Checkpoint) string {
+	if cp.Pending == nil {
+		return ""
+	}
+	return cp.Pending.RequestID
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/store"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -152,6 +153,12 @@ type eventPayload struct {
 	Changed []string `json:"changed,omitempty"`
 	Summary string   `json:"summary,omitempty"`
 	Refused string   `json:"refused,omitempty"`
+	// Record is what the call recorded (a session, review or fix in full,
+	// a merge): the audit log tells the story without the files.
+	Record json.RawMessage `json:"record,omitempty"`
+	// Reconciled lists the changes made outside baton that a person
+	// accepted: each file's hash before and after, and the difference.
+	Reconciled []store.Drift `json:"reconciled,omitempty"`
 }
 
 func (p eventPayload) raw() json.RawMessage {

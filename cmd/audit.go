@@ -2,12 +2,9 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
@@ -158,15 +155,12 @@ func (sn *snapshot) verify() verifyResult {
 		res.Problems = append(res.Problems, problem{"chain", store.EventsName, fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Problem)})
 	}
 	if len(events) > 0 {
-		last := events[len(events)-1]
-		now, names, err := sn.s.FileHashes()
+		drifts, _, err := sn.s.CheckDrift(false)
 		if err != nil {
 			res.Problems = append(res.Problems, problem{"files", "", err.Error()})
 		}
-		for _, n := range names {
-			if want, ok := last.Metadata.Files[n]; ok && want != now[n] {
-				res.Problems = append(res.Problems, problem{"edited", n, fmt.Sprintf("%s was changed outside baton after event %s (%s): its content does not match the hash baton recorded", n, last.EventID, last.Timestamp)})
-			}
+		for _, d := range drifts {
+			res.Problems = append(res.Problems, problem{"edited", d.File, d.Message()})
 		}
 	}
 	res.Problems = append(res.Problems, sn.passingWithoutReview()...)
@@ -196,11 +190,12 @@ func (sn *snapshot) passingWithoutReview() []problem {
 // ---- next
 
 type nextResult struct {
-	Phase   string  `json:"phase"`
-	Feature *string `json:"feature"`
-	Branch  *string `json:"branch"`
-	Rule    string  `json:"rule"`
-	Reason  string  `json:"reason"`
+	Phase    string   `json:"phase"`
+	Feature  *string  `json:"-"`
+	Features []string `json:"features"`
+	Branch   *string  `json:"branch"`
+	Rule     string   `json:"rule"`
+	Reason   string   `json:"reason"`
 }
 
 func (a *App) newWhatNextCmd() *cobra.Command {
@@ -241,13 +236,13 @@ func (sn *snapshot) next() nextResult {
 	st, _ := sn.prog.Status()
 	raw := gjson.ParseBytes(sn.prog.StatusRaw())
 	if rule := raw.Get("decision.rule").String(); rule != "" {
-		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
+		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Features: idList(st.CurrentFeature), Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
 	}
 	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
 	}
-	return nextResult{Phase: d.Phase, Feature: d.Feature, Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
+	return nextResult{Phase: d.Phase, Feature: d.Feature, Features: idList(d.Feature), Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
 }
 
 // ---- status
@@ -298,7 +293,7 @@ func (sn *snapshot) status() statusResult {
 	}
 	if sn.rev != nil {
 		if last, err := sn.rev.Last(); err == nil {
-			res.LastReview = map[string]any{"review_id": last.Get("review_id").Int(), "feature_id": last.Get("feature_id").Value(), "verdict": last.Get("verdict").String(), "issues": reviews.IssueCount(last)}
+			res.LastReview = last.Value()
 		}
 		if st.CurrentFeature != nil {
 			fc := fixCountOf(sn.rev, *st.CurrentFeature, sn.cfg)
@@ -322,7 +317,8 @@ func writeStatus(w io.Writer, r statusResult) {
 		printf(w, "Session:   none yet")
 	}
 	if rv, ok := r.LastReview.(map[string]any); ok {
-		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], orDash(fmt.Sprint(rv["feature_id"])), rv["issues"])
+		g := gjson.Parse(string(jsondoc.Compact(rv)))
+		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], orDash(str(rv["feature_id"])), reviews.IssueCount(g))
 	} else {
 		printf(w, "Review:    none yet")
 	}
@@ -341,121 +337,6 @@ func writeStatus(w io.Writer, r statusResult) {
 	for _, p := range r.Problems {
 		printf(w, "Verify:    PROBLEM [%s] %s", p.Check, p.Message)
 	}
-}
-
-// ---- log
-
-type logOpts struct {
-	Feature, Role, Since, Until string
-	Session                     int
-}
-
-type logLine struct {
-	Seq       int      `json:"seq"`
-	EventID   string   `json:"event_id"`
-	Timestamp string   `json:"timestamp"`
-	Type      string   `json:"type"`
-	TaskID    *string  `json:"task_id"`
-	Command   string   `json:"command"`
-	Actor     *actor   `json:"actor"`
-	Changed   []string `json:"changed,omitempty"`
-	Summary   string   `json:"summary,omitempty"`
-	Refused   string   `json:"refused,omitempty"`
-}
-
-func (a *App) newLogCmd() *cobra.Command {
-	var o logOpts
-	c := &cobra.Command{
-		Use: "log", Short: "Show the audit timeline (filter by feature, role, session, time)", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return a.runLog(o) },
-	}
-	c.Flags().StringVar(&o.Feature, "feature", "", "only events concerning this feature")
-	c.Flags().StringVar(&o.Role, "role", "", "only events by this role")
-	c.Flags().IntVar(&o.Session, "session", 0, "only events of this session")
-	c.Flags().StringVar(&o.Since, "since", "", "only events at or after this time (ISO 8601)")
-	c.Flags().StringVar(&o.Until, "until", "", "only events at or before this time (ISO 8601)")
-	return c
-}
-
-func (a *App) runLog(o logOpts) error {
-	var since, until time.Time
-	for _, t := range []struct {
-		flag, v string
-		dst     *time.Time
-	}{{"--since", o.Since, &since}, {"--until", o.Until, &until}} {
-		if t.v == "" {
-			continue
-		}
-		v, err := jsondoc.ParseTime(t.v)
-		if err != nil {
-			return errs.New(errs.Usage, "%s: %v", t.flag, err)
-		}
-		*t.dst = v
-	}
-	s, err := a.openStore("")
-	if err != nil {
-		return err
-	}
-	events, err := s.ReadEvents()
-	if err != nil {
-		return errs.New(errs.Invalid, "%v", err)
-	}
-	lines := []logLine{}
-	for _, e := range events {
-		var p eventPayload
-		_ = json.Unmarshal(e.Payload, &p)
-		l := logLine{Seq: e.Seq, EventID: e.EventID, Timestamp: e.Timestamp, Type: e.Type, TaskID: e.TaskID, Command: p.Command, Actor: p.Actor, Changed: p.Changed, Summary: p.Summary, Refused: p.Refused}
-		if !o.matches(l, since, until) {
-			continue
-		}
-		lines = append(lines, l)
-	}
-	return a.emit(lines, func(w io.Writer) {
-		for _, l := range lines {
-			who := "-"
-			if l.Actor != nil {
-				who = l.Actor.Role
-				if l.Actor.Session != nil {
-					who += "#" + strconv.Itoa(*l.Actor.Session)
-				}
-			}
-			what := l.Summary
-			if l.Refused != "" {
-				what = "REFUSED: " + l.Refused
-			} else if what == "" {
-				what = "changed " + strings.Join(l.Changed, ", ")
-			}
-			printf(w, "%s %s %-14s %-28s %s", l.EventID, l.Timestamp, who, l.Command, what)
-		}
-	})
-}
-
-func (o logOpts) matches(l logLine, since, until time.Time) bool {
-	if o.Feature != "" && !containsID(deref(l.TaskID), o.Feature) {
-		return false
-	}
-	if o.Role != "" && (l.Actor == nil || !strings.EqualFold(l.Actor.Role, o.Role)) {
-		return false
-	}
-	if o.Session != 0 && (l.Actor == nil || l.Actor.Session == nil || *l.Actor.Session != o.Session) {
-		return false
-	}
-	if !since.IsZero() || !until.IsZero() {
-		t, err := jsondoc.ParseTime(l.Timestamp)
-		if err != nil || (!since.IsZero() && t.Before(since)) || (!until.IsZero() && t.After(until)) {
-			return false
-		}
-	}
-	return true
-}
-
-func containsID(batch, id string) bool {
-	for _, x := range features.SplitIDs(batch) {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- verify: git

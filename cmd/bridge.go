@@ -26,6 +26,7 @@ writes .agent-response.json and re-runs the orchestrator with --resume.
   respond    write the response envelope from an agent's raw output (what a host calls)
   validate   check a response (or request) file and name what is wrong with it
   status     show the run, the outstanding request and whether the response would be accepted
+  complete   end a run that finished: its state is removed (what an orchestrator calls last)
   clean      remove every bridge file
   loop       be the host: run an orchestrator and an agent command until it finishes
 
@@ -36,7 +37,7 @@ consumed or malformed one is refused (exit 5) and set aside as
 func (a *App) newBridgeCmd() *cobra.Command {
 	c := group("bridge", "The agent bridge: request an agent (exit 42), respond, validate, run the host loop",
 		a.newBridgeRequestCmd(), a.newBridgeRespondCmd(), a.newBridgeValidateCmd(),
-		a.newBridgeStatusCmd(), a.newBridgeCleanCmd(), a.newBridgeLoopCmd())
+		a.newBridgeStatusCmd(), a.newBridgeCleanCmd(), a.newBridgeLoopCmd(), a.newBridgeCompleteCmd())
 	c.Long = bridgeLong
 	return c
 }
@@ -84,8 +85,10 @@ func parseObject(flag, s string) (map[string]any, error) {
 type bridgeRequestOpts struct {
 	Agent, PhaseName        string
 	Prompt, PromptFile      string
-	Context                 string
+	Context, Config         string
+	Checkpoint              string
 	Phase, Timeout, MaxInln int
+	Retries                 int
 	Resume                  bool
 }
 
@@ -97,14 +100,19 @@ func (a *App) newBridgeRequestCmd() *cobra.Command {
 		Long: `Ask for an agent, as an orchestrator written as a script does. Without --resume it starts a new
 run: the request is written to .agent-request.json, the run is checkpointed, and baton exits 42.
 With --resume (pass your orchestrator's own --resume on) it continues the run: the first call
-takes the response to the outstanding request, and every call prints the answer of its phase on
-stdout — requests are keyed by --phase-name (or --phase), so a resumed run replays earlier
-answers in order and a phase never gets another's. A call for a phase not yet asked writes the
-next request and exits 42. A resume without a response exits 4 instead of asking again.
+takes the response to the outstanding request, and every call prints the answer of its request
+on stdout. A request is known by the digest of its agent, --phase-name, prompt and --context, so
+a resumed run gets each earlier answer back, and a changed prompt is a new request (it writes
+the next request and exits 42) — never another request's answer. A resume without a response
+exits 4 instead of asking again; a run started without --resume while the answer to its
+outstanding request waits exits 5 and says to pass --resume.
 
 An answer whose status is not success exits 1 with its error message (print the envelope with
---json). A prompt larger than --max-inline-prompt bytes goes to a side file named in the
-request's context.prompt_file.`,
+--json); --retries N asks again up to N times first. The request file is at most
+--max-request-bytes, measured on the encoded JSON: a larger prompt goes to a side file named in
+the request's context.prompt_file; a larger context is refused (put large material in a file
+and its path in the context). --checkpoint names the run's checkpoint and --config keeps the
+orchestrator's options in it (seed 001's state file).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runBridgeRequest(c.Context(), o) },
 	}
@@ -116,14 +124,19 @@ request's context.prompt_file.`,
 	f.StringVar(&o.PromptFile, "prompt-file", "", "read the prompt from this file (- for stdin)")
 	f.IntVar(&o.Timeout, "timeout", bridge.DefaultTimeoutSeconds, "seconds the host gives the agent")
 	f.StringVar(&o.Context, "context", "", "JSON object added to the request's context")
-	f.IntVar(&o.MaxInln, "max-inline-prompt", bridge.DefaultMaxInlinePrompt, "largest prompt (bytes) written into the request itself")
+	f.IntVar(&o.MaxInln, "max-request-bytes", bridge.DefaultMaxRequestBytes, "largest request file (bytes of encoded JSON, prompt and context together)")
+	f.IntVar(&o.MaxInln, "max-inline-prompt", bridge.DefaultMaxRequestBytes, "former name of --max-request-bytes")
+	_ = f.MarkHidden("max-inline-prompt")
+	f.IntVar(&o.Retries, "retries", 0, "ask again up to N times when the agent answers error or timeout")
+	f.StringVar(&o.Checkpoint, "checkpoint", "", "name of the run's checkpoint while this request waits (seed 001's checkpoint)")
+	f.StringVar(&o.Config, "config", "", "JSON object merged into the checkpoint's config")
 	f.BoolVar(&o.Resume, "resume", false, "continue the run (the orchestrator was re-run with --resume)")
 	_ = c.MarkFlagRequired("agent")
 	c.MarkFlagsMutuallyExclusive("prompt", "prompt-file")
 	return c
 }
 
-func (a *App) runBridgeRequest(_ context.Context, o bridgeRequestOpts) error {
+func (a *App) runBridgeRequest(ctx context.Context, o bridgeRequestOpts) error {
 	prompt, err := a.requestPrompt(o)
 	if err != nil {
 		return err
@@ -132,18 +145,24 @@ func (a *App) runBridgeRequest(_ context.Context, o bridgeRequestOpts) error {
 	if err != nil {
 		return err
 	}
-	b, err := bridge.Open(bridge.Options{Dir: a.bridgeDir(), Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now,
-		MaxInlinePrompt: o.MaxInln, Warn: a.env.Stderr})
+	cfg, err := parseObject("--config", o.Config)
 	if err != nil {
 		return err
 	}
-	phase := o.Phase
-	if phase == 0 {
-		phase = b.Checkpoint().PhaseFor(orDefault(o.PhaseName, o.Agent))
-	}
-	resp, err := b.Ask(o.Agent, prompt, bridge.InvokeOptions{Phase: phase, PhaseName: o.PhaseName, TimeoutSeconds: o.Timeout, Context: extra})
+	b, err := bridge.Open(bridge.Options{Dir: a.bridgeDir(), Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now,
+		MaxRequestBytes: o.MaxInln, Warn: a.messages(), Ctx: ctx})
 	if err != nil {
-		return a.emitCheckpoint(b, err)
+		return err
+	}
+	if cfg != nil {
+		if err := b.SetConfig(cfg); err != nil {
+			return err
+		}
+	}
+	resp, err := b.Ask(o.Agent, prompt, bridge.InvokeOptions{Phase: o.Phase, PhaseName: o.PhaseName, TimeoutSeconds: o.Timeout, Context: extra,
+		Retries: o.Retries, Checkpoint: o.Checkpoint})
+	if err != nil {
+		return err
 	}
 	if a.g.JSON {
 		if err := a.writeJSON(a.env.Stdout, resp); err != nil {
@@ -168,17 +187,51 @@ func (a *App) requestPrompt(o bridgeRequestOpts) (string, error) {
 	return string(data), err
 }
 
-// emitCheckpoint prints the request under --json when err is a checkpoint,
-// so a host reading stdout gets it, and returns err.
-func (a *App) emitCheckpoint(b *bridge.Bridge, err error) error {
+// checkpointDoc is what --json prints at exit 42: the checkpoint, not an
+// error — the run is paused for an agent, with the request to answer.
+type checkpointDoc struct {
+	Checkpoint     string          `json:"checkpoint"`
+	ExitCode       int             `json:"exit_code"`
+	RunID          string          `json:"run_id,omitempty"`
+	Phase          int             `json:"phase"`
+	PhaseName      string          `json:"phase_name"`
+	AgentName      string          `json:"agent_name"`
+	RequestID      string          `json:"request_id"`
+	RetryCount     int             `json:"retry_count"`
+	RequestFile    string          `json:"request_file"`
+	ResponseFile   string          `json:"response_file"`
+	RespondCommand string          `json:"respond_command"`
+	HostToken      string          `json:"host_token,omitempty"`
+	Request        json.RawMessage `json:"request,omitempty"`
+	Message        string          `json:"message"`
+}
+
+// reportCheckpoint prints a checkpoint (exit 42) under --json as one
+// checkpoint document on stdout, and reports whether it did.
+func (a *App) reportCheckpoint(err error) bool {
 	var ne *bridge.NeedAgentError
-	if !a.g.JSON || !errors.As(err, &ne) {
-		return err
+	if !a.g.JSON || !errs.Is(err, errs.NeedAgent) || !errors.As(err, &ne) {
+		return false
 	}
-	if data, rerr := os.ReadFile(b.Paths().Request); rerr == nil {
-		fmt.Fprintf(a.env.Stdout, "%s", data)
+	cmd := bridge.FixCommand(bridge.KindResponse, ne.StateDir)
+	if ne.Token != "" {
+		cmd = strings.Replace(cmd, " respond ", " respond --token "+ne.Token+" ", 1)
 	}
-	return err
+	doc := checkpointDoc{Checkpoint: "need_agent", ExitCode: errs.ExitNeedAgent, Phase: ne.Request.Phase, PhaseName: ne.Request.PhaseName,
+		AgentName: ne.Request.AgentName, RequestID: ne.Request.RequestID, RetryCount: ne.Request.RetryCount, RequestFile: ne.RequestPath,
+		ResponseFile: ne.ResponsePath, RespondCommand: cmd, HostToken: ne.Token, Message: err.Error()}
+	if data, rerr := os.ReadFile(ne.RequestPath); rerr == nil && json.Valid(data) {
+		doc.Request = data
+		var r struct {
+			Context struct {
+				RunID string `json:"run_id"`
+			} `json:"context"`
+		}
+		_ = json.Unmarshal(data, &r)
+		doc.RunID = r.Context.RunID
+	}
+	_ = a.writeJSON(a.env.Stdout, doc)
+	return true
 }
 
 func orDefault(s, def string) string {
@@ -191,6 +244,8 @@ func orDefault(s, def string) string {
 // ---- bridge respond
 
 type bridgeRespondOpts struct {
+	Token                    string
+	MaxOutput                int
 	Input, Status, RequestID string
 	ErrorMessage, ErrorType  string
 	Model, Metadata          string
@@ -235,17 +290,32 @@ for one that overran: --status timeout. Output is read only for success or with 
 	f.IntVar(&o.Tokens, "tokens", 0, "metadata.tokens_used")
 	f.StringVar(&o.Metadata, "metadata", "", "JSON object merged into metadata")
 	f.StringVar(&o.RequestID, "request-id", "", "refuse unless this is the outstanding request")
+	f.StringVar(&o.Token, "token", "", "the host token printed when the request was made (requests of 'baton run' need it)")
+	f.IntVar(&o.MaxOutput, "max-output", bridge.DefaultMaxOutput, "largest agent output (bytes) accepted")
 	f.BoolVar(&o.Force, "force", false, "replace a response already waiting")
 	return c
 }
 
-func (a *App) runBridgeRespond(_ context.Context, o bridgeRespondOpts) error {
+// refuseInsideSession refuses a host's command to an agent: a call whose
+// environment binds it to an agent session is an agent at work, and the
+// answer to a request, or the resume of a run, belongs to the host.
+func (a *App) refuseInsideSession(what string) error {
+	if a.env.Getenv("BATON_SESSION") == "" {
+		return nil
+	}
+	return errs.New(errs.Policy, "%s is refused inside an agent session: the host that runs the orchestrator answers its requests and resumes it. Finish your work, end your session as your prompt says, and leave the answer to your host", what)
+}
+
+func (a *App) runBridgeRespond(ctx context.Context, o bridgeRespondOpts) error {
+	if err := a.refuseInsideSession("baton bridge respond"); err != nil {
+		return err
+	}
 	ans, err := a.respondAnswer(o)
 	if err != nil {
 		return err
 	}
-	resp, path, err := bridge.Respond(bridge.RespondOptions{Dir: a.bridgeDir(), RequestID: o.RequestID, Force: o.Force,
-		Answer: ans, TimeAnswer: !o.DurationSet, Now: a.env.Now()})
+	resp, path, err := bridge.Respond(bridge.RespondOptions{Dir: a.bridgeDir(), RequestID: o.RequestID, Force: o.Force, Token: o.Token,
+		Answer: ans, TimeAnswer: !o.DurationSet, Now: a.env.Now(), Ctx: ctx})
 	if err != nil {
 		return err
 	}
@@ -274,13 +344,41 @@ func (a *App) respondAnswer(o bridgeRespondOpts) (bridge.Answer, error) {
 	ans := bridge.Answer{Status: o.Status, ErrorType: o.ErrorType, ErrorMessage: o.ErrorMessage, Metadata: md,
 		Duration: secondsDuration(o.Duration)}
 	if o.Status == bridge.StatusSuccess || o.InputSet {
-		out, err := a.readInput("--input", o.Input)
+		out, err := a.readCapped("--input", o.Input, o.MaxOutput)
 		if err != nil {
 			return ans, err
 		}
 		ans.Output = string(out)
 	}
 	return ans, nil
+}
+
+// readCapped reads an agent's output (a file, or - for stdin), refusing
+// more than max bytes without reading more than that into memory.
+func (a *App) readCapped(flag, path string, max int) ([]byte, error) {
+	if max <= 0 {
+		max = bridge.DefaultMaxOutput
+	}
+	var r io.Reader = a.env.Stdin
+	if path != "-" {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(a.env.Cwd, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, errs.New(errs.NotFound, "%s: %v", flag, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if len(data) > max {
+		return nil, errs.New(errs.Usage, "%s: the agent's output is larger than %d bytes (--max-output); nothing was written. Raise --max-output, or have the agent write large results to a file and answer with the file's path", flag, max)
+	}
+	return data, nil
 }
 
 // ---- bridge validate
@@ -480,10 +578,41 @@ func (a *App) runBridgeClean(_ context.Context) error {
 	})
 }
 
+// ---- bridge complete
+
+func (a *App) newBridgeCompleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "complete",
+		Short: "End a finished run: no request is left, and its checkpoint and stored answers are removed",
+		Long: `What an orchestrator written as a script calls when it has finished (seed 001's orchestrator
+removes its state file on success): the request and any unasked response are removed or set
+aside, and the run's checkpoint and stored answers are deleted. A later --resume finds nothing
+to resume (exit 4).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runBridgeComplete(c.Context()) },
+	}
+}
+
+func (a *App) runBridgeComplete(ctx context.Context) error {
+	dir := a.bridgeDir()
+	b, err := bridge.Open(bridge.Options{Dir: dir, Resume: true, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(), Ctx: ctx})
+	if err != nil {
+		return err
+	}
+	if err := b.Complete(); err != nil {
+		return err
+	}
+	return a.emit(map[string]string{"state_dir": dir, "run_id": b.Checkpoint().RunID, "checkpoint": bridge.CheckpointDone}, func(w io.Writer) {
+		printf(w, "SUCCESS: run %s is complete; its state was removed from %s", b.Checkpoint().RunID, dir)
+	})
+}
+
 // ---- bridge loop
 
 type bridgeLoopOpts struct {
 	MaxIterations int
+	MaxAttempts   int
+	MaxOutput     int
 	AgentCmd      string
 	Resume        bool
 	Orchestrator  []string
@@ -498,13 +627,18 @@ func (a *App) newBridgeLoopCmd() *cobra.Command {
 when it exits 42, run CMD with sh -c, the request's prompt on stdin and the request's
 timeout_seconds, and write its stdout as the response (an error envelope when it exits
 non-zero, a timeout envelope when it overruns); then re-run ORCHESTRATOR with --resume.
-Stop when it exits 0, when it fails (its exit status 1-6 or 130 is passed on), when it asks
-again without having taken its response (exit 5: it is not resuming), or after N runs
-(exit 42, the request left outstanding).
+Stop when it exits 0, when it fails (its exit status 1-6 or 130 is passed on, named as baton
+names its own), when it asks again without having taken its response (exit 5: it is not
+resuming), when it asks one request (same agent, phase name, prompt and context) again after
+--max-attempts answers (exit 5: no progress), or, with --max-iterations N, after N runs (exit
+42, the request left outstanding). A run that progresses is never stopped for its length.
+Agent output over --max-output bytes stops the agent and is answered as an error; output that
+is not UTF-8 is kept byte for byte (base64, metadata.response_encoding).
 CMD also gets BATON_REQUEST_ID, BATON_AGENT, BATON_PHASE, BATON_PHASE_NAME,
 BATON_REQUEST_FILE, BATON_RESPONSE_FILE and BATON_TIMEOUT_SECONDS.
 
-Ctrl-C stops the children and exits 130; nothing half-written is left, and
+Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the children — the agent's whole process group —
+and exit 130, 143 and 129; nothing half-written is left, and
 'baton bridge loop --resume ...' continues (answering an outstanding request first).
 Without --agent-cmd (or $BATON_AGENT_CMD) the loop stops at the first request (exit 42).`,
 		Args: cobra.MinimumNArgs(1),
@@ -514,23 +648,27 @@ Without --agent-cmd (or $BATON_AGENT_CMD) the loop stops at the first request (e
 		},
 	}
 	c.Flags().SetInterspersed(false)
-	c.Flags().IntVar(&o.MaxIterations, "max-iterations", bridge.DefaultMaxIterations, "run the orchestrator at most N times")
+	c.Flags().IntVar(&o.MaxIterations, "max-iterations", 0, "run the orchestrator at most N times (0: no limit)")
+	c.Flags().IntVar(&o.MaxAttempts, "max-attempts", bridge.DefaultMaxAttempts, "answer one request at most N times")
+	c.Flags().IntVar(&o.MaxOutput, "max-output", bridge.DefaultMaxOutput, "largest agent output (bytes) kept; more is answered as an error")
 	c.Flags().StringVar(&o.AgentCmd, "agent-cmd", "", "shell command that answers a prompt on stdin (default $BATON_AGENT_CMD)")
 	c.Flags().BoolVar(&o.Resume, "resume", false, "continue a run: answer what is outstanding, run the orchestrator with --resume")
 	return c
 }
 
 func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
-	if o.MaxIterations < 1 {
-		return errs.New(errs.Usage, "--max-iterations %d: it must be at least 1", o.MaxIterations)
+	if o.MaxIterations < 0 || o.MaxAttempts < 1 || o.MaxOutput < 1 {
+		return errs.New(errs.Usage, "--max-iterations %d, --max-attempts %d, --max-output %d: --max-attempts and --max-output must be at least 1, --max-iterations at least 0 (no limit)", o.MaxIterations, o.MaxAttempts, o.MaxOutput)
 	}
+	ctx, sig := withTermSignals(ctx)
+	defer sig.stop()
 	stdout := a.env.Stdout
 	if a.g.JSON {
 		stdout = a.env.Stderr // stdout carries the one JSON document
 	}
 	res, err := bridge.Loop(ctx, bridge.LoopOptions{
 		Dir: a.bridgeDir(), Orchestrator: o.Orchestrator, AgentCmd: orDefault(o.AgentCmd, a.env.Getenv("BATON_AGENT_CMD")),
-		MaxIterations: o.MaxIterations, Resume: o.Resume, Cwd: a.env.Cwd, Env: os.Environ(),
+		MaxIterations: o.MaxIterations, MaxAttempts: o.MaxAttempts, MaxOutput: o.MaxOutput, Resume: o.Resume, Cwd: a.env.Cwd, Env: os.Environ(),
 		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now,
 	})
 	if res != nil && (err == nil || a.g.JSON) {
@@ -538,7 +676,7 @@ func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
 			return eerr
 		}
 	}
-	return err
+	return sig.exitFor(err)
 }
 
 func printLoopResult(w io.Writer, res *bridge.LoopResult) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -308,7 +307,7 @@ func (st *state) logAlways() {
 	who, _ := st.resolveActor()
 	st.tx.Log(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary, Record: recordJSON(st.record)}.raw(),
 	})
 }
 
@@ -325,16 +324,12 @@ type gitBaseline struct {
 	RecordedAt string  `json:"recorded_at"`
 }
 
-// recordBaseline writes .baton/git.json once, at the first init in a
-// repository.
-func (a *App) recordBaseline(s *store.Store, cfg store.Config) (string, error) {
+// baseline is the content of .baton/git.json for the working directory's
+// repository (nil outside one): main's head as baton takes over.
+func (a *App) baseline(cfg store.Config) ([]byte, error) {
 	r := a.repo()
-	path := filepath.Join(s.BatonDir(), gitBaselineName)
 	if r == nil {
-		return "", nil
-	}
-	if _, err := os.Stat(path); err == nil {
-		return "", nil
+		return nil, nil
 	}
 	b := gitBaseline{RecordedAt: jsondoc.Timestamp(a.env.Now())}
 	if name, head, err := mainOf(r, cfg); err == nil {
@@ -345,10 +340,7 @@ func (a *App) recordBaseline(s *store.Store, cfg store.Config) (string, error) {
 			b.MainBranch = "main"
 		}
 	}
-	if err := store.WriteFileAtomic(path, append(jsondoc.Pretty(b), '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return path, nil
+	return append(jsondoc.Pretty(b), '\n'), nil
 }
 
 // readBaseline reads .baton/git.json; nil when baton init never recorded

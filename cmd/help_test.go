@@ -97,15 +97,6 @@ func TestShortFlagsOneMeaning(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestEveryCommandHasExamples: every command's help has an example, and
 // every example line that runs baton names a real command with flags it
 // takes and an argument count it accepts.

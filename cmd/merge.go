@@ -231,7 +231,18 @@ func mergeMessage(t mergeTarget) string {
 	if t.featureID != nil {
 		what = " (" + *t.featureID + ")"
 	}
-	return fmt.Sprintf("Merge branch '%s' into %s%s\n\nReview R%d: %s. Merged by 'baton reviews merge'.\n", t.branch, t.into, what, t.id, reviews.VerdictOf(t.review))
+	return fmt.Sprintf("Merge branch '%s' into %s%s\n\nReview R%d: %s. Merged by 'baton reviews merge'.\n\n%s", t.branch, t.into, what, t.id, reviews.VerdictOf(t.review), mergeTrailers(t))
+}
+
+// mergeTrailers name the review and the features in git trailers
+// ('git log --format=%(trailers:key=Baton-Review)'), one Baton-Feature
+// line per feature.
+func mergeTrailers(t mergeTarget) string {
+	s := fmt.Sprintf("Baton-Review: R%d\n", t.id)
+	for _, f := range t.features {
+		s += "Baton-Feature: " + f + "\n"
+	}
+	return s
 }
 
 // recordConflict records a merge refused for conflicts: main is
@@ -284,6 +295,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 	}
 	st.touch(reviews.FileName)
 	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, mc, t.id, orDash(strings.Join(out.Passed, ", ")), t.branch)
+	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "features": nonNil(t.features)}
 	return nil
 }
 
@@ -356,7 +368,7 @@ type rejectOutcome struct {
 	BranchHead    string   `json:"branch_head"`
 	BranchDeleted bool     `json:"branch_deleted"`
 	Requeued      []string `json:"requeued"`
-	Phase         string   `json:"next_phase"`
+	Phase         string   `json:"phase"`
 	Reason        string   `json:"reason"`
 	Detached      []string `json:"detached"`
 }

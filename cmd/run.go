@@ -77,8 +77,14 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		return err
 	}
 	var br *bridge.Bridge
+	if o.Resume {
+		if err := a.refuseInsideSession("baton run --resume"); err != nil {
+			return err
+		}
+	}
 	if o.AgentCmd == "" {
-		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.env.Stderr}); err != nil {
+		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
+			Ctx: ctx, HostToken: true, Token: a.env.Getenv("BATON_HOST_TOKEN")}); err != nil {
 			return err
 		}
 		if o.Resume {
@@ -142,7 +148,11 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 	if _, err := fmt.Sscanf(last.PhaseName, "session-%d-%s", &id, &role); err != nil {
 		return errs.New(errs.Invalid, "bridge: the run's last request %q was not made by 'baton run'; start a new run without --resume", last.PhaseName)
 	}
-	out, err := br.Invoke(last.AgentName, "resume", bridge.InvokeOptions{Phase: last.Phase, PhaseName: last.PhaseName})
+	resp, err := br.Answer(last.Phase)
+	var out string
+	if err == nil {
+		out, err = resp.Text(), resp.Err(last.AgentName)
+	}
 	var failure *failureSignature
 	if err != nil {
 		if errs.Is(err, errs.NeedAgent) || errs.Is(err, errs.Conflict) || errs.Is(err, errs.Invalid) {

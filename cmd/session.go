@@ -220,6 +220,7 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		st.touch(progress.FileName)
 		st.touch(progress.OpenFileName)
 		st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, outcome)
+		st.record = ended
 		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.AgentType, o.NextPhase)
@@ -315,7 +316,7 @@ func (a *App) newSessionCurrentCmd() *cobra.Command {
 			if list == nil {
 				list = []progress.OpenSession{}
 			}
-			return a.emit(list, func(w io.Writer) {
+			return a.emit(map[string]any{"sessions": list}, func(w io.Writer) {
 				if len(list) == 0 {
 					printf(w, "NO_SESSION: no session is open")
 				}

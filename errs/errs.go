@@ -67,6 +67,9 @@ type Error struct {
 	Kind Kind
 	Msg  string
 	Err  error
+	// Exit, when not 0, is the exit status instead of the kind's: a
+	// command stopped by SIGTERM exits 143, by SIGHUP 129 (kind Interrupted).
+	Exit int
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -95,6 +98,10 @@ func KindOf(err error) Kind {
 func Code(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Exit != 0 {
+		return e.Exit
 	}
 	return codes[KindOf(err)]
 }

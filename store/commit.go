@@ -80,7 +80,7 @@ func hashOf(pieces [][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (s *Store) commit(staged map[string][][]byte, event *Event, intent bool) error {
+func (s *Store) commit(staged map[string][][]byte, event *Event, intent bool, adopt map[string]bool) error {
 	if len(staged) == 0 && event == nil {
 		if intent {
 			return s.removeIntent()
@@ -101,7 +101,7 @@ func (s *Store) commit(staged map[string][][]byte, event *Event, intent bool) er
 			s.discardTemps(j)
 			return err
 		}
-		line, offset, err := s.prepareEvent(event, staged)
+		line, offset, err := s.prepareEvent(event, staged, adopt)
 		if err != nil {
 			s.discardTemps(j)
 			return err

@@ -57,6 +57,20 @@ func New(dir string) *Store {
 // SetPath makes the state file name live at path instead of in Dir.
 func (s *Store) SetPath(name, path string) { s.paths[name] = path }
 
+// key is how the audit log and the stamps name a tracked file: its name,
+// or, when --file moved it, its path relative to the state directory (so
+// that two different files are never recorded under one name).
+func (s *Store) key(name string) string {
+	p, ok := s.paths[name]
+	if !ok {
+		return name
+	}
+	if rel, err := filepath.Rel(s.Dir, p); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
 // Path returns where the state file name lives.
 func (s *Store) Path(name string) string {
 	if p, ok := s.paths[name]; ok {
@@ -125,20 +139,23 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}}
 	err = fn(tx)
+	if tx.adopt == nil {
+		tx.adopt = map[string]bool{}
+	}
 	if err == nil {
-		err = s.commit(tx.staged, tx.event, tx.intent)
+		err = s.commit(tx.staged, tx.event, tx.intent, tx.adopt)
 	}
 	var committed *CommittedError
 	if err != nil && !errors.As(err, &committed) {
 		return s.undoIntent(tx.intent, err)
 	}
-	if len(tx.staged) > 0 {
-		names := make([]string, 0, len(tx.staged))
-		for n := range tx.staged {
-			names = append(names, n)
+	if names := tx.stampNames(); len(names) > 0 {
+		var hashes map[string]string
+		if tx.event != nil {
+			hashes = tx.event.Metadata.Files
 		}
-		if ferr := fault("stamps"); ferr == nil {
-			s.recordStamps(names, tx.facts)
+		if ferr := fault(StepStamps); ferr == nil {
+			s.recordStamps(names, tx.facts, hashes)
 		}
 	}
 	for _, hook := range tx.after {
@@ -226,6 +243,27 @@ type Tx struct {
 	after  []func() error
 	event  *Event
 	intent bool // an intent was written: the commit removes it
+	adopt  map[string]bool
+}
+
+// stampNames are the files whose stamps a commit renews: those written,
+// and those the event hashed as they are (adopted, or new to the log).
+func (tx *Tx) stampNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for n := range tx.staged {
+		add(n)
+	}
+	for n := range tx.adopt {
+		add(n)
+	}
+	return names
 }
 
 // Store returns the transaction's store.
@@ -266,6 +304,9 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 	if b, ok := tx.staged[name]; ok {
 		f, ok := tx.facts[name]
 		return bytes.Join(b, nil), f, ok, nil
+	}
+	if b, ok := tx.read[name]; ok {
+		return b, nil, false, nil // read by the drift check: its stamp did not match
 	}
 	data, facts, ok, err := tx.s.readStamped(name)
 	if err != nil {

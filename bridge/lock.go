@@ -1,0 +1,159 @@
+package bridge
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/baton-cli/baton/store"
+)
+
+// locked runs fn under the state directory's lock, so that the request
+// file, the response file and the checkpoint are read and written by one
+// process at a time (two orchestrators, or a host answering while an
+// orchestrator resumes, never leave them disagreeing).
+func locked(ctx context.Context, dir string, fn func() error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := excludeFromGit(dir); err != nil {
+		return err
+	}
+	s := store.New(dir)
+	s.Holder = "baton bridge"
+	s.Create = true // a bridge run needs no 'baton init': any directory can hold one
+	return s.Update(ctx, func(*store.Tx) error { return fn() })
+}
+
+// gitExcludes are the bridge's files as .git/info/exclude patterns: the
+// request and response (in the state directory, or a copy in a
+// subdirectory), set-aside responses, temp files of atomic writes, and the
+// run store. An agent's 'git add -A' never commits them.
+var gitExcludes = []string{
+	"# baton agent bridge (never committed)",
+	RequestFile, ResponseFile, ".agent-response.*.json", "..agent-*", ".baton/bridge/",
+}
+
+var excluded sync.Map // git common dir → done
+
+// excludeFromGit adds the bridge's patterns to the info/exclude of the
+// repository enclosing dir, once; outside a repository it does nothing.
+func excludeFromGit(dir string) error {
+	common := gitCommonDir(dir)
+	if common == "" {
+		return nil
+	}
+	if _, done := excluded.Load(common); done {
+		return nil
+	}
+	path := filepath.Join(common, "info", "exclude")
+	old, err := readIfExists(path)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add []string
+	for _, p := range gitExcludes[1:] {
+		if !have[p] {
+			add = append(add, p)
+		}
+	}
+	if len(add) > 0 {
+		text := string(old)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += strings.Join(append([]string{gitExcludes[0]}, add...), "\n") + "\n"
+		if err := writeAtomic(path, []byte(text)); err != nil {
+			return err
+		}
+	}
+	excluded.Store(common, true)
+	return nil
+}
+
+// gitCommonDir is the common git directory of the repository enclosing
+// dir (the main .git for a linked worktree), or "".
+func gitCommonDir(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		fi, err := os.Stat(dotgit)
+		if err == nil && fi.IsDir() {
+			return dotgit
+		}
+		if err == nil {
+			return commonOfLinked(dotgit)
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// commonOfLinked follows a linked worktree's .git file to the common dir.
+func commonOfLinked(dotgit string) string {
+	data, err := os.ReadFile(dotgit)
+	if err != nil {
+		return ""
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(filepath.Dir(dotgit), gitdir)
+	}
+	common, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil {
+		return gitdir
+	}
+	c := strings.TrimSpace(string(common))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitdir, c)
+	}
+	return filepath.Clean(c)
+}
+
+// DefaultMaxRejected is how many set-aside responses a state directory
+// keeps; older ones are removed as new ones are set aside.
+const DefaultMaxRejected = 20
+
+// pruneRejected removes all but the newest keep set-aside responses in dir.
+func pruneRejected(dir string, keep int) error {
+	if keep <= 0 {
+		keep = DefaultMaxRejected
+	}
+	m, err := filepath.Glob(filepath.Join(dir, RejectedPattern))
+	if err != nil || len(m) <= keep {
+		return err
+	}
+	sort.Slice(m, func(i, j int) bool { return modTime(m[i]) < modTime(m[j]) })
+	for _, p := range m[:len(m)-keep] {
+		if err := removeIfExists(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func modTime(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.ModTime().UnixNano()
+}
+
+// tempFiles are the temp files atomic writes left in dir when a process
+// was killed mid-write.
+func tempFiles(dir string) []string {
+	m, _ := filepath.Glob(filepath.Join(dir, "..agent-*"))
+	return m
+}
