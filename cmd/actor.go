@@ -6,6 +6,7 @@ import (
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/store"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -178,6 +179,9 @@ type eventPayload struct {
 	// Record is what the call recorded (a session, review or fix in full,
 	// a merge): the audit log tells the story without the files.
 	Record json.RawMessage `json:"record,omitempty"`
+	// Reconciled lists the changes made outside baton that a person
+	// accepted: each file's hash before and after, and the difference.
+	Reconciled []store.Drift `json:"reconciled,omitempty"`
 	// Opened records a session's opening: what verify needs to recompute
 	// its credential with the person's key (never the credential itself).
 	Opened *openedRecord `json:"opened,omitempty"`

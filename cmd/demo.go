@@ -73,10 +73,14 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 	if d.keyFile, err = a.demoKey(); err != nil {
 		return err
 	}
-	if _, err := d.sub(ctx, nil, "init", "--name", "greeter"); err != nil {
+	// the demo's limits are in place before init, which records them
+	if err := os.MkdirAll(filepath.Join(dir, ".baton"), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".baton", "config"), []byte(demoConfig), 0o644); err != nil {
+		return err
+	}
+	if _, err := d.sub(ctx, nil, "init", "--name", "greeter"); err != nil {
 		return err
 	}
 	agentCmd := fmt.Sprintf("%q demo agent", exe)

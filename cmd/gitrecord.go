@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,7 +32,7 @@ func gitErr(err error, format string, args ...any) error {
 	var ce *gitops.ConflictError
 	kind := errs.Unexpected
 	switch {
-	case errors.As(err, &ce), errors.Is(err, gitops.ErrDirtyWorktree), errors.Is(err, gitops.ErrRefMoved):
+	case errors.As(err, &ce), errors.Is(err, gitops.ErrDirtyWorktree), errors.Is(err, gitops.ErrRefMoved), errors.Is(err, gitops.ErrIndexLocked):
 		kind = errs.Conflict
 	case errors.Is(err, gitops.ErrNoBranch), errors.Is(err, gitops.ErrUnknownRevision):
 		kind = errs.NotFound
@@ -325,16 +324,12 @@ type gitBaseline struct {
 	RecordedAt string  `json:"recorded_at"`
 }
 
-// recordBaseline writes .baton/git.json once, at the first init in a
-// repository.
-func (a *App) recordBaseline(s *store.Store, cfg store.Config) (string, error) {
+// baseline is the content of .baton/git.json for the working directory's
+// repository (nil outside one): main's head as baton takes over.
+func (a *App) baseline(cfg store.Config) ([]byte, error) {
 	r := a.repo()
-	path := filepath.Join(s.BatonDir(), gitBaselineName)
 	if r == nil {
-		return "", nil
-	}
-	if _, err := os.Stat(path); err == nil {
-		return "", nil
+		return nil, nil
 	}
 	b := gitBaseline{RecordedAt: jsondoc.Timestamp(a.env.Now())}
 	if name, head, err := mainOf(r, cfg); err == nil {
@@ -345,10 +340,7 @@ func (a *App) recordBaseline(s *store.Store, cfg store.Config) (string, error) {
 			b.MainBranch = "main"
 		}
 	}
-	if err := store.WriteFileAtomic(path, append(jsondoc.Pretty(b), '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return path, nil
+	return append(jsondoc.Pretty(b), '\n'), nil
 }
 
 // readBaseline reads .baton/git.json; nil when baton init never recorded

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -50,11 +51,19 @@ func (a *App) keyPath() (string, error) {
 	}
 	dir := a.env.Getenv("XDG_CONFIG_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
-		d, err := os.UserConfigDir()
-		if err != nil {
-			return "", errs.New(errs.Unexpected, "cannot find your config directory for the personal key: %v", err)
+		home := a.env.Getenv("HOME")
+		switch {
+		case home != "" && runtime.GOOS == "darwin":
+			dir = filepath.Join(home, "Library", "Application Support")
+		case home != "" && runtime.GOOS != "windows":
+			dir = filepath.Join(home, ".config")
+		default:
+			d, err := os.UserConfigDir()
+			if err != nil {
+				return "", errs.New(errs.Unexpected, "cannot find your config directory for the personal key: %v", err)
+			}
+			dir = d
 		}
-		dir = d
 	}
 	return filepath.Join(dir, "baton", "key"), nil
 }

@@ -74,13 +74,10 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
 		return err
 	}
-	if _, err := os.Stat(s.ConfigPath()); errors.Is(err, fs.ErrNotExist) {
-		if err := store.WriteFileAtomic(s.ConfigPath(), append(jsondoc.Pretty(store.DefaultConfig()), '\n'), 0o644); err != nil {
+	err = a.update(ctx, cmdPath, "", func(st *state) error {
+		if err := st.initControl(&res); err != nil {
 			return err
 		}
-		res.Created = append(res.Created, s.ConfigPath())
-	}
-	err = a.update(ctx, cmdPath, "", func(st *state) error {
 		for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
 			old, err := st.tx.Read(name)
 			if err != nil {
@@ -129,9 +126,6 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 	if err != nil {
 		return err
 	}
-	if res.Baseline, err = a.recordBaseline(s, cfg); err != nil {
-		return err
-	}
 	if o.Hooks {
 		if _, res.Hooks, err = a.installHooks(cfg); err != nil {
 			return err
@@ -167,6 +161,38 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 			printf(w, "  hook     %s", p)
 		}
 	})
+}
+
+// initControl creates, in the init transaction, the control files that do
+// not exist: the default config, and in a repository the record of main's
+// head. Files the audit log records are never recreated: the drift check
+// has already refused a transaction in which one went missing.
+func (st *state) initControl(res *initResult) error {
+	s := st.tx.Store()
+	old, err := st.tx.Read(configName)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		st.tx.Write(configName, append(jsondoc.Pretty(store.DefaultConfig()), '\n'))
+		st.touch(configName)
+		res.Created = append(res.Created, s.ConfigPath())
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	b, err := st.app.baseline(cfg)
+	if b == nil || err != nil {
+		return err
+	}
+	if old, err := st.tx.Read(baselineName); err != nil || old != nil {
+		return err
+	}
+	st.tx.Write(baselineName, b)
+	st.touch(baselineName)
+	res.Baseline = s.Path(baselineName)
+	return nil
 }
 
 // stateEntries are the info/exclude patterns that keep state out of code

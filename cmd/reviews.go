@@ -49,6 +49,14 @@ func (a *App) newReviewsInitCmd() *cobra.Command {
 					return err
 				} else if old != nil && !force {
 					return errs.New(errs.Conflict, "%s already exists. Use --force to overwrite.", path)
+				} else if old != nil {
+					cur, err := st.reviews()
+					if err != nil {
+						return err
+					}
+					if err := st.keepRecords(reviews.FileName, len(cur.Reviews())+len(cur.Fixes()), "review(s) and fix(es)"); err != nil {
+						return err
+					}
 				}
 				st.rev = reviews.New()
 				st.touch(reviews.FileName)
@@ -528,11 +536,12 @@ func (a *App) newGetLastCmd() *cobra.Command {
 // ---- reviews get-fix-count
 
 type fixCountResult struct {
-	FeatureID    string `json:"feature_id"`
-	FixCount     int    `json:"fix_count"`
-	Remaining    int    `json:"remaining"`
-	MaxFixCycles int    `json:"max_fix_cycles"`
-	LimitReached bool   `json:"limit_reached"`
+	FeatureID    string   `json:"-"`
+	Features     []string `json:"features"`
+	FixCount     int      `json:"fix_count"`
+	Remaining    int      `json:"remaining"`
+	MaxFixCycles int      `json:"max_fix_cycles"`
+	LimitReached bool     `json:"limit_reached"`
 }
 
 func (a *App) newGetFixCountCmd() *cobra.Command {
@@ -581,14 +590,15 @@ func fixCountOf(r *reviews.File, feature string, cfg store.Config) fixCountResul
 	if rem < 0 {
 		rem = 0
 	}
-	return fixCountResult{FeatureID: feature, FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
+	return fixCountResult{FeatureID: feature, Features: nonNil(features.SplitIDs(feature)), FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
 }
 
 // ---- reviews show-issues
 
 type showIssuesResult struct {
 	ReviewID  int             `json:"review_id"`
-	FeatureID string          `json:"feature_id"`
+	FeatureID string          `json:"-"`
+	Features  []string        `json:"features"`
 	Verdict   string          `json:"verdict"`
 	Issues    []reviews.Issue `json:"issues"`
 }
@@ -605,7 +615,7 @@ func (a *App) newShowIssuesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res := showIssuesResult{ReviewID: int(last.Get("review_id").Int()), FeatureID: last.Get("feature_id").String(), Verdict: last.Get("verdict").String(), Issues: reviews.ReadIssues(last.Get("issues"))}
+			res := showIssuesResult{ReviewID: int(last.Get("review_id").Int()), FeatureID: last.Get("feature_id").String(), Features: nonNil(features.SplitIDs(last.Get("feature_id").String())), Verdict: last.Get("verdict").String(), Issues: reviews.ReadIssues(last.Get("issues"))}
 			if res.FeatureID == "" {
 				res.FeatureID = "ARCHITECTURE"
 			}

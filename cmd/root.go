@@ -96,11 +96,19 @@ type App struct {
 	g   globalOpts
 	ran bool // a command's run started: later errors are not usage errors
 
+	warnings []string // under --json: the warnings and notices for the document
+	emitted  bool     // under --json: the document was printed
+
 	repoOpened bool
-	gitRepo    gitops.Repo
+	// reconciling skips the drift check: the transaction records it.
+	reconciling bool
+	gitRepo     gitops.Repo
 	// creating marks an init command: its transaction may create the state
 	// where none exists (any other command is refused there).
 	creating bool
+	// undone says what the undo of an uncommitted git change did, for the
+	// failed command's message.
+	undone string
 
 	// keyFile overrides where the person's key is read (the demo's scratch
 	// key); launch is set in a launcher's own process (baton run).
@@ -127,6 +135,10 @@ func Main(args []string, env Env) int {
 	defer stop()
 	a := &App{env: env}
 	root := a.newRootCmd()
+	if wantsJSON(args) { // known before parsing: a usage error is JSON too
+		a.g.JSON = true
+		root.SetVersionTemplate(`{"version": {{printf "%q" .Version}}, "warnings": []}` + "\n")
+	}
 	root.SetArgs(rewriteArgs(args))
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
@@ -142,6 +154,19 @@ func Main(args []string, env Env) int {
 		a.reportError(err)
 	}
 	return errs.Code(err)
+}
+
+// wantsJSON says whether --json is among the arguments (before any "--").
+func wantsJSON(args []string) bool {
+	for _, s := range args {
+		switch s {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *App) newRootCmd() *cobra.Command {
@@ -177,11 +202,12 @@ ids assigned inside the lock and counters computed from the files.
 	})
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
-		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newBranchCmd())
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newKeyCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	a.jsonHelp(root)
 	addExamples(root)
 	a.addCompletions(root)
 	a.markRuns(root)

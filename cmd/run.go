@@ -73,6 +73,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
+	if o.Resume {
+		if err := a.refuseInsideSession("baton run --resume"); err != nil {
+			return err
+		}
+	}
 	if err := a.becomeLauncher(); err != nil {
 		return err
 	}
@@ -81,13 +86,8 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		return err
 	}
 	var br *bridge.Bridge
-	if o.Resume {
-		if err := a.refuseInsideSession("baton run --resume"); err != nil {
-			return err
-		}
-	}
 	if o.AgentCmd == "" {
-		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.env.Stderr,
+		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
 			Ctx: ctx, HostToken: true, Token: a.env.Getenv("BATON_HOST_TOKEN")}); err != nil {
 			return err
 		}
@@ -370,7 +370,7 @@ func agentEnviron(env []string) []string {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "BATON_SESSION", "BATON_ROLE":
+		case "BATON_SESSION", "BATON_ROLE", "BATON_HOST_TOKEN":
 			continue
 		}
 		out = append(out, kv)

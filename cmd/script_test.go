@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 //	                         BATON_SESSION to its credential); stdout is left
 //	                         as session start printed it (--json)
 //	unbind                   later commands carry no session binding
+//	rebind                   bind again to the session unbind left (a
+//	                         person's command between an agent's ones)
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "testdata", "script"),
@@ -68,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"jsonvalid": cmdJSONValid,
 			"bind":      cmdBind,
 			"unbind":    cmdUnbind,
+			"rebind":    cmdRebind,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -161,5 +164,14 @@ func cmdUnbind(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: unbind")
 	}
+	ts.Setenv("BATON_TEST_UNBOUND", ts.Getenv("BATON_SESSION"))
 	ts.Setenv("BATON_SESSION", "")
+}
+
+// cmdRebind binds the script again to the session unbind left.
+func cmdRebind(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: rebind")
+	}
+	ts.Setenv("BATON_SESSION", ts.Getenv("BATON_TEST_UNBOUND"))
 }

@@ -400,7 +400,7 @@ func (a *App) newSessionCurrentCmd() *cobra.Command {
 				shown[i] = s
 			}
 			list = shown
-			return a.emit(list, func(w io.Writer) {
+			return a.emit(map[string]any{"sessions": list}, func(w io.Writer) {
 				if len(list) == 0 {
 					printf(w, "NO_SESSION: no session is open")
 				}

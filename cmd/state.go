@@ -29,6 +29,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s := store.New(dir)
 	s.Create = a.creating
+	s.Undo = a.undoIntent
 	if a.g.File != "" && fileName != "" {
 		p := a.g.File
 		if !filepath.IsAbs(p) {
@@ -37,7 +38,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 		s.SetPath(fileName, p)
 	}
 	s.Now = a.env.Now
-	s.Tracked = stateFiles
+	s.Tracked = trackedFiles
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)
 		if err != nil {
@@ -84,9 +85,14 @@ type state struct {
 	taskID      *string // the feature ids the transaction concerns
 	opened      *openedRecord
 	record      any // what the transaction recorded, for the audit log
+	// adopted says which file changed outside baton the transaction
+	// adopts (the INITIALIZER's feature list); reconciled lists a
+	// person's reconciliation. Either makes the transaction log an event.
+	adopted    string
+	reconciled []store.Drift
 }
 
-// stateFiles are the files whose hashes every audit event records.
+// stateFiles are the state files.
 var stateFiles = []string{progress.FileName, reviews.FileName, features.FileName}
 
 // update runs fn as one transaction on the store of the group's file.
@@ -108,6 +114,11 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 	var task *string
 	err = s.Update(ctx, func(tx *store.Tx) error {
 		st := &state{app: a, tx: tx, cfg: cfg, now: a.env.Now(), dirty: map[string]bool{}, cmdPath: cmdPath}
+		if !a.reconciling {
+			if err := st.checkDrift(); err != nil {
+				return err
+			}
+		}
 		if err := fn(st); err != nil {
 			refused, who, task = st.refused, st.who, st.taskID
 			return err
@@ -118,6 +129,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 		st.logEvent()
 		return nil
 	})
+	err = a.committedWarning(err)
 	if refused != nil && errs.Is(err, errs.Policy) {
 		if lerr := a.logRefusal(ctx, s, cmdPath, who, task, refused); lerr != nil {
 			a.warn("the refusal could not be written to the audit log: %v", lerr)
@@ -128,19 +140,31 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 
 // logEvent stages the audit event of a transaction that changed anything.
 func (st *state) logEvent() {
-	if len(st.dirty) == 0 {
+	if len(st.dirty) == 0 && st.adopted == "" && st.reconciled == nil {
 		return
 	}
 	who, _ := st.resolveActor()
 	var changed []string
-	for _, n := range append(append([]string(nil), stateFiles...), progress.OpenFileName) {
+	for _, n := range trackedFiles {
 		if st.dirty[n] {
 			changed = append(changed, n)
 		}
 	}
+	typ, summary := "task", st.summary
+	if st.adopted != "" {
+		changed = append(changed, features.FileName)
+		summary = strings.TrimPrefix(st.adopted+"; "+summary, "; ")
+		summary = strings.TrimSuffix(summary, "; ")
+	}
+	if st.reconciled != nil {
+		typ = "reconcile"
+		for _, d := range st.reconciled {
+			changed = append(changed, d.File)
+		}
+	}
 	st.tx.Log(store.Event{
-		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: st.summary, Record: recordJSON(st.record), Opened: st.opened}.raw(),
+		TaskID: st.taskID, StageID: stage(who), Type: typ, Timestamp: st.stamp(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened}.raw(),
 	})
 }
 

@@ -82,8 +82,9 @@ func ChainHash(e Event) string {
 // prepareEvent completes a staged event: sequence and chain from the last
 // entry of the log, file hashes from the staged content or, for files this
 // transaction did not change, from the last entry (or the file itself when
-// the log is new).
-func (s *Store) prepareEvent(e *Event, staged map[string][][]byte) ([]byte, int64, error) {
+// the log does not record it yet, or the transaction adopts it; such names
+// are added to adopt).
+func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[string]bool) ([]byte, int64, error) {
 	last, size, err := s.lastEvent()
 	if err != nil {
 		return nil, 0, err
@@ -101,22 +102,29 @@ func (s *Store) prepareEvent(e *Event, staged map[string][][]byte) ([]byte, int6
 		e.Payload = json.RawMessage("{}")
 	}
 	e.Metadata.Files = map[string]string{}
+	if last != nil {
+		for k, h := range last.Metadata.Files { // files this call does not see (another --file)
+			e.Metadata.Files[k] = h
+		}
+	}
 	for _, name := range s.Tracked {
+		k := s.key(name)
 		if b, ok := staged[name]; ok {
-			e.Metadata.Files[name] = hashPieces(b)
+			e.Metadata.Files[k] = hashPieces(b)
 			continue
 		}
-		if last != nil {
-			if h, ok := last.Metadata.Files[name]; ok {
-				e.Metadata.Files[name] = h
+		if last != nil && !adopt[name] {
+			if h, ok := last.Metadata.Files[k]; ok {
+				e.Metadata.Files[k] = h
 				continue
 			}
 		}
-		b, err := ReadRegular(s.Path(name))
+		h, _, err := s.currentHash(name, nil)
 		if err != nil {
 			return nil, 0, err
 		}
-		e.Metadata.Files[name] = HashContent(b)
+		e.Metadata.Files[k] = h
+		adopt[name] = true // hashed as it is: its stamp may say so
 	}
 	e.Hash = ChainHash(*e)
 	line, err := json.Marshal(e)
@@ -266,11 +274,11 @@ func (s *Store) FileHashes() (map[string]string, []string, error) {
 	names := append([]string(nil), s.Tracked...)
 	sort.Strings(names)
 	for _, n := range names {
-		b, err := ReadRegular(s.Path(n))
+		h, _, err := s.currentHash(n, nil)
 		if err != nil {
 			return nil, nil, err
 		}
-		out[n] = HashContent(b)
+		out[n] = h
 	}
 	return out, names, nil
 }

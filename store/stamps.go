@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,26 +10,27 @@ import (
 
 // Stamps let baton skip re-reading what it already knows about a file it
 // wrote itself. After every commit the writer records each file's identity
-// (inode, size, modification time) in .baton/stamps.json, with facts the
-// domain packages derived while writing it (record counts, the largest id,
-// where the last record sits). A reader whose file still has that identity
-// knows it holds what a validated transaction wrote and may use the facts;
-// a file changed any other way is validated in full. The stamps are a
-// cache: lost or stale, they only cost a full read.
+// (device, inode, size, modification and change time) in .baton/stamps.json,
+// with the hash of its content and facts the domain packages derived while
+// writing it (record counts, the largest id, where the last record sits). A
+// reader whose file still has that identity knows it holds what a validated
+// transaction wrote and may use the facts; the drift check takes the hash
+// instead of reading the file; a file changed any other way is read and
+// validated in full. The stamps are a cache: lost or stale, they only cost
+// a full read (verify never uses them).
 
 const stampsName = "stamps.json"
 
 type stamp struct {
 	ID    string          `json:"id"`
+	Hash  string          `json:"hash,omitempty"`
 	Facts json.RawMessage `json:"facts,omitempty"`
 }
 
 func (s *Store) stampsPath() string { return filepath.Join(s.BatonDir(), stampsName) }
 
 // identity is what a stamp compares.
-func identity(fi os.FileInfo) string {
-	return fmt.Sprintf("%d:%d:%d", inode(fi), fi.Size(), fi.ModTime().UnixNano())
-}
+func identity(fi os.FileInfo) string { return fileID(fi) }
 
 func (s *Store) readStamps() map[string]stamp {
 	out := map[string]stamp{}
@@ -41,14 +41,24 @@ func (s *Store) readStamps() map[string]stamp {
 }
 
 // recordStamps stores the identity of the named files as they are now,
-// with their facts. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage) {
+// with their facts and the hashes the commit's event recorded (none
+// without an event). Each file as recorded is also linked into
+// .baton/recorded, so that a later change outside baton can be shown as a
+// difference. Called under the lock, after a commit.
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, hashes map[string]string) {
 	stamps := s.readStamps()
 	for _, n := range names {
+		if isDirName(n) {
+			list, _ := dirListing(s.Path(n))
+			b, _ := json.Marshal(list)
+			stamps[s.key(n)] = stamp{Hash: hashes[s.key(n)], Facts: b}
+			continue
+		}
+		s.linkRecorded(n) // first: a new link changes the file's change time
 		if fi, err := os.Stat(s.Path(n)); err == nil {
-			stamps[n] = stamp{ID: identity(fi), Facts: facts[n]}
+			stamps[s.key(n)] = stamp{ID: identity(fi), Hash: hashes[s.key(n)], Facts: facts[n]}
 		} else {
-			delete(stamps, n)
+			delete(stamps, s.key(n))
 		}
 	}
 	b, _ := json.Marshal(stamps)
@@ -61,7 +71,7 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage) {
 // Trusted reports whether the file name, as described by fi, is the one
 // baton's last transaction wrote, and returns the facts recorded with it.
 func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
-	st, ok := s.readStamps()[name]
+	st, ok := s.readStamps()[s.key(name)]
 	if !ok || fi == nil || st.ID != identity(fi) {
 		return nil, false
 	}

@@ -1,0 +1,227 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/workflow"
+)
+
+// Every transaction first checks, inside the lock, that each tracked file
+// holds what the last audit event recorded: a change made outside baton
+// refuses every write until a person reconciles it, so that no later write
+// can absorb it into the record.
+
+// Control files: baton's own files under .baton/ that decide what agents
+// are told and allowed. They change only through person-only commands.
+const (
+	configName   = ".baton/" + store.ConfigName
+	baselineName = ".baton/" + gitBaselineName
+	promptsName  = ".baton/prompts/"
+)
+
+// trackedFiles are the files whose hashes every audit event records.
+var trackedFiles = []string{progress.FileName, reviews.FileName, features.FileName, progress.OpenFileName, configName, baselineName, promptsName}
+
+// checkDrift refuses the transaction when a tracked file changed outside
+// baton, except for the INITIALIZER's hand-written feature list, which is
+// validated and adopted.
+func (st *state) checkDrift() error {
+	drifts, err := st.tx.Drift()
+	if err != nil {
+		return err
+	}
+	if len(drifts) == 0 {
+		return nil
+	}
+	if ok, err := st.adoptInitializerList(drifts); ok || err != nil {
+		return err
+	}
+	msgs := make([]string, 0, len(drifts))
+	for _, d := range drifts {
+		msg := d.Message()
+		if err := st.parseError(d.File); err != nil {
+			msg += " — and it is not valid: " + strings.SplitN(err.Error(), " — ", 2)[0]
+		}
+		msgs = append(msgs, msg)
+	}
+	return errs.New(errs.Invalid, "%s — nothing was written; baton records no more changes until a person reconciles this", strings.Join(msgs, "; "))
+}
+
+// adoptInitializerList adopts a feature_list.json that an open INITIALIZER
+// session wrote by hand where there was none (or only the empty list baton
+// init creates), at that session's next call: the file is validated, and
+// the event records it as created outside baton by that session.
+func (st *state) adoptInitializerList(drifts []store.Drift) (bool, error) {
+	d := drifts[0]
+	if len(drifts) != 1 || d.File != features.FileName || (d.Recorded != "" && d.Recorded != emptyFeatureListHash()) || d.Now == "" {
+		return false, nil
+	}
+	who, err := st.resolveActor()
+	if err != nil || who == nil || who.Session == nil || who.canonical() != workflow.Initializer {
+		return false, err
+	}
+	data, err := st.tx.Read(features.FileName)
+	if err != nil {
+		return false, err
+	}
+	if _, err := features.Parse(data); err != nil {
+		return false, invalidFile(st.tx.Store(), features.FileName, data, err)
+	}
+	st.tx.Adopt(features.FileName)
+	st.adopted = fmt.Sprintf("%s was created outside baton by session %d (%s); validated and adopted", features.FileName, *who.Session, who.Role)
+	return true, nil
+}
+
+// keepRecords refuses an agent's --force that would replace a state file
+// holding n records: recorded work is never wiped by an agent.
+func (st *state) keepRecords(name string, n int, what string) error {
+	if n == 0 {
+		return nil
+	}
+	if who, _ := st.resolveActor(); who != nil && who.Role == workflow.Human {
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "%s holds %d recorded %s: an agent may not replace it; only a person may start it over. Keep it and carry on from it", name, n, what))
+}
+
+// parseError validates a state file that changed outside baton.
+func (st *state) parseError(name string) error {
+	if name != progress.FileName && name != reviews.FileName && name != features.FileName && name != progress.OpenFileName {
+		return nil
+	}
+	data, err := st.tx.Read(name)
+	if err != nil || data == nil {
+		return err
+	}
+	var perr error
+	switch name {
+	case progress.FileName:
+		_, perr = progress.Parse(data)
+	case reviews.FileName:
+		_, perr = reviews.Parse(data)
+	case features.FileName:
+		_, perr = features.Parse(data)
+	case progress.OpenFileName:
+		_, perr = progress.ParseOpen(data)
+	}
+	if perr == nil {
+		return nil
+	}
+	return invalidFile(st.tx.Store(), name, data, perr)
+}
+
+func emptyFeatureListHash() string { return store.HashContent(features.New().Bytes()) }
+
+// ---- reconcile
+
+type reconcileResult struct {
+	Reconciled []store.Drift `json:"reconciled"`
+}
+
+func (a *App) newReconcileCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reconcile",
+		Short: "Accept the files as they are after a change made outside baton (a person only: --as HUMAN --reason)",
+		Long: `When a state or control file was changed outside baton, every write is refused (exit 6) until a
+person has looked at the change. 'baton reconcile --as HUMAN --reason "..."' checks that the files
+are valid and records, as an event of its own, each changed file with its hash before and after and
+a summary of the difference; baton then carries on from the files as they are. It is also how a
+person changes a control file (.baton/config, .baton/git.json, .baton/prompts/): edit it, then
+reconcile. Restore a file from .baton/recorded/ (the version the last event recorded) instead to
+undo a change.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runReconcile(c.Context(), c.CommandPath()) },
+	}
+}
+
+func (a *App) runReconcile(ctx context.Context, cmdPath string) error {
+	var res reconcileResult
+	a.reconciling = true
+	err := a.update(ctx, cmdPath, "", func(st *state) error {
+		who, err := st.resolveActor()
+		if err != nil {
+			return err
+		}
+		if who == nil || who.Role != workflow.Human {
+			return st.refuse(errs.New(errs.Policy, "only a person may reconcile files changed outside baton; stop and report what changed"))
+		}
+		drifts, _, err := st.tx.Store().CheckDrift(false)
+		if err != nil {
+			return err
+		}
+		if err := st.validateAll(); err != nil {
+			return err
+		}
+		res.Reconciled = drifts
+		if res.Reconciled == nil {
+			res.Reconciled = []store.Drift{}
+		}
+		var names, msgs []string
+		for _, d := range drifts {
+			names = append(names, d.File)
+			msgs = append(msgs, fmt.Sprintf("%s: %s → %s (%s)", d.File, short(d.Recorded), short(d.Now), d.Difference))
+		}
+		if len(names) == 0 {
+			return nil
+		}
+		st.tx.Adopt(names...)
+		st.reconciled = drifts
+		st.summary = "reconciled changes made outside baton: " + strings.Join(msgs, "; ")
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return a.emit(res, func(w io.Writer) {
+		if len(res.Reconciled) == 0 {
+			printf(w, "NOTHING: every file matches the last event")
+		}
+		for _, d := range res.Reconciled {
+			printf(w, "RECONCILED: %s (%s → %s): %s", d.File, short(d.Recorded), short(d.Now), d.Difference)
+		}
+	})
+}
+
+func short(h string) string {
+	if h == "" {
+		return "none"
+	}
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// validateAll parses every state and control file in full, so that a
+// person reconciles only files baton can read.
+func (st *state) validateAll() error {
+	if _, _, err := st.progressOpt(); err != nil {
+		return err
+	}
+	if _, _, err := st.reviewsOpt(); err != nil {
+		return err
+	}
+	if _, _, err := st.featuresOpt(); err != nil {
+		return err
+	}
+	if _, err := st.openSessions(); err != nil {
+		return err
+	}
+	if _, err := st.tx.Store().LoadConfig(); err != nil {
+		return err
+	}
+	if _, err := readBaseline(st.tx.Store()); err != nil {
+		return errs.New(errs.Invalid, "%v", err)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Drift is the check that nothing changed between two transactions: every
+// tracked file (the state files and baton's control files) must hold what
+// the last audit event recorded. A tracked name ending in "/" is a
+// directory whose every file counts (the prompt overrides).
+
+// Drift is one tracked file whose content is not what the last event
+// recorded.
+type Drift struct {
+	File       string `json:"file"`
+	Recorded   string `json:"recorded"` // the hash the event recorded ("" = no file)
+	Now        string `json:"now"`      // the hash of the content now
+	EventID    string `json:"event_id"`
+	Timestamp  string `json:"timestamp"`
+	Difference string `json:"difference"`
+}
+
+// Message says what changed, for a person or an agent.
+func (d Drift) Message() string {
+	return fmt.Sprintf("%s was changed outside baton after event %s (%s): %s", d.File, d.EventID, d.Timestamp, d.Difference)
+}
+
+func isDirName(name string) bool { return strings.HasSuffix(name, "/") }
+
+// dirListing maps each regular file of a directory to its content hash.
+func dirListing(path string) (map[string]string, error) {
+	entries, err := os.ReadDir(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(path, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = HashContent(b)
+	}
+	return out, nil
+}
+
+// listingHash is the hash recorded for a directory: "" when it holds no
+// file, else the sha256 of its sorted names and content hashes.
+func listingHash(list map[string]string) string {
+	if len(list) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(list))
+	for n := range list {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%s\n", n, list[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// currentHash hashes a tracked file (or directory) as it is now. With
+// stamps, a file whose identity matches its stamp is taken to hold the
+// content the stamp hashed, unread. The content read, if any, is returned.
+func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byte, error) {
+	path := s.Path(name)
+	if isDirName(name) {
+		list, err := dirListing(path)
+		return listingHash(list), nil, err
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if st, ok := stamps[s.key(name)]; ok && st.Hash != "" && st.ID == identity(fi) {
+		return st.Hash, nil, nil
+	}
+	b, err := ReadRegular(path)
+	if err != nil || b == nil {
+		return "", nil, err
+	}
+	return HashContent(b), b, nil
+}
+
+// CheckDrift compares every tracked file with the last event of the log and
+// returns the files that differ (with that event). A file the last event
+// does not record (a log older than the file's tracking) is not compared.
+// Verify calls it without the stamps, so that every file is read.
+func (s *Store) CheckDrift(useStamps bool) ([]Drift, *Event, error) {
+	d, last, _, err := s.checkDrift(useStamps)
+	return d, last, err
+}
+
+func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, error) {
+	last, _, err := s.lastEvent()
+	if err != nil || last == nil {
+		return nil, last, nil, err
+	}
+	var stamps map[string]stamp
+	if useStamps {
+		stamps = s.readStamps()
+	}
+	read := map[string][]byte{}
+	var out []Drift
+	for _, name := range s.Tracked {
+		want, ok := last.Metadata.Files[s.key(name)]
+		if !ok {
+			continue
+		}
+		now, data, err := s.currentHash(name, stamps)
+		if err != nil {
+			return nil, last, nil, err
+		}
+		if data != nil {
+			read[name] = data
+		}
+		if now == want {
+			continue
+		}
+		d := Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
+		d.Difference = s.difference(name, want, now, data)
+		out = append(out, d)
+	}
+	return out, last, read, nil
+}
+
+// recordedPath is where the version of a file the last event recorded is
+// kept (a hard link made at commit).
+func (s *Store) recordedPath(name string) string {
+	return filepath.Join(s.BatonDir(), "recorded", strings.NewReplacer("/", "_", "\\", "_").Replace(s.key(name)))
+}
+
+// copyLimit is the size up to which the recorded version is a copy; a
+// larger file is hard-linked (free, but an edit in place changes both).
+const copyLimit = 1 << 20
+
+func (s *Store) linkRecorded(name string) {
+	dst := s.recordedPath(name)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return
+	}
+	os.Remove(dst)
+	src := s.Path(name)
+	if fi, err := os.Stat(src); err == nil && fi.Size() <= copyLimit {
+		if b, err := os.ReadFile(src); err == nil {
+			_ = os.WriteFile(dst, b, 0o644)
+		}
+		return
+	}
+	_ = os.Link(src, dst)
+}
+
+// difference summarizes how a file differs from its recorded version.
+func (s *Store) difference(name, want, now string, data []byte) string {
+	if isDirName(name) {
+		var before map[string]string
+		if want != "" {
+			_ = json.Unmarshal(s.readStamps()[s.key(name)].Facts, &before)
+		}
+		after, _ := dirListing(s.Path(name))
+		return listingDifference(before, after)
+	}
+	switch {
+	case want == "" && now != "":
+		return "it did not exist then and was created outside baton"
+	case now == "":
+		return "it was deleted"
+	}
+	if data == nil {
+		data, _ = os.ReadFile(s.Path(name))
+	}
+	old, err := os.ReadFile(s.recordedPath(name))
+	if err != nil || HashContent(old) != want {
+		return fmt.Sprintf("its content was replaced in place (now %d bytes); the recorded version is in the audit log only as a hash", len(data))
+	}
+	return lineDifference(old, data)
+}
+
+func listingDifference(before, after map[string]string) string {
+	var parts []string
+	for n, h := range after {
+		if b, ok := before[n]; !ok {
+			parts = append(parts, n+" added")
+		} else if b != h {
+			parts = append(parts, n+" changed")
+		}
+	}
+	for n := range before {
+		if _, ok := after[n]; !ok {
+			parts = append(parts, n+" removed")
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "its files changed"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lineDifference names the first line that differs and how many lines
+// changed.
+func lineDifference(old, now []byte) string {
+	a, b := bytes.Split(old, []byte("\n")), bytes.Split(now, []byte("\n"))
+	p := 0
+	for p < len(a) && p < len(b) && bytes.Equal(a[p], b[p]) {
+		p++
+	}
+	q := 0
+	for q < len(a)-p && q < len(b)-p && bytes.Equal(a[len(a)-1-q], b[len(b)-1-q]) {
+		q++
+	}
+	removed, added := a[p:len(a)-q], b[p:len(b)-q]
+	line := func(l [][]byte) string {
+		if len(l) == 0 {
+			return "(nothing)"
+		}
+		t := strings.TrimSpace(string(l[0]))
+		if len(t) > 80 {
+			t = t[:77] + "..."
+		}
+		return fmt.Sprintf("%q", t)
+	}
+	msg := fmt.Sprintf("line %d was %s, now %s", p+1, line(removed), line(added))
+	if n := max(len(removed), len(added)); n > 1 {
+		msg += fmt.Sprintf(" (%d lines removed, %d added)", len(removed), len(added))
+	}
+	return msg
+}
+
+// Drift compares, inside the lock, every tracked file with the last event
+// (see CheckDrift); the files it had to read are kept for the transaction.
+func (tx *Tx) Drift() ([]Drift, error) {
+	d, _, read, err := tx.s.checkDrift(true)
+	for n, b := range read {
+		if _, ok := tx.read[n]; !ok {
+			tx.read[n] = b
+		}
+	}
+	return d, err
+}
+
+// Adopt makes the transaction's event record the named files as they are
+// now (a change made outside baton that a person reconciled, or a state
+// file an INITIALIZER wrote by hand), and makes it log an event.
+func (tx *Tx) Adopt(names ...string) {
+	if tx.adopt == nil {
+		tx.adopt = map[string]bool{}
+	}
+	for _, n := range names {
+		tx.adopt[n] = true
+	}
+}
