@@ -300,6 +300,9 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 		return err
 	}
 	st.touch(reviews.FileName)
+	if err := st.afterMerge(t); err != nil {
+		return err
+	}
 	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, gitops.Short(mc), t.id, orDash(strings.Join(out.Passed, ", ")), t.branch)
 	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "features": nonNil(t.features)}
 	return nil
