@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -188,4 +189,79 @@ func (st *state) checkReady(s progress.Session, branch *string) error {
 		}
 	}
 	return st.refuse(errs.New(errs.Policy, "session %d (FIX) recorded no fix answering review R%d of %s: record what was fixed, with the commits, with 'baton reviews add-fix -r %d', then end the session", s.SessionID, id, *branch, id))
+}
+
+// checkPassIssues refuses a PASS that lists a critical or major issue: that
+// is REQUEST_CHANGES (or, at the fix-cycle limit, the limit's decision).
+func (st *state) checkPassIssues(in reviews.NewReview) error {
+	if in.Verdict != "PASS" || !blockingPending(in.Issues) {
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "--verdict PASS with a critical or major issue in --issues: a blocking issue means the work is not ready. Record the verdict REQUEST_CHANGES with those issues (at the fix-cycle limit baton then decides), or leave out an issue that is not blocking"))
+}
+
+// checkReviewedWork refuses a feature review naming features that are not
+// the work under review on its branch: the features the workflow sent to
+// REVIEW on that branch, else those earlier reviews of the branch named.
+func (st *state) checkReviewedWork(in reviews.NewReview) error {
+	if in.FeatureID == nil || in.Branch == nil || in.AgentType != workflow.Review {
+		return nil
+	}
+	want := map[string]bool{}
+	if p, ok, err := st.progressOpt(); err != nil {
+		return err
+	} else if ok {
+		if cur, err := p.Status(); err == nil && cur.CurrentBranch != nil && *cur.CurrentBranch == *in.Branch && cur.CurrentFeature != nil {
+			for _, id := range features.SplitIDs(*cur.CurrentFeature) {
+				want[id] = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		if rv, ok, err := st.reviewsOpt(); err != nil {
+			return err
+		} else if ok {
+			for _, r := range rv.Reviews() {
+				if r.Get("branch").String() == *in.Branch {
+					for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
+						want[id] = true
+					}
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	var extra, known []string
+	for _, id := range features.SplitIDs(*in.FeatureID) {
+		if !want[id] {
+			extra = append(extra, id)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	for id := range want {
+		known = append(known, id)
+	}
+	sort.Strings(known)
+	return st.refuse(errs.New(errs.Policy, "--feature-id: %s is not part of the work under review on %s, which is %s: a review names only the features of the work it reviewed. Review %s with --feature-id %s",
+		strings.Join(extra, ", "), *in.Branch, strings.Join(known, ","), *in.Branch, strings.Join(known, ",")))
+}
+
+// fixBranch checks a fix's branch against its review: the branch the
+// review reviewed, or the refactor branch its decision named.
+func (st *state) fixBranch(rv gjson.Result, given *string) (string, error) {
+	want := rv.Get("branch").String()
+	if want == "" {
+		want = rv.Get("decision.branch").String()
+	}
+	if given == nil || *given == "" {
+		return want, nil
+	}
+	if want != "" && *given != want {
+		return "", st.refuse(errs.New(errs.Policy, "--branch %s: review R%d is about %s, and a fix answering it is committed there. Commit the fix on %s and record it there", *given, rv.Get("review_id").Int(), want, want))
+	}
+	return *given, nil
 }

@@ -230,9 +230,9 @@ func (a *App) reviewRange(cfg store.Config, in *reviews.NewReview) error {
 }
 
 // checkFixCommits checks each fixed issue's commit: it exists, is on the
-// fix's branch, and is not on main (a fix is committed on its branch and
+// fix's branch after the commit the review saw (reviewed), and is not on main (a fix is committed on its branch and
 // reaches main only through a merge). Commits are recorded in full.
-func (st *state) checkFixCommits(in *reviews.NewFix, branch string) error {
+func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) error {
 	r := st.app.repo()
 	if r == nil {
 		return nil
@@ -267,6 +267,9 @@ func (st *state) checkFixCommits(in *reviews.NewFix, branch string) error {
 			} else if !on {
 				return errs.New(errs.Usage, "--issues-fixed: %s: commit %s is not on the fix's branch %s (at %s): record the commit that fixed it on %s, or give the right --branch", fi.IssueID, gitops.Short(h), branch, gitops.Short(branchHead), branch)
 			}
+		}
+		if err := st.afterReviewed(r, fi.IssueID, h, reviewed); err != nil {
+			return err
 		}
 		in.IssuesFixed[i].Commit = h
 	}
@@ -350,4 +353,24 @@ func readBaseline(s *store.Store) (*gitBaseline, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(s.BatonDir(), gitBaselineName), err)
 	}
 	return &b, nil
+}
+
+// afterReviewed refuses a fix commit that is not after the reviewed head:
+// the review already saw it, so it fixes nothing the review found.
+func (st *state) afterReviewed(r gitops.Repo, issue, h, reviewed string) error {
+	if reviewed == "" {
+		return nil
+	}
+	rh, err := gitops.ResolveCommit(r, reviewed)
+	if err != nil {
+		return nil // a recorded hash that is gone: verify reports it
+	}
+	after, err := r.IsAncestor(rh, h)
+	if err != nil {
+		return gitErr(err, "checking commit %s", gitops.Short(h))
+	}
+	if !after || rh == h {
+		return st.refuse(errs.New(errs.Policy, "--issues-fixed: %s: commit %s is not after %s, the commit the review saw: a fix is a new commit on the reviewed branch. Commit the fix there and record that commit", issue, gitops.Short(h), gitops.Short(rh)))
+	}
+	return nil
 }

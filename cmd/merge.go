@@ -186,6 +186,8 @@ func (st *state) checkMergeable(rv gjson.Result, id int) error {
 		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, gitops.Short(rv.Get("merge_commit").String()))
 	case rv.Get("decision.reject").Bool() || reviews.VerdictOf(rv) == "REJECT":
 		return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: it is not merged; delete its branch and requeue its features with 'baton reviews reject --review %d'", id, id))
+	case reviews.VerdictOf(rv) == "PASS" && reviews.Blocking(reviews.ReadIssues(rv.Get("issues"))):
+		return st.refuse(errs.New(errs.Policy, "review R%d is a PASS with a critical or major issue: blocking issues are not merged — FIX them and REVIEW again", id))
 	case !reviews.Merged(rv):
 		return st.refuse(errs.New(errs.Policy, "review R%d is %s: only a PASS review (or a fix-cycle-limit decision to merge) is merged — FIX its issues and REVIEW again, or name another review with --review", id, reviews.VerdictOf(rv)))
 	}
