@@ -12,6 +12,7 @@ import (
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
@@ -189,11 +190,12 @@ func (sn *snapshot) passingWithoutReview() []problem {
 // ---- next
 
 type nextResult struct {
-	Phase   string  `json:"phase"`
-	Feature *string `json:"feature"`
-	Branch  *string `json:"branch"`
-	Rule    string  `json:"rule"`
-	Reason  string  `json:"reason"`
+	Phase    string   `json:"phase"`
+	Feature  *string  `json:"-"`
+	Features []string `json:"features"`
+	Branch   *string  `json:"branch"`
+	Rule     string   `json:"rule"`
+	Reason   string   `json:"reason"`
 }
 
 func (a *App) newWhatNextCmd() *cobra.Command {
@@ -234,13 +236,13 @@ func (sn *snapshot) next() nextResult {
 	st, _ := sn.prog.Status()
 	raw := gjson.ParseBytes(sn.prog.StatusRaw())
 	if rule := raw.Get("decision.rule").String(); rule != "" {
-		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
+		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Features: idList(st.CurrentFeature), Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
 	}
 	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
 	}
-	return nextResult{Phase: d.Phase, Feature: d.Feature, Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
+	return nextResult{Phase: d.Phase, Feature: d.Feature, Features: idList(d.Feature), Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
 }
 
 // ---- status
@@ -291,7 +293,7 @@ func (sn *snapshot) status() statusResult {
 	}
 	if sn.rev != nil {
 		if last, err := sn.rev.Last(); err == nil {
-			res.LastReview = map[string]any{"review_id": last.Get("review_id").Int(), "feature_id": last.Get("feature_id").Value(), "verdict": last.Get("verdict").String(), "issues": reviews.IssueCount(last)}
+			res.LastReview = last.Value()
 		}
 		if st.CurrentFeature != nil {
 			fc := fixCountOf(sn.rev, *st.CurrentFeature, sn.cfg)
@@ -315,7 +317,8 @@ func writeStatus(w io.Writer, r statusResult) {
 		printf(w, "Session:   none yet")
 	}
 	if rv, ok := r.LastReview.(map[string]any); ok {
-		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], orDash(fmt.Sprint(rv["feature_id"])), rv["issues"])
+		g := gjson.Parse(string(jsondoc.Compact(rv)))
+		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], orDash(str(rv["feature_id"])), reviews.IssueCount(g))
 	} else {
 		printf(w, "Review:    none yet")
 	}

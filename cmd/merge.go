@@ -84,7 +84,6 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 	var out mergeOutcome
 	var t mergeTarget
 	var res gitops.MergeResult
-	var deleted bool
 	var conflict error
 	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
 		if _, err := st.require(workflow.Merge); err != nil {
@@ -96,7 +95,10 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		}
 		st.taskID = t.featureID
 		ff := o.FF || !st.cfg.MergeNoFF
-		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: a.signature(r), FastForward: ff})
+		intend := func(commit string) error {
+			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
+		}
+		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: a.signature(r), FastForward: ff, BeforeMove: intend})
 		var ce *gitops.ConflictError
 		switch {
 		case errors.As(err, &ce):
@@ -108,7 +110,6 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		if err := r.DeleteBranch(t.branch, res.BranchHead); err != nil {
 			return gitErr(err, "%s was merged, but deleting %s failed", t.into, t.branch)
 		}
-		deleted = true
 		out = mergeOutcome{ReviewID: t.id, Branch: t.branch, Into: t.into, MergeCommit: gitops.Short(res.Commit), Previous: gitops.Short(res.Previous),
 			BranchHead: gitops.Short(res.BranchHead), FastForward: res.FastForward, ThreeWay: res.ThreeWay, Worktree: res.Worktree, BranchDeleted: true}
 		if err := st.recordMerge(t, res, &out); err != nil {
@@ -117,11 +118,8 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		st.tx.AfterCommit(func() error { out.Detached = a.detach(r, t.branch, res.BranchHead); return nil })
 		return nil
 	})
-	if err != nil && res.Commit != "" && conflict == nil {
-		return a.undoMerge(r, t.into, t.branch, res, deleted, err)
-	}
 	if err != nil {
-		return err
+		return a.withUndone(err)
 	}
 	if conflict != nil {
 		return conflict
@@ -358,22 +356,13 @@ func (a *App) detach(r gitops.Repo, branch, at string) []string {
 	return done
 }
 
-// undoMerge moves main back after a merge whose record failed (cause),
-// and recreates the branch if it was deleted; the error says what was
-// undone, or what a person must undo.
-func (a *App) undoMerge(r gitops.Repo, into, branch string, res gitops.MergeResult, deleted bool, cause error) error {
-	msg := fmt.Sprintf("%v — the merge was undone: %s is back at %s", cause, into, gitops.Short(res.Previous))
-	if err := gitops.UndoMerge(r, into, res); err != nil {
-		msg = fmt.Sprintf("%v — and moving %s back from %s to %s failed: %v; move it back by hand ('git update-ref refs/heads/%s %s %s')", cause, into, gitops.Short(res.Commit), gitops.Short(res.Previous), err, into, res.Previous, res.Commit)
+// withUndone adds to a failed command's error what the undo of its git
+// change did (the store undoes an uncommitted intent before returning).
+func (a *App) withUndone(err error) error {
+	if a.undone == "" {
+		return err
 	}
-	if deleted {
-		if err := gitops.RestoreBranch(r, branch, res.BranchHead); err != nil {
-			msg += fmt.Sprintf("; recreating %s at %s failed: %v ('git branch %s %s')", branch, gitops.Short(res.BranchHead), err, branch, res.BranchHead)
-		} else {
-			msg += fmt.Sprintf(" and %s is restored", branch)
-		}
-	}
-	return &errs.Error{Kind: errs.KindOf(cause), Msg: msg, Err: cause}
+	return &errs.Error{Kind: errs.KindOf(err), Msg: fmt.Sprintf("%v — %s", err, a.undone), Err: err}
 }
 
 // ---- reviews reject
@@ -388,7 +377,7 @@ type rejectOutcome struct {
 	BranchHead    string   `json:"branch_head"`
 	BranchDeleted bool     `json:"branch_deleted"`
 	Requeued      []string `json:"requeued"`
-	Phase         string   `json:"next_phase"`
+	Phase         string   `json:"phase"`
 	Reason        string   `json:"reason"`
 	Detached      []string `json:"detached"`
 }
@@ -441,12 +430,7 @@ func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o rejectOpts
 		return nil
 	})
 	if err != nil {
-		if head != "" {
-			if rerr := gitops.RestoreBranch(r, out.Branch, head); rerr != nil {
-				a.warn("the rejection could not be recorded, and recreating %s at %s failed: %v ('git branch %s %s')", out.Branch, gitops.Short(head), rerr, out.Branch, head)
-			}
-		}
-		return err
+		return a.withUndone(err)
 	}
 	return a.emit(out, func(w io.Writer) {
 		printf(w, "SUCCESS: Rejected the work of review R%d", out.ReviewID)
@@ -502,6 +486,9 @@ func (st *state) deleteRejected(r gitops.Repo, t *mergeTarget) (string, error) {
 		return "", gitErr(err, "checking %s", t.branch)
 	} else if merged {
 		return "", errs.New(errs.Conflict, "%s (at %s) is already merged into %s: merged work is not rejected (a person reverts it on %s)", t.branch, gitops.Short(t.head), t.into, t.into)
+	}
+	if err := st.intend(gitIntent{Op: "delete-branch", Repo: r.Top(), Branch: t.branch, BranchHead: t.head}); err != nil {
+		return "", err
 	}
 	if err := r.DeleteBranch(t.branch, t.head); err != nil {
 		return "", gitErr(err, "deleting %s", t.branch)

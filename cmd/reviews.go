@@ -542,11 +542,12 @@ func (a *App) newGetLastCmd() *cobra.Command {
 // ---- reviews get-fix-count
 
 type fixCountResult struct {
-	FeatureID    string `json:"feature_id"`
-	FixCount     int    `json:"fix_count"`
-	Remaining    int    `json:"remaining"`
-	MaxFixCycles int    `json:"max_fix_cycles"`
-	LimitReached bool   `json:"limit_reached"`
+	FeatureID    string   `json:"-"`
+	Features     []string `json:"features"`
+	FixCount     int      `json:"fix_count"`
+	Remaining    int      `json:"remaining"`
+	MaxFixCycles int      `json:"max_fix_cycles"`
+	LimitReached bool     `json:"limit_reached"`
 }
 
 func (a *App) newGetFixCountCmd() *cobra.Command {
@@ -595,14 +596,15 @@ func fixCountOf(r *reviews.File, feature string, cfg store.Config) fixCountResul
 	if rem < 0 {
 		rem = 0
 	}
-	return fixCountResult{FeatureID: feature, FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
+	return fixCountResult{FeatureID: feature, Features: nonNil(features.SplitIDs(feature)), FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
 }
 
 // ---- reviews show-issues
 
 type showIssuesResult struct {
 	ReviewID  int             `json:"review_id"`
-	FeatureID string          `json:"feature_id"`
+	FeatureID string          `json:"-"`
+	Features  []string        `json:"features"`
 	Verdict   string          `json:"verdict"`
 	Issues    []reviews.Issue `json:"issues"`
 }
@@ -619,7 +621,7 @@ func (a *App) newShowIssuesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res := showIssuesResult{ReviewID: int(last.Get("review_id").Int()), FeatureID: last.Get("feature_id").String(), Verdict: last.Get("verdict").String(), Issues: reviews.ReadIssues(last.Get("issues"))}
+			res := showIssuesResult{ReviewID: int(last.Get("review_id").Int()), FeatureID: last.Get("feature_id").String(), Features: nonNil(features.SplitIDs(last.Get("feature_id").String())), Verdict: last.Get("verdict").String(), Issues: reviews.ReadIssues(last.Get("issues"))}
 			if res.FeatureID == "" {
 				res.FeatureID = "ARCHITECTURE"
 			}

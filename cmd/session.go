@@ -324,7 +324,7 @@ func (a *App) newSessionCurrentCmd() *cobra.Command {
 			if list == nil {
 				list = []progress.OpenSession{}
 			}
-			return a.emit(list, func(w io.Writer) {
+			return a.emit(map[string]any{"sessions": list}, func(w io.Writer) {
 				if len(list) == 0 {
 					printf(w, "NO_SESSION: no session is open")
 				}

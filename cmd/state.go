@@ -29,6 +29,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s := store.New(dir)
 	s.Create = a.creating
+	s.Undo = a.undoIntent
 	if a.g.File != "" && fileName != "" {
 		p := a.g.File
 		if !filepath.IsAbs(p) {
@@ -127,6 +128,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 		st.logEvent()
 		return nil
 	})
+	err = a.committedWarning(err)
 	if refused != nil && errs.Is(err, errs.Policy) {
 		if lerr := a.logRefusal(ctx, s, cmdPath, who, task, refused); lerr != nil {
 			a.warn("the refusal could not be written to the audit log: %v", lerr)
