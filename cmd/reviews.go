@@ -220,6 +220,12 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		if err != nil {
 			return err
 		}
+		if err := st.checkPassIssues(in); err != nil {
+			return err
+		}
+		if err := st.checkReviewedWork(in); err != nil {
+			return err
+		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}
@@ -400,11 +406,11 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		if reviews.VerdictOf(rv) == "REJECT" || rv.Get("decision.reject").Bool() {
 			return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: its features go back to IMPLEMENT, and no fix answers a rejected review", in.ReviewID))
 		}
-		branch := deref(in.Branch)
-		if branch == "" {
-			branch = rv.Get("branch").String()
+		branch, err := st.fixBranch(rv, in.Branch)
+		if err != nil {
+			return err
 		}
-		if err := st.checkFixCommits(&in, branch); err != nil {
+		if err := st.checkFixCommits(&in, branch, rv.Get("commit_range.to").String()); err != nil {
 			return err
 		}
 		key := deref(in.FeatureID)
