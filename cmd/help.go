@@ -28,6 +28,8 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"verify":    "baton verify\nbaton verify --json",
 	"log":       "baton log\nbaton log --feature F001\nbaton log --role REVIEW --since 1h\nbaton log --refused --limit 20\nbaton log --verdict REQUEST_CHANGES --json\nbaton log --since 2026-01-29T10:00:00Z --until 2026-01-30T00:00:00Z",
 	"show":      "baton show F001\nbaton show BUG-001 --json\nbaton show DEBT-001",
+	"schema":    "baton schema                            # list the commands with a schema\nbaton schema status\nbaton schema reviews add-review\nbaton schema error",
+	"report":    "baton report -o audit.html\nbaton report -o - > audit.html",
 	"run":       "baton run --agent-cmd 'claude -p'\nbaton run --resume                      # continue after a bridge checkpoint\nbaton run --agent-cmd 'claude -p' --json",
 	"demo":      "baton demo\nbaton demo --keep                       # keep the scratch project to look at\nbaton demo --dir /tmp/shop              # build the project there (kept)\nbaton demo --bridge --json",
 	"man":       "baton man ./man\nman ./man/baton-status.1",
