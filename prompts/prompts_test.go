@@ -65,8 +65,8 @@ var placeholders = []*regexp.Regexp{
 	regexp.MustCompile(`\b(REVIEW_ID|FEATURE_ID|FIX_ID|SPEC_FILE|INPUT_FILE|BRANCH_NAME|HASH|PERCENT|VERDICT|OUTCOME|ROLE)\b`),
 	regexp.MustCompile(`(^|\s)(ID|NAME|BRANCH|FEATURE)(\s|$)`),
 	regexp.MustCompile(`feature/NAME|R<|A<|REVIEW_ID`),
-	regexp.MustCompile(`\S  +-`),                      // a gap where a value was: "-b  -v"
-	regexp.MustCompile(` -(b|r|s|v|e)( -|$| \\)`),     // a flag with no value
+	regexp.MustCompile(`\S  +-`),                  // a gap where a value was: "-b  -v"
+	regexp.MustCompile(` -(b|r|s|v|e)( -|$| \\)`), // a flag with no value
 	regexp.MustCompile(`--(feature-id|branch|review-id|review)( -|$)`),
 	regexp.MustCompile(`branch \.|branch ,|on branch\s*$|R0\b|A0\b|R0-|A0-|session 0\b`),
 	regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|another session|--branch`),
