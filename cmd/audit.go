@@ -12,6 +12,7 @@ import (
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
@@ -189,11 +190,12 @@ func (sn *snapshot) passingWithoutReview() []problem {
 // ---- next
 
 type nextResult struct {
-	Phase   string  `json:"phase"`
-	Feature *string `json:"feature"`
-	Branch  *string `json:"branch"`
-	Rule    string  `json:"rule"`
-	Reason  string  `json:"reason"`
+	Phase    string   `json:"phase"`
+	Feature  *string  `json:"-"`
+	Features []string `json:"features"`
+	Branch   *string  `json:"branch"`
+	Rule     string   `json:"rule"`
+	Reason   string   `json:"reason"`
 }
 
 func (a *App) newWhatNextCmd() *cobra.Command {
@@ -234,13 +236,13 @@ func (sn *snapshot) next() nextResult {
 	st, _ := sn.prog.Status()
 	raw := gjson.ParseBytes(sn.prog.StatusRaw())
 	if rule := raw.Get("decision.rule").String(); rule != "" {
-		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
+		return nextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Features: idList(st.CurrentFeature), Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
 	}
 	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
 	}
-	return nextResult{Phase: d.Phase, Feature: d.Feature, Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
+	return nextResult{Phase: d.Phase, Feature: d.Feature, Features: idList(d.Feature), Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
 }
 
 // ---- status
@@ -291,7 +293,7 @@ func (sn *snapshot) status() statusResult {
 	}
 	if sn.rev != nil {
 		if last, err := sn.rev.Last(); err == nil {
-			res.LastReview = map[string]any{"review_id": last.Get("review_id").Int(), "feature_id": last.Get("feature_id").Value(), "verdict": last.Get("verdict").String(), "issues": reviews.IssueCount(last)}
+			res.LastReview = last.Value()
 		}
 		if st.CurrentFeature != nil {
 			fc := fixCountOf(sn.rev, *st.CurrentFeature, sn.cfg)
@@ -315,7 +317,8 @@ func writeStatus(w io.Writer, r statusResult) {
 		printf(w, "Session:   none yet")
 	}
 	if rv, ok := r.LastReview.(map[string]any); ok {
-		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], orDash(fmt.Sprint(rv["feature_id"])), rv["issues"])
+		g := gjson.Parse(string(jsondoc.Compact(rv)))
+		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], orDash(str(rv["feature_id"])), reviews.IssueCount(g))
 	} else {
 		printf(w, "Review:    none yet")
 	}
@@ -347,6 +350,9 @@ type recordedHash struct {
 // head before it when known (a fast-forward has no first parent to ask).
 type recordedMerge struct {
 	Where, Commit, Onto string
+	// Passing are the features of the merged review that pass now: the
+	// merge must stay on main for them to.
+	Passing []string
 }
 
 // gitRecords is every hash the files record, read under the lock.
@@ -354,6 +360,24 @@ type gitRecords struct {
 	hashes   []recordedHash
 	sessions []string // the hashes of sessions' commits
 	merges   []recordedMerge
+}
+
+// passingOf lists the features of a review's feature_id that pass now.
+func (sn *snapshot) passingOf(ids string) []string {
+	if sn.feat == nil {
+		return nil
+	}
+	passing := map[string]bool{}
+	for _, id := range sn.feat.Passing() {
+		passing[id] = true
+	}
+	var out []string
+	for _, id := range features.SplitIDs(ids) {
+		if passing[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (sn *snapshot) gitRecords() gitRecords {
@@ -387,7 +411,7 @@ func (sn *snapshot) gitRecords() gitRecords {
 		add(where+" commit_range.to", r.Get("commit_range.to"))
 		add(where+" merge_commit", r.Get("merge_commit"))
 		if m := r.Get("merge_commit").String(); m != "" {
-			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String()})
+			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String(), sn.passingOf(r.Get("feature_id").String())})
 		}
 	}
 	for _, x := range sn.rev.Fixes() {
@@ -421,7 +445,7 @@ func (a *App) gitProblems(g gitRecords, base *gitBaseline, cfg store.Config) []p
 			resolved[h.Hash] = full
 		}
 		if full == "" {
-			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, h.Hash, r.Top())})
+			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, gitops.Short(h.Hash), r.Top())})
 		}
 	}
 	return append(out, mainProblems(r, g, base, cfg, resolved)...)
@@ -451,30 +475,42 @@ func mainProblems(r gitops.Repo, g gitRecords, base *gitBaseline, cfg store.Conf
 			return []problem{{"git-main", "", fmt.Sprintf("%s was rewritten: its head at 'baton init', %s, is no longer in its history (now at %s)", name, gitops.Short(from), gitops.Short(head))}}
 		}
 	}
+	out := rewound(r, g, name, head, resolved)
 	onMain, err := r.Range(from, head)
 	if err != nil {
 		return []problem{{"git-main", "", fmt.Sprintf("listing the commits on %s: %v", name, err)}}
 	}
 	ok := accounted(r, g, resolved)
-	var out []problem
 	for _, c := range onMain {
 		if !ok[c.Hash] {
-			out = append(out, problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge or session accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})
+			out = append(out, problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})
 		}
 	}
 	return out
 }
 
-// accounted is the set of commits the records account for on main: the
-// sessions' commits, every recorded merge commit and the commits each
-// brought in (from main's head before it, else its first parent).
-func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[string]bool {
-	ok := map[string]bool{}
-	for _, h := range g.sessions {
-		if full := resolved[h]; full != "" {
-			ok[full] = true
+// rewound lists the recorded merges of passing features that main no
+// longer contains: main was moved back past them, undoing those reviews.
+func rewound(r gitops.Repo, g gitRecords, name, head string, resolved map[string]string) []problem {
+	var out []problem
+	for _, m := range g.merges {
+		mc := resolved[m.Commit]
+		if len(m.Passing) == 0 || mc == "" {
+			continue
+		}
+		if on, err := r.IsAncestor(mc, head); err == nil && !on {
+			out = append(out, problem{"git-rewind", reviews.FileName, fmt.Sprintf("%s: its merge commit %s is no longer on %s (now at %s): %s was moved back past it, undoing that review, while %s still pass", m.Where, gitops.Short(mc), name, gitops.Short(head), name, strings.Join(m.Passing, ", "))})
 		}
 	}
+	return out
+}
+
+// accounted is the set of commits the records account for on main: every
+// recorded merge commit and the commits each brought in (from main's head
+// before it, else its first parent). A session's own commits never account
+// for main: main changes only through 'baton reviews merge'.
+func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[string]bool {
+	ok := map[string]bool{}
 	for _, m := range g.merges {
 		mc := resolved[m.Commit]
 		if mc == "" {

@@ -150,7 +150,7 @@ func (a *App) runBridgeRequest(ctx context.Context, o bridgeRequestOpts) error {
 		return err
 	}
 	b, err := bridge.Open(bridge.Options{Dir: a.bridgeDir(), Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now,
-		MaxRequestBytes: o.MaxInln, Warn: a.env.Stderr, Ctx: ctx})
+		MaxRequestBytes: o.MaxInln, Warn: a.messages(), Ctx: ctx})
 	if err != nil {
 		return err
 	}
@@ -595,7 +595,7 @@ to resume (exit 4).`,
 
 func (a *App) runBridgeComplete(ctx context.Context) error {
 	dir := a.bridgeDir()
-	b, err := bridge.Open(bridge.Options{Dir: dir, Resume: true, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.env.Stderr, Ctx: ctx})
+	b, err := bridge.Open(bridge.Options{Dir: dir, Resume: true, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(), Ctx: ctx})
 	if err != nil {
 		return err
 	}
@@ -669,7 +669,7 @@ func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
 	res, err := bridge.Loop(ctx, bridge.LoopOptions{
 		Dir: a.bridgeDir(), Orchestrator: o.Orchestrator, AgentCmd: orDefault(o.AgentCmd, a.env.Getenv("BATON_AGENT_CMD")),
 		MaxIterations: o.MaxIterations, MaxAttempts: o.MaxAttempts, MaxOutput: o.MaxOutput, Resume: o.Resume, Cwd: a.env.Cwd, Env: os.Environ(),
-		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now,
+		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now, Token: a.env.Getenv("BATON_HOST_TOKEN"),
 	})
 	if res != nil && (err == nil || a.g.JSON) {
 		if eerr := a.emit(res, func(w io.Writer) { printLoopResult(w, res) }); eerr != nil {

@@ -56,10 +56,11 @@ func (a *App) demoAgent(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(cur.Array()) != 1 {
-		return fmt.Errorf("demo agent: expected one open session, found %d", len(cur.Array()))
+	open := cur.Get("sessions").Array()
+	if len(open) != 1 {
+		return fmt.Errorf("demo agent: expected one open session, found %d", len(open))
 	}
-	s := cur.Array()[0]
+	s := open[0]
 	status, err := a.query(ctx, "progress", "get-status")
 	if err != nil {
 		return err

@@ -155,6 +155,11 @@ func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passe
 		if err != nil {
 			return err
 		}
+		if passes {
+			if err := st.checkPassReviews(ids); err != nil {
+				return err
+			}
+		}
 		if already, err = f.SetPasses(ids, passes, st.stamp(), reason); err != nil {
 			return err
 		}
@@ -240,7 +245,7 @@ alone it is also taken as why the feature fails.`,
 			if _, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, false, reason); err != nil {
 				return err
 			}
-			return a.emit(map[string]string{"failed": id, "reason": reason}, func(w io.Writer) {
+			return a.emit(map[string]any{"failed": []string{id}, "reason": reason}, func(w io.Writer) {
 				printf(w, "SUCCESS: Feature %s marked as FAILING - %s", id, reason)
 			})
 		},
@@ -263,7 +268,12 @@ func (a *App) newFeaturesListCmd() *cobra.Command {
 			if all == nil {
 				all = []features.Feature{}
 			}
-			return a.emit(all, func(w io.Writer) { writeFeatureList(w, all) })
+			records := make([]any, 0, len(all))
+			for _, it := range all {
+				raw, _ := f.Raw(it.ID)
+				records = append(records, gjson.ParseBytes(raw).Value())
+			}
+			return a.emit(map[string]any{"features": records}, func(w io.Writer) { writeFeatureList(w, all) })
 		},
 	}
 }

@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
@@ -13,7 +16,9 @@ import (
 
 // Output rules: stdout carries data only — the predecessor's SUCCESS lines
 // and JSON documents, or with --json exactly one JSON document. Warnings,
-// errors and NO_MORE_* notices go to stderr.
+// errors and NO_MORE_* notices go to stderr; under --json warnings and
+// notices go into the document's "warnings" array and an error is one JSON
+// object on stderr.
 
 // emit prints a command's result: v as one JSON document under --json,
 // otherwise the predecessor's text form.
@@ -25,9 +30,31 @@ func (a *App) emit(v any, text func(w io.Writer)) error {
 	return nil
 }
 
+// writeJSON prints v as the command's one JSON document. An object gets
+// the call's warnings and notices as its "warnings" array (empty when
+// there are none), so that nothing but the document reaches stdout.
 func (a *App) writeJSON(w io.Writer, v any) error {
-	_, err := fmt.Fprintf(w, "%s\n", jsondoc.Pretty(v))
+	a.emitted = true
+	_, err := fmt.Fprintf(w, "%s\n", jsondoc.Reindent(withWarnings(jsondoc.Compact(v), a.warnings)))
 	return err
+}
+
+// withWarnings adds "warnings", last, to a JSON object that has none.
+func withWarnings(doc []byte, warnings []string) []byte {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) < 2 || doc[0] != '{' || gjson.GetBytes(doc, "warnings").Exists() {
+		return doc
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	body := bytes.TrimSpace(doc[:len(doc)-1])
+	out := append([]byte{}, body...)
+	if len(body) > 1 {
+		out = append(out, ',')
+	}
+	out = append(append(out, `"warnings":`...), bytes.TrimSpace(jsondoc.Compact(warnings))...)
+	return append(out, '}')
 }
 
 // printf writes a line of text output.
@@ -39,15 +66,46 @@ func printJSON(w io.Writer, v any) { fmt.Fprintf(w, "%s\n", jsondoc.Pretty(v)) }
 // printRaw writes a stored record, indented as a standalone document.
 func printRaw(w io.Writer, raw []byte) { fmt.Fprintf(w, "%s\n", jsondoc.Reindent(raw)) }
 
-// warn writes a WARNING line to stderr.
+// warn writes a WARNING line to stderr; under --json it goes into the
+// document's warnings instead.
 func (a *App) warn(format string, args ...any) {
+	if a.g.JSON {
+		a.warnings = append(a.warnings, "WARNING: "+fmt.Sprintf(format, args...))
+		return
+	}
 	fmt.Fprintf(a.env.Stderr, "WARNING: "+format+"\n", args...)
 }
 
 // notice writes an informational line to stderr (the predecessor's
-// NO_MORE_FEATURES lines go there).
+// NO_MORE_FEATURES lines go there); under --json it goes into the
+// document's warnings instead.
 func (a *App) notice(format string, args ...any) {
+	if a.g.JSON {
+		a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+		return
+	}
 	fmt.Fprintf(a.env.Stderr, format+"\n", args...)
+}
+
+// messages is where a helper writes its warning lines: stderr, or under
+// --json the document's warnings.
+func (a *App) messages() io.Writer {
+	if !a.g.JSON {
+		return a.env.Stderr
+	}
+	return lineWriter(func(l string) { a.warnings = append(a.warnings, l) })
+}
+
+// lineWriter hands each non-empty line written to it to fn.
+type lineWriter func(string)
+
+func (fn lineWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(string(p), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			fn(l)
+		}
+	}
+	return len(p), nil
 }
 
 type jsonError struct {
@@ -56,6 +114,7 @@ type jsonError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (a *App) reportError(err error) {
@@ -68,6 +127,7 @@ func (a *App) reportError(err error) {
 		je.Error.Kind = errs.KindOf(err).String()
 		je.Error.Code = errs.Code(err)
 		je.Error.Message = err.Error()
+		je.Warnings = a.warnings
 		b, _ := json.Marshal(je)
 		fmt.Fprintf(a.env.Stderr, "%s\n", b)
 		return
@@ -106,4 +166,60 @@ func (a *App) emitField(r gjson.Result) error {
 	}
 	_, err := fmt.Fprintf(a.env.Stdout, "%s\n", fieldValue(r))
 	return err
+}
+
+// jsonHelp makes the text cobra prints itself — help, the version, a
+// completion script, baton with no command — one JSON document under
+// --json.
+func (a *App) jsonHelp(root *cobra.Command) {
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if !a.g.JSON {
+			help(c, args)
+			return
+		}
+		var b bytes.Buffer
+		c.SetOut(&b)
+		help(c, args)
+		c.SetOut(a.env.Stdout)
+		_ = a.writeJSON(a.env.Stdout, map[string]string{"command": c.CommandPath(), "help": b.String()})
+	})
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if a.g.JSON {
+			return errs.New(errs.Usage, "baton needs a command (see 'baton --help')")
+		}
+		return c.Help()
+	}
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sh := range c.Commands() {
+			run := sh.RunE
+			sh.RunE = func(c *cobra.Command, args []string) error {
+				if !a.g.JSON {
+					return run(c, args)
+				}
+				var b bytes.Buffer
+				if err := completionScript(c.Root(), c.Name(), &b); err != nil {
+					return err
+				}
+				return a.writeJSON(a.env.Stdout, map[string]string{"shell": c.Name(), "script": b.String()})
+			}
+		}
+	}
+}
+
+func completionScript(root *cobra.Command, shell string, w io.Writer) error {
+	switch shell {
+	case "bash":
+		return root.GenBashCompletionV2(w, true)
+	case "zsh":
+		return root.GenZshCompletion(w)
+	case "fish":
+		return root.GenFishCompletion(w, true)
+	case "powershell":
+		return root.GenPowerShellCompletionWithDesc(w)
+	}
+	return errs.New(errs.Usage, "no completion for the shell %q", shell)
 }

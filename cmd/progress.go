@@ -537,9 +537,10 @@ func (a *App) newGetReviewTypeCmd() *cobra.Command {
 }
 
 type reviewTypeResult struct {
-	ReviewType string  `json:"review_type"`
-	FeatureID  *string `json:"feature_id"`
-	Branch     *string `json:"branch"`
+	ReviewType string   `json:"review_type"`
+	FeatureID  *string  `json:"-"`
+	Features   []string `json:"features"`
+	Branch     *string  `json:"branch"`
 }
 
 func (a *App) runGetReviewType(ctx context.Context) error {
@@ -551,7 +552,7 @@ func (a *App) runGetReviewType(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := reviewTypeResult{ReviewType: progress.ReviewType(st), FeatureID: st.CurrentFeature, Branch: st.CurrentBranch}
+	r := reviewTypeResult{ReviewType: progress.ReviewType(st), FeatureID: st.CurrentFeature, Features: idList(st.CurrentFeature), Branch: st.CurrentBranch}
 	return a.emit(r, func(w io.Writer) {
 		printf(w, "REVIEW_TYPE: %s", r.ReviewType)
 		if r.ReviewType == "FEATURE" {
@@ -602,11 +603,13 @@ func (a *App) newProgressListCmd() *cobra.Command {
 				return err
 			}
 			lines := []sessionLine{}
+			records := []any{}
 			p.Sessions(func(raw []byte) {
 				r := gjson.ParseBytes(raw)
 				lines = append(lines, sessionLine{int(r.Get("session_id").Int()), r.Get("agent_type").String(), r.Get("outcome").String(), r.Get("summary").String()})
+				records = append(records, r.Value())
 			})
-			return a.emit(lines, func(w io.Writer) {
+			return a.emit(map[string]any{"sessions": records}, func(w io.Writer) {
 				for _, l := range lines {
 					printf(w, "[%d] %s: %s - %s...", l.SessionID, l.AgentType, l.Outcome, truncate(l.Summary, 50))
 				}

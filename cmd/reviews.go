@@ -219,6 +219,12 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		if err != nil {
 			return err
 		}
+		if err := st.checkPassIssues(in); err != nil {
+			return err
+		}
+		if err := st.checkReviewedWork(in); err != nil {
+			return err
+		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}
@@ -399,11 +405,11 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		if reviews.VerdictOf(rv) == "REJECT" || rv.Get("decision.reject").Bool() {
 			return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: its features go back to IMPLEMENT, and no fix answers a rejected review", in.ReviewID))
 		}
-		branch := deref(in.Branch)
-		if branch == "" {
-			branch = rv.Get("branch").String()
+		branch, err := st.fixBranch(rv, in.Branch)
+		if err != nil {
+			return err
 		}
-		if err := st.checkFixCommits(&in, branch); err != nil {
+		if err := st.checkFixCommits(&in, branch, rv.Get("commit_range.to").String()); err != nil {
 			return err
 		}
 		key := deref(in.FeatureID)
@@ -527,11 +533,12 @@ func (a *App) newGetLastCmd() *cobra.Command {
 // ---- reviews get-fix-count
 
 type fixCountResult struct {
-	FeatureID    string `json:"feature_id"`
-	FixCount     int    `json:"fix_count"`
-	Remaining    int    `json:"remaining"`
-	MaxFixCycles int    `json:"max_fix_cycles"`
-	LimitReached bool   `json:"limit_reached"`
+	FeatureID    string   `json:"-"`
+	Features     []string `json:"features"`
+	FixCount     int      `json:"fix_count"`
+	Remaining    int      `json:"remaining"`
+	MaxFixCycles int      `json:"max_fix_cycles"`
+	LimitReached bool     `json:"limit_reached"`
 }
 
 func (a *App) newGetFixCountCmd() *cobra.Command {
@@ -580,14 +587,15 @@ func fixCountOf(r *reviews.File, feature string, cfg store.Config) fixCountResul
 	if rem < 0 {
 		rem = 0
 	}
-	return fixCountResult{FeatureID: feature, FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
+	return fixCountResult{FeatureID: feature, Features: nonNil(features.SplitIDs(feature)), FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
 }
 
 // ---- reviews show-issues
 
 type showIssuesResult struct {
 	ReviewID  int             `json:"review_id"`
-	FeatureID string          `json:"feature_id"`
+	FeatureID string          `json:"-"`
+	Features  []string        `json:"features"`
 	Verdict   string          `json:"verdict"`
 	Issues    []reviews.Issue `json:"issues"`
 }
@@ -604,7 +612,7 @@ func (a *App) newShowIssuesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res := showIssuesResult{ReviewID: int(last.Get("review_id").Int()), FeatureID: last.Get("feature_id").String(), Verdict: last.Get("verdict").String(), Issues: reviews.ReadIssues(last.Get("issues"))}
+			res := showIssuesResult{ReviewID: int(last.Get("review_id").Int()), FeatureID: last.Get("feature_id").String(), Features: nonNil(features.SplitIDs(last.Get("feature_id").String())), Verdict: last.Get("verdict").String(), Issues: reviews.ReadIssues(last.Get("issues"))}
 			if res.FeatureID == "" {
 				res.FeatureID = "ARCHITECTURE"
 			}

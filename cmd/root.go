@@ -96,6 +96,9 @@ type App struct {
 	g   globalOpts
 	ran bool // a command's run started: later errors are not usage errors
 
+	warnings []string // under --json: the warnings and notices for the document
+	emitted  bool     // under --json: the document was printed
+
 	repoOpened bool
 	// reconciling skips the drift check: the transaction records it.
 	reconciling bool
@@ -103,6 +106,9 @@ type App struct {
 	// creating marks an init command: its transaction may create the state
 	// where none exists (any other command is refused there).
 	creating bool
+	// undone says what the undo of an uncommitted git change did, for the
+	// failed command's message.
+	undone string
 }
 
 const exitCodeHelp = `Exit codes:
@@ -124,6 +130,10 @@ func Main(args []string, env Env) int {
 	defer stop()
 	a := &App{env: env}
 	root := a.newRootCmd()
+	if wantsJSON(args) { // known before parsing: a usage error is JSON too
+		a.g.JSON = true
+		root.SetVersionTemplate(`{"version": {{printf "%q" .Version}}, "warnings": []}` + "\n")
+	}
 	root.SetArgs(rewriteArgs(args))
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
@@ -139,6 +149,19 @@ func Main(args []string, env Env) int {
 		a.reportError(err)
 	}
 	return errs.Code(err)
+}
+
+// wantsJSON says whether --json is among the arguments (before any "--").
+func wantsJSON(args []string) bool {
+	for _, s := range args {
+		switch s {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *App) newRootCmd() *cobra.Command {
@@ -179,6 +202,7 @@ ids assigned inside the lock and counters computed from the files.
 	root.AddCommand(a.newManCmd(), a.newShowCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	a.jsonHelp(root)
 	addExamples(root)
 	a.addCompletions(root)
 	a.markRuns(root)

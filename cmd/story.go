@@ -205,7 +205,7 @@ func (a *App) runLog(ctx context.Context, o logOpts) error {
 	if o.Limit > 0 && len(out) > o.Limit {
 		out = out[len(out)-o.Limit:]
 	}
-	return a.emit(out, func(w io.Writer) {
+	return a.emit(map[string]any{"events": out}, func(w io.Writer) {
 		for _, l := range out {
 			printf(w, "%s", logText(l))
 		}
@@ -364,4 +364,12 @@ func sortedKeys(m map[int]bool) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// idList is a feature id or batch as the list of its ids (empty for none).
+func idList(batch *string) []string {
+	if batch == nil {
+		return []string{}
+	}
+	return nonNil(features.SplitIDs(*batch))
 }
