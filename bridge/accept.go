@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/baton-cli/baton/errs"
 )
@@ -159,7 +160,7 @@ func mustRead(path string) []byte {
 // than asking again, is what keeps a host from looping on exit 42 forever.
 func (b *Bridge) noResponse(pend *RequestRecord) error {
 	msg := fmt.Sprintf("bridge: nothing to resume with: no response to %s at %s. Run the agent on %s, write its answer with '%s', then resume; or re-run without --resume to start over",
-		describeRecord(pend), b.p.Response, b.p.Request, FixCommand(KindResponse, b.o.Dir))
+		describeRecord(pend), b.p.Response, b.p.Request, b.respondCommand(pend))
 	if stray := b.strayResponse(); stray != "" {
 		msg += fmt.Sprintf(". (A response exists at %s: it was written relative to another directory; the request names the absolute path to write.)", stray)
 	}
@@ -204,7 +205,7 @@ func (b *Bridge) refuse(path string, v verdict) error {
 	re := &RefusedError{File: path, SetAsideAs: dst, Reason: v.reason, Problems: v.problems}
 	next := "; start a run by running the orchestrator without --resume"
 	if pend := b.cp.pending(); pend != nil {
-		next = fmt.Sprintf("; answer %s with '%s', then resume", describeRecord(pend), FixCommand(KindResponse, b.o.Dir))
+		next = fmt.Sprintf("; answer %s with '%s', then resume", describeRecord(pend), b.respondCommand(pend))
 	} else if b.cp != nil {
 		next = "; no request waits for an answer: re-run the orchestrator with --resume"
 	}
@@ -266,4 +267,14 @@ func (b *Bridge) finishConsumption() error {
 		return errs.New(errs.Invalid, "bridge: %s: %v", stored, err)
 	}
 	return b.markAnswered(pend, &resp, stored)
+}
+
+// respondCommand is the command that answers rec: with the host token it
+// needs, as a placeholder (only the host was given it).
+func (b *Bridge) respondCommand(rec *RequestRecord) string {
+	cmd := FixCommand(KindResponse, b.o.Dir)
+	if rec.TokenSHA256 != "" {
+		cmd = strings.Replace(cmd, " respond ", " respond --token HOST_TOKEN ", 1) + " (HOST_TOKEN: the token printed to the host when the request was made)"
+	}
+	return cmd
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -53,6 +52,11 @@ type LoopOptions struct {
 	Stderr        io.Writer // progress lines, the orchestrator's and the agent's stderr
 	Now           func() time.Time
 	KillGrace     time.Duration // between asking a process to stop and killing it (default 2s)
+	// Token is the host token the loop gives the orchestrator
+	// ($BATON_HOST_TOKEN) and puts in every answer; default: a random one.
+	// A loop that continues another's run (--resume) needs that loop's token
+	// to answer a request that carries one.
+	Token string
 }
 
 // LoopResult is what a loop did.
@@ -114,7 +118,10 @@ func Loop(ctx context.Context, o LoopOptions) (*LoopResult, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	tok, _ := newToken()
+	tok := o.Token
+	if tok == "" {
+		tok, _ = newToken()
+	}
 	l := &loop{o: o, p: PathsIn(o.Dir), res: &LoopResult{Agents: []AgentRun{}}, answered: map[string]bool{}, token: tok, attempts: map[string]int{}}
 	return l.res, l.run(ctx)
 }
@@ -189,10 +196,14 @@ func (l *loop) runOrchestrator(ctx context.Context, resume bool) (int, error) {
 	cmd.Dir = l.o.Cwd
 	cmd.Env = append(slices.Clone(l.o.Env), "BATON_STATE_DIR="+l.o.Dir, "BATON_BRIDGE_ITERATION="+strconv.Itoa(l.res.Iterations), "BATON_HOST_TOKEN="+l.token)
 	cmd.Stdout, cmd.Stderr = l.o.Stdout, l.o.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	// a process group of its own: a stop reaches everything the
+	// orchestrator started, and nothing of it outlives the loop
+	startGroup(cmd)
+	cmd.Cancel = func() error { return interruptGroup(cmd) }
 	cmd.WaitDelay = l.o.KillGrace
 	err := cmd.Run()
 	if ctx.Err() != nil {
+		killGroup(cmd)
 		return 0, errs.New(errs.Interrupted, "bridge loop: interrupted while the orchestrator ran (run %d); its checkpoint is kept: continue with: %s", l.res.Iterations, l.resumeCommand())
 	}
 	var ee *exec.ExitError
@@ -348,9 +359,19 @@ func (l *loop) noAgent(req *Request) error {
 	return &errs.Error{Kind: errs.NeedAgent, Msg: "bridge loop: no --agent-cmd to run; " + ne.Error(), Err: ne}
 }
 
-// resumeCommand is the command that continues this loop.
+// resumeCommand is the command that continues this loop: with --resume
+// once the orchestrator has checkpointed a run, else the same loop again
+// (a resume with no run to resume would only fail). A request that
+// carries a host token needs this loop's token.
 func (l *loop) resumeCommand() string {
 	parts := []string{"baton bridge loop --resume --state-dir", shellQuote(l.o.Dir)}
+	cp, err := LoadCheckpoint(l.p.Checkpoint)
+	switch {
+	case err == nil && cp == nil && !exists(l.p.Request):
+		parts = []string{"baton bridge loop --state-dir", shellQuote(l.o.Dir)}
+	case err == nil && cp.pending() != nil && cp.pending().TokenSHA256 != "":
+		parts = append([]string{"BATON_HOST_TOKEN=" + l.token}, parts...)
+	}
 	if l.o.AgentCmd != "" {
 		parts = append(parts, "--agent-cmd", shellQuote(l.o.AgentCmd))
 	}

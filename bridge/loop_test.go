@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -31,6 +33,32 @@ func testOrchestrator(role string, args []string) int {
 	err := func() error {
 		if role == "ignores-resume" {
 			args = nil
+		}
+		if role == "one" {
+			b, err := Open(Options{Dir: dir, Resume: slices.Contains(args, "--resume"), Warn: os.Stderr})
+			if err != nil {
+				return err
+			}
+			out, err := b.Invoke("emitter", "Emit", InvokeOptions{})
+			var ae *AgentError
+			if errors.As(err, &ae) {
+				out, err = "error: "+ae.Message, nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "result.txt"), []byte(out), 0o644); err != nil {
+				return err
+			}
+			return b.Complete()
+		}
+		if role == "race" {
+			b, err := Open(Options{Dir: dir, Warn: os.Stderr})
+			if err != nil {
+				return err
+			}
+			_, err = b.Invoke(os.Getenv("RACE_AGENT"), "Do it", InvokeOptions{})
+			return err
 		}
 		b, err := Open(Options{Dir: dir, Resume: slices.Contains(args, "--resume"), Warn: os.Stderr, MaxRequestBytes: 3000})
 		if err != nil {
@@ -280,5 +308,59 @@ func TestBridgeLoopInterruptDuringOrchestrator(t *testing.T) {
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Fatal("the orchestrator was not stopped")
+	}
+}
+
+// runOrchestratorProcess runs the test orchestrator role as its own
+// process in the state directory dir and returns its exit status.
+func runOrchestratorProcess(t *testing.T, dir, role string, env ...string) int {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), "BRIDGE_TEST_ORCHESTRATOR="+role, "BATON_STATE_DIR="+dir), env...)
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		t.Errorf("running the orchestrator: %v", err)
+		return -1
+	}
+	return 0
+}
+
+func errorsAs[T any](err error, target *T) bool { return errors.As(err, target) }
+
+// 200 MB of agent output: the loop keeps at most its --max-output, stops
+// the agent, and answers with an error naming the cap, in bounded memory.
+func TestBridgeLoopLargeOutputIsBounded(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	lr, res, err := runLoop(t, context.Background(), "one", "cat >/dev/null; head -c 200000000 /dev/zero", func(o *LoopOptions) { o.MaxOutput = 1 << 20 })
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lr.stderr.String())
+	}
+	if got := lr.result(t); !strings.Contains(got, "more than 1048576 bytes of output (the loop's --max-output)") {
+		t.Fatalf("result %q", got)
+	}
+	if res.Agents[0].Status != StatusError {
+		t.Fatalf("agents %+v", res.Agents)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Fatalf("the loop allocated %d MB for 200 MB of output capped at 1 MB", alloc>>20)
+	}
+}
+
+// Output within the cap is kept byte for byte, invalid UTF-8 included.
+func TestBridgeLoopOutputKeptByteForByte(t *testing.T) {
+	agent := `cat >/dev/null; printf 'caf\303\251 \377\376 raw\000bytes'; head -c 3000000 /dev/zero`
+	lr, _, err := runLoop(t, context.Background(), "one", agent, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lr.stderr.String())
+	}
+	want := "caf\xc3\xa9 \xff\xfe raw\x00bytes" + strings.Repeat("\x00", 3000000)
+	if got := lr.result(t); got != want {
+		t.Fatalf("result differs: %d bytes, want %d; starts %q", len(got), len(want), got[:min(len(got), 40)])
 	}
 }

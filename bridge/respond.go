@@ -247,6 +247,9 @@ func outstanding(dir string) (*Request, *RequestRecord, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if cp == nil {
+		return req, &RequestRecord{RequestID: req.RequestID, AgentName: req.AgentName, Phase: req.Phase, PhaseName: req.PhaseName}, nil // another program's run: no checkpoint to compare with
+	}
 	rec := cp.pending()
 	if rec == nil || rec.RequestID != req.RequestID {
 		held := "no request is outstanding"

@@ -61,7 +61,6 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o branchCreat
 		action = workflow.CreateRefactorBranch
 	}
 	var out branchCreated
-	created := false
 	err = a.update(ctx, cmdPath, "", func(st *state) error {
 		if _, err := st.require(action); err != nil {
 			return err
@@ -73,23 +72,22 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o branchCreat
 		if cur, err := r.Branch(name); err == nil {
 			return errs.New(errs.Conflict, "branch %s already exists (at %s): pick another name, or switch to it with 'git switch %s'", name, gitops.Short(cur), name)
 		}
+		if err := st.intend(gitIntent{Op: "create-branch", Repo: r.Top(), Branch: name, BranchHead: at}); err != nil {
+			return err
+		}
 		if err := r.CreateBranch(name, at); err != nil {
 			if errors.Is(err, gitops.ErrUnknownRevision) {
 				return gitErr(err, "creating %s", name)
 			}
 			return errs.New(errs.Usage, "NAME: %v (see 'git check-ref-format --help')", err)
 		}
-		created = true
 		out = branchCreated{Branch: name, At: gitops.Short(at), From: from}
 		st.summary = fmt.Sprintf("created branch %s at %s (from %s)", name, out.At, from)
 		st.logAlways()
 		return nil
 	})
 	if err != nil {
-		if created {
-			_ = r.DeleteBranch(name, "")
-		}
-		return err
+		return a.withUndone(err)
 	}
 	return a.emit(out, func(w io.Writer) {
 		printf(w, "SUCCESS: Created branch %s at %s (from %s)", out.Branch, out.At, out.From)

@@ -669,7 +669,7 @@ func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
 	res, err := bridge.Loop(ctx, bridge.LoopOptions{
 		Dir: a.bridgeDir(), Orchestrator: o.Orchestrator, AgentCmd: orDefault(o.AgentCmd, a.env.Getenv("BATON_AGENT_CMD")),
 		MaxIterations: o.MaxIterations, MaxAttempts: o.MaxAttempts, MaxOutput: o.MaxOutput, Resume: o.Resume, Cwd: a.env.Cwd, Env: os.Environ(),
-		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now,
+		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now, Token: a.env.Getenv("BATON_HOST_TOKEN"),
 	})
 	if res != nil && (err == nil || a.g.JSON) {
 		if eerr := a.emit(res, func(w io.Writer) { printLoopResult(w, res) }); eerr != nil {

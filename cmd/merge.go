@@ -61,7 +61,7 @@ A conflict leaves main as it was, names the paths, and sets the next step to FIX
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runReviewsMerge(c.Context(), c.CommandPath(), o) },
 	}
-	c.Flags().IntVar(&o.Review, "review", 0, "review whose branch to merge (default: the last review)")
+	c.Flags().Var(reviewIDFlag(&o.Review), "review", "review whose branch to merge: 3 or R3 (default: the last review)")
 	c.Flags().BoolVar(&o.FF, "ff", false, "fast-forward main when it can, without a merge commit")
 	return c
 }
@@ -84,7 +84,6 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 	var out mergeOutcome
 	var t mergeTarget
 	var res gitops.MergeResult
-	var deleted bool
 	var conflict error
 	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
 		if _, err := st.require(workflow.Merge); err != nil {
@@ -96,7 +95,10 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		}
 		st.taskID = t.featureID
 		ff := o.FF || !st.cfg.MergeNoFF
-		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: a.signature(r), FastForward: ff})
+		intend := func(commit string) error {
+			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
+		}
+		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: a.signature(r), FastForward: ff, BeforeMove: intend})
 		var ce *gitops.ConflictError
 		switch {
 		case errors.As(err, &ce):
@@ -108,7 +110,6 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		if err := r.DeleteBranch(t.branch, res.BranchHead); err != nil {
 			return gitErr(err, "%s was merged, but deleting %s failed", t.into, t.branch)
 		}
-		deleted = true
 		out = mergeOutcome{ReviewID: t.id, Branch: t.branch, Into: t.into, MergeCommit: gitops.Short(res.Commit), Previous: gitops.Short(res.Previous),
 			BranchHead: gitops.Short(res.BranchHead), FastForward: res.FastForward, ThreeWay: res.ThreeWay, Worktree: res.Worktree, BranchDeleted: true}
 		if err := st.recordMerge(t, res, &out); err != nil {
@@ -117,11 +118,8 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		st.tx.AfterCommit(func() error { out.Detached = a.detach(r, t.branch, res.BranchHead); return nil })
 		return nil
 	})
-	if err != nil && res.Commit != "" && conflict == nil {
-		return a.undoMerge(r, t.into, t.branch, res, deleted, err)
-	}
 	if err != nil {
-		return err
+		return a.withUndone(err)
 	}
 	if conflict != nil {
 		return conflict
@@ -183,9 +181,11 @@ func (st *state) checkMergeable(rv gjson.Result, id int) error {
 	case rv.Get("agent_type").String() == workflow.Architecture:
 		return errs.New(errs.Usage, "review R%d is an architecture review: it merges nothing (its refactor branch is merged after the ARCHITECTURE_REFACTOR review; name that review with --review)", id)
 	case rv.Get("merge_commit").Exists():
-		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, rv.Get("merge_commit").String())
+		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, gitops.Short(rv.Get("merge_commit").String()))
 	case rv.Get("decision.reject").Bool() || reviews.VerdictOf(rv) == "REJECT":
 		return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: it is not merged; delete its branch and requeue its features with 'baton reviews reject --review %d'", id, id))
+	case reviews.VerdictOf(rv) == "PASS" && reviews.Blocking(reviews.ReadIssues(rv.Get("issues"))):
+		return st.refuse(errs.New(errs.Policy, "review R%d is a PASS with a critical or major issue: blocking issues are not merged — FIX them and REVIEW again", id))
 	case !reviews.Merged(rv):
 		return st.refuse(errs.New(errs.Policy, "review R%d is %s: only a PASS review (or a fix-cycle-limit decision to merge) is merged — FIX its issues and REVIEW again, or name another review with --review", id, reviews.VerdictOf(rv)))
 	}
@@ -214,8 +214,12 @@ func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
 	if t.head, err = r.Branch(t.branch); err != nil {
 		return gitErr(err, "branch %s of review R%d does not exist in the repository at %s (already merged and deleted, or never created?)", t.branch, t.id, r.Top())
 	}
-	if to := t.review.Get("commit_range.to").String(); to != "" && !strings.HasPrefix(t.head, to) {
-		return st.refuse(errs.New(errs.Policy, "%s has commits review R%d did not see: it reviewed up to %s, and %s is at %s now. REVIEW the new commits (a new 'baton reviews add-review' records the range) before merging or rejecting", t.branch, t.id, to, t.branch, gitops.Short(t.head)))
+	to := t.review.Get("commit_range.to").String()
+	if to != "" && len(to) < len(t.head) {
+		return st.refuse(errs.New(errs.Policy, "review R%d recorded only an abbreviated commit, %s, which more than one commit can match: it cannot say which commit was reviewed. REVIEW %s again (a new 'baton reviews add-review' records the full commit) before merging or rejecting", t.id, to, t.branch))
+	}
+	if to != "" && to != t.head {
+		return st.refuse(errs.New(errs.Policy, "%s has commits review R%d did not see: it reviewed up to %s, and %s is at %s now. REVIEW the new commits (a new 'baton reviews add-review' records the range) before merging or rejecting", t.branch, t.id, gitops.Short(to), t.branch, gitops.Short(t.head)))
 	}
 	return nil
 }
@@ -271,7 +275,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 	if err != nil {
 		return err
 	}
-	mc := gitops.Short(res.Commit)
+	mc := res.Commit
 	out.Passed, out.FixesMerged = []string{}, []string{}
 	if len(t.features) > 0 {
 		feat, ok, err := st.featuresOpt()
@@ -279,7 +283,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 			return err
 		}
 		if ok {
-			if _, err := feat.SetPasses(t.features, true, st.stamp(), fmt.Sprintf("review R%d passed; merged into %s as %s", t.id, t.into, mc)); err != nil {
+			if _, err := feat.SetPasses(t.features, true, st.stamp(), fmt.Sprintf("review R%d passed; merged into %s as %s", t.id, t.into, gitops.Short(mc))); err != nil {
 				return err
 			}
 			st.touch(features.FileName)
@@ -292,11 +296,14 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 		}
 		out.FixesMerged = append(out.FixesMerged, reviews.FixLabel(id))
 	}
-	if err = rv.SetReviewFields(t.id, reviews.Field{Key: "merge_commit", Value: mc}, reviews.Field{Key: "merged_onto", Value: gitops.Short(res.Previous)}, reviews.Field{Key: "merged_at", Value: st.stamp()}); err != nil {
+	if err = rv.SetReviewFields(t.id, reviews.Field{Key: "merge_commit", Value: mc}, reviews.Field{Key: "merged_onto", Value: res.Previous}, reviews.Field{Key: "merged_at", Value: st.stamp()}); err != nil {
 		return err
 	}
 	st.touch(reviews.FileName)
-	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, mc, t.id, orDash(strings.Join(out.Passed, ", ")), t.branch)
+	if err := st.afterMerge(t); err != nil {
+		return err
+	}
+	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, gitops.Short(mc), t.id, orDash(strings.Join(out.Passed, ", ")), t.branch)
 	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "features": nonNil(t.features)}
 	return nil
 }
@@ -349,22 +356,13 @@ func (a *App) detach(r gitops.Repo, branch, at string) []string {
 	return done
 }
 
-// undoMerge moves main back after a merge whose record failed (cause),
-// and recreates the branch if it was deleted; the error says what was
-// undone, or what a person must undo.
-func (a *App) undoMerge(r gitops.Repo, into, branch string, res gitops.MergeResult, deleted bool, cause error) error {
-	msg := fmt.Sprintf("%v — the merge was undone: %s is back at %s", cause, into, gitops.Short(res.Previous))
-	if err := gitops.UndoMerge(r, into, res); err != nil {
-		msg = fmt.Sprintf("%v — and moving %s back from %s to %s failed: %v; move it back by hand ('git update-ref refs/heads/%s %s %s')", cause, into, gitops.Short(res.Commit), gitops.Short(res.Previous), err, into, res.Previous, res.Commit)
+// withUndone adds to a failed command's error what the undo of its git
+// change did (the store undoes an uncommitted intent before returning).
+func (a *App) withUndone(err error) error {
+	if a.undone == "" {
+		return err
 	}
-	if deleted {
-		if err := gitops.RestoreBranch(r, branch, res.BranchHead); err != nil {
-			msg += fmt.Sprintf("; recreating %s at %s failed: %v ('git branch %s %s')", branch, gitops.Short(res.BranchHead), err, branch, res.BranchHead)
-		} else {
-			msg += fmt.Sprintf(" and %s is restored", branch)
-		}
-	}
-	return &errs.Error{Kind: errs.KindOf(cause), Msg: msg, Err: cause}
+	return &errs.Error{Kind: errs.KindOf(err), Msg: fmt.Sprintf("%v — %s", err, a.undone), Err: err}
 }
 
 // ---- reviews reject
@@ -395,7 +393,7 @@ is computed as after a REJECT. A review that was merged cannot be rejected.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runReviewsReject(c.Context(), c.CommandPath(), o) },
 	}
-	c.Flags().IntVar(&o.Review, "review", 0, "review whose work to reject (default: the last review)")
+	c.Flags().Var(reviewIDFlag(&o.Review), "review", "review whose work to reject: 3 or R3 (default: the last review)")
 	return c
 }
 
@@ -432,12 +430,7 @@ func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o rejectOpts
 		return nil
 	})
 	if err != nil {
-		if head != "" {
-			if rerr := gitops.RestoreBranch(r, out.Branch, head); rerr != nil {
-				a.warn("the rejection could not be recorded, and recreating %s at %s failed: %v ('git branch %s %s')", out.Branch, gitops.Short(head), rerr, out.Branch, head)
-			}
-		}
-		return err
+		return a.withUndone(err)
 	}
 	return a.emit(out, func(w io.Writer) {
 		printf(w, "SUCCESS: Rejected the work of review R%d", out.ReviewID)
@@ -459,7 +452,7 @@ func checkRejectable(rv gjson.Result, id int) error {
 	case rv.Get("agent_type").String() == workflow.Architecture:
 		return errs.New(errs.Usage, "review R%d is an architecture review: there is no work to reject (name a feature review with --review)", id)
 	case rv.Get("merge_commit").Exists():
-		return errs.New(errs.Conflict, "review R%d was merged into main as %s: merged work is not rejected (a person reverts it on main)", id, rv.Get("merge_commit").String())
+		return errs.New(errs.Conflict, "review R%d was merged into main as %s: merged work is not rejected (a person reverts it on main)", id, gitops.Short(rv.Get("merge_commit").String()))
 	case rv.Get("rejected_at").Exists():
 		return errs.New(errs.Conflict, "the work of review R%d was already rejected at %s", id, rv.Get("rejected_at").String())
 	}
@@ -493,6 +486,9 @@ func (st *state) deleteRejected(r gitops.Repo, t *mergeTarget) (string, error) {
 		return "", gitErr(err, "checking %s", t.branch)
 	} else if merged {
 		return "", errs.New(errs.Conflict, "%s (at %s) is already merged into %s: merged work is not rejected (a person reverts it on %s)", t.branch, gitops.Short(t.head), t.into, t.into)
+	}
+	if err := st.intend(gitIntent{Op: "delete-branch", Repo: r.Top(), Branch: t.branch, BranchHead: t.head}); err != nil {
+		return "", err
 	}
 	if err := r.DeleteBranch(t.branch, t.head); err != nil {
 		return "", gitErr(err, "deleting %s", t.branch)

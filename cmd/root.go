@@ -112,6 +112,9 @@ type App struct {
 	// creating marks an init command: its transaction may create the state
 	// where none exists (any other command is refused there).
 	creating bool
+	// undone says what the undo of an uncommitted git change did, for the
+	// failed command's message.
+	undone string
 }
 
 const exitCodeHelp = `Exit codes:
@@ -225,6 +228,9 @@ func (a *App) markRuns(c *cobra.Command) {
 				return err
 			}
 			a.ran = true
+			if err := checkInputText(c, args); err != nil {
+				return err
+			}
 			return run(c, args)
 		}
 	}

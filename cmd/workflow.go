@@ -209,11 +209,35 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 		st.touch(features.FileName)
 	}
 	if p != nil {
-		if err := st.applyDecision(p, d); err != nil {
+		sd := d
+		if d.Merge && st.canMerge(in.Branch) {
+			sd = mergePending(id, d, joinedIDs(res.Features), in.Branch)
+		}
+		if err := st.applyDecision(p, sd); err != nil {
 			return d, err
 		}
 	}
 	return d, nil
+}
+
+func joinedIDs(ids []string) *string {
+	if len(ids) == 0 {
+		return nil
+	}
+	s := strings.Join(ids, ",")
+	return &s
+}
+
+// canMerge reports whether 'baton reviews merge' can merge branch here: in
+// a repository where the branch exists. Elsewhere a passing review's
+// decision applies at once, as there is nothing to wait for.
+func (st *state) canMerge(branch *string) bool {
+	r := st.app.repo()
+	if r == nil || branch == nil {
+		return false
+	}
+	_, err := r.Branch(*branch)
+	return err == nil
 }
 
 func blockingPending(issues []reviews.PendingIssue) bool {

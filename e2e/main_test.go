@@ -110,7 +110,7 @@ func roleFor(args []string) string {
 		return agent
 	case "reviews add-fix":
 		return "FIX"
-	case "features pass", "features pass-batch":
+	case "features pass", "features pass-batch", "reviews merge", "reviews reject":
 		return "REVIEW"
 	case "features fail":
 		return "IMPLEMENT"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // What a command needs around a merge: undoing one whose state could not be
@@ -36,6 +37,25 @@ func UndoMerge(r Repo, into string, res MergeResult) error {
 		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", into, Short(res.Previous), wt.top, err)
 	}
 	return nil
+}
+
+// ResetCheckout puts the checkout of branch (if any) back from commit from
+// to commit to: the files and index entries the two differ in are written
+// as they are in to. Files already as in to are written again unchanged,
+// so it is safe to repeat.
+func ResetCheckout(r Repo, branch, from, to string) error {
+	g, ok := r.(*repo)
+	if !ok {
+		return errors.New("not a git repository")
+	}
+	wt, err := g.checkoutOf(branch)
+	if err != nil || wt == nil {
+		return err
+	}
+	if _, err := g.r.CommitObject(plumbing.NewHash(from)); err != nil {
+		return nil // the merge commit was never written: nothing was checked out
+	}
+	return wt.update(from, to)
 }
 
 // RestoreBranch recreates a branch deleted by mistake at the commit it had.

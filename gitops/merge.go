@@ -105,6 +105,10 @@ type MergeOptions struct {
 	// FastForward lets a branch that contains Into move Into forward
 	// without a merge commit; by default a merge commit is made (--no-ff).
 	FastForward bool
+	// BeforeMove, when set, is called with the commit Into is about to
+	// move to, before any ref or file changes; an error it returns stops
+	// the merge with nothing changed (the caller records its intent here).
+	BeforeMove func(commit string) error
 }
 
 // MergeResult says what a merge did.
@@ -145,6 +149,9 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 		return res, err
 	}
 	if wt != nil {
+		if err := wt.checkUnlocked(); err != nil {
+			return res, err
+		}
 		if err := clean(wt); err != nil {
 			return res, err
 		}
@@ -152,6 +159,11 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	newHead, err := g.mergeCommit(o, into, head, &res)
 	if err != nil {
 		return res, err
+	}
+	if o.BeforeMove != nil {
+		if err := o.BeforeMove(newHead); err != nil {
+			return res, err
+		}
 	}
 	if err := g.moveBranch(o.Into, into, newHead); err != nil {
 		return res, err
@@ -247,9 +259,10 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig
 
 // checkout is a worktree with a branch checked out.
 type checkout struct {
-	top string
-	r   *git.Repository // opened for this worktree: its own index
-	w   *git.Worktree
+	top    string
+	gitDir string          // the worktree's own git directory (its index, HEAD)
+	r      *git.Repository // opened for this worktree: its own index
+	w      *git.Worktree
 }
 
 // checkoutOf finds the worktree (main or linked) that has branch checked
@@ -285,7 +298,11 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, r: r, w: w}, nil
+		loc, err := Locate(top)
+		if err != nil {
+			return nil, err
+		}
+		return &checkout{top: top, gitDir: loc.GitDir, r: r, w: w}, nil
 	}
 	return nil, nil
 }
@@ -405,7 +422,7 @@ func (c *checkout) update(old, new string) error {
 			return err
 		}
 	}
-	return c.r.Storer.SetIndex(idx)
+	return c.writeIndex(idx)
 }
 
 func treeOf(r *git.Repository, hash string) (*object.Tree, error) {

@@ -18,10 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -46,6 +44,9 @@ type Store struct {
 	// (the init commands); any other is refused there, leaving nothing
 	// behind: no .baton/, no lock file.
 	Create bool
+	// Undo puts back the outside change (git) an uncommitted intent
+	// describes, compare-and-swap; the command layer provides it.
+	Undo func(intent []byte) error
 }
 
 // New returns the store for dir.
@@ -92,11 +93,13 @@ const tempSuffix = ".baton-tx"
 type journal struct {
 	Files  []journalEntry `json:"files"`
 	Append *appendEntry   `json:"append,omitempty"`
+	Remove []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
 }
 
 type journalEntry struct {
-	Tmp string `json:"tmp"`
-	Dst string `json:"dst"`
+	Tmp  string `json:"tmp"`
+	Dst  string `json:"dst"`
+	Hash string `json:"sha256,omitempty"` // of the staged content: tells a finished rename from a lost temp
 }
 
 // ReadFile returns the current bytes of a state file without taking the
@@ -106,16 +109,7 @@ func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	return ReadRegular(s.Path(name))
-}
-
-// RecoverIfNeeded finishes a half-applied journal, taking the lock to do
-// so; without a journal it costs one stat.
-func (s *Store) RecoverIfNeeded(ctx context.Context) error {
-	if _, err := os.Stat(s.journalPath()); err != nil {
-		return nil
-	}
-	return s.Update(ctx, func(*Tx) error { return nil })
+	return ReadRegular(s.ReadPath(name))
 }
 
 // Update runs fn as one transaction under the state lock and commits what it
@@ -135,26 +129,33 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}}
-	if err := fn(tx); err != nil {
-		return err
-	}
+	err = fn(tx)
 	if tx.adopt == nil {
 		tx.adopt = map[string]bool{}
 	}
-	if err := s.commit(tx.staged, tx.event, tx.adopt); err != nil {
-		return err
+	if err == nil {
+		err = s.commit(tx.staged, tx.event, tx.intent, tx.adopt)
+	}
+	var committed *CommittedError
+	if err != nil && !errors.As(err, &committed) {
+		return s.undoIntent(tx.intent, err)
 	}
 	if names := tx.stampNames(); len(names) > 0 {
 		var hashes map[string]string
 		if tx.event != nil {
 			hashes = tx.event.Metadata.Files
 		}
-		s.recordStamps(names, tx.facts, hashes)
+		if ferr := fault(StepStamps); ferr == nil {
+			s.recordStamps(names, tx.facts, hashes)
+		}
 	}
 	for _, hook := range tx.after {
-		if err := hook(); err != nil {
-			return err
+		if herr := hook(); herr != nil && committed == nil {
+			committed = &CommittedError{Err: herr}
 		}
+	}
+	if committed != nil {
+		return committed
 	}
 	return nil
 }
@@ -232,6 +233,7 @@ type Tx struct {
 	facts  map[string]json.RawMessage
 	after  []func() error
 	event  *Event
+	intent bool // an intent was written: the commit removes it
 	adopt  map[string]bool
 }
 
@@ -309,56 +311,6 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 // under the lock.
 func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 
-func (s *Store) commit(staged map[string][][]byte, event *Event, adopt map[string]bool) error {
-	if len(staged) == 0 && event == nil {
-		return nil
-	}
-	names := make([]string, 0, len(staged))
-	for n := range staged {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var j journal
-	dirs := map[string]bool{}
-	for _, n := range names {
-		dst, err := target(s.Path(n))
-		if err != nil {
-			s.discardTemps(j)
-			return err
-		}
-		tmp, err := writeTemp(dst, tempSuffix, staged[n], 0o644)
-		if err != nil {
-			s.discardTemps(j)
-			return err
-		}
-		j.Files = append(j.Files, journalEntry{Tmp: tmp, Dst: dst})
-		dirs[filepath.Dir(dst)] = true
-	}
-	for d := range dirs {
-		if err := SyncDir(d); err != nil {
-			s.discardTemps(j)
-			return err
-		}
-	}
-	if event != nil {
-		line, offset, err := s.prepareEvent(event, staged, adopt)
-		if err != nil {
-			s.discardTemps(j)
-			return err
-		}
-		j.Append = &appendEntry{Path: s.EventsPath(), Offset: offset, Data: line}
-	}
-	data, _ := json.Marshal(j)
-	if err := WriteFileAtomic(s.journalPath(), data, 0o644); err != nil {
-		s.discardTemps(j)
-		return err
-	}
-	// committed: only now is the version being replaced kept as the backup
-	// (a failed transaction leaves the backups as they were)
-	s.keepBackups(names)
-	return s.apply(j)
-}
-
 // BackupPath is where the version of a state file before the last change
 // is kept, for a person recovering from a bad edit.
 func (s *Store) BackupPath(name string) string {
@@ -385,55 +337,6 @@ func (s *Store) discardTemps(j journal) {
 	for _, e := range j.Files {
 		os.Remove(e.Tmp)
 	}
-}
-
-// apply performs a committed journal's renames (skipping those already
-// done), syncs, and removes the journal. It is idempotent.
-func (s *Store) apply(j journal) error {
-	dirs := map[string]bool{}
-	for _, e := range j.Files {
-		if err := os.Rename(e.Tmp, e.Dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("applying journal: %w", err)
-		}
-		dirs[filepath.Dir(e.Dst)] = true
-	}
-	if j.Append != nil {
-		if err := applyAppend(*j.Append); err != nil {
-			return fmt.Errorf("applying journal: %w", err)
-		}
-	}
-	for d := range dirs {
-		if err := SyncDir(d); err != nil {
-			return err
-		}
-	}
-	// The removal need not be durable at once: a journal that reappears
-	// after a crash is replayed, and every step of a replay is a no-op once
-	// done (renamed temps are gone; the log entry is found in place).
-	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// recover finishes a committed journal, or removes the temp files of a
-// transaction that died before its commit point. Called under the lock.
-func (s *Store) recover() error {
-	data, err := ReadRegular(s.journalPath())
-	switch {
-	case err == nil && data != nil:
-		var j journal
-		if jerr := json.Unmarshal(data, &j); jerr != nil {
-			return errs.New(errs.Invalid, "%s: unreadable journal (%v); it is written atomically, so this file was changed outside baton — remove it to discard the half-done transaction", s.journalPath(), jerr)
-		}
-		if err := s.apply(j); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	s.removeStaleTemps()
-	return nil
 }
 
 func (s *Store) removeStaleTemps() {

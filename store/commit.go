@@ -1,0 +1,324 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/baton-cli/baton/errs"
+)
+
+// The commit path and its one promise: before the commit point nothing has
+// changed, after it the change is made, whatever fails. The commit point is
+// the journal becoming durable (written, renamed into place, its directory
+// synced). A failure before it removes what was written, the journal first,
+// so that no journal ever names temp files that are gone; a failure after
+// it (a rename, the audit-log append, a sync, the journal's removal, the
+// stamps, an after-commit step) is a *CommittedError: the command reports
+// success with a warning, and the next command finishes the journal. A
+// journal found whose temp files are gone and whose destinations do not
+// hold the staged content never reached its commit point and is discarded
+// without a trace (its audit entry is not appended).
+
+// CommittedError is a failure after a transaction's commit point: the
+// change is durable and is finished by the next command; a caller must not
+// retry it.
+type CommittedError struct{ Err error }
+
+func (e *CommittedError) Error() string {
+	return fmt.Sprintf("the change is committed, but finishing it failed (%v); the next baton command completes it", e.Err)
+}
+
+func (e *CommittedError) Unwrap() error { return e.Err }
+
+// faultHook, when set, is called at each step of the commit path; an error
+// it returns is that step's failure. Only tests set it (SetFaultHook).
+var faultHook func(step string) error
+
+// Commit-path steps, in order, as the fault hook sees them.
+const (
+	StepTemp          = "temp"           // staging a file beside its destination
+	StepSyncTemps     = "sync-temps"     // syncing the staged files' directories
+	StepEvent         = "event"          // preparing the audit entry
+	StepJournal       = "journal"        // writing the journal's temp file
+	StepJournalRename = "journal-rename" // renaming it into place
+	StepJournalSync   = "journal-sync"   // syncing .baton/: the commit point
+	StepBackup        = "backup"         // keeping the replaced versions
+	StepRename        = "rename"         // renaming the staged files
+	StepAppend        = "append"         // appending the audit entry
+	StepApplySync     = "apply-sync"     // syncing the renamed files' directories
+	StepJournalRemove = "journal-remove" // removing the journal
+	StepStamps        = "stamps"         // recording the written files' stamps
+)
+
+// CommitSteps lists the steps in order (for tests that fail each in turn).
+var CommitSteps = []string{StepTemp, StepSyncTemps, StepEvent, StepJournal, StepJournalRename, StepJournalSync,
+	StepBackup, StepRename, StepAppend, StepApplySync, StepJournalRemove, StepStamps}
+
+// SetFaultHook installs fn to be called at every commit step (nil removes
+// it). For tests only: it makes baton fail where a disk or a kill would.
+func SetFaultHook(fn func(step string) error) { faultHook = fn }
+
+func fault(step string) error {
+	if faultHook == nil {
+		return nil
+	}
+	return faultHook(step)
+}
+
+func hashOf(pieces [][]byte) string {
+	h := sha256.New()
+	for _, p := range pieces {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *Store) commit(staged map[string][][]byte, event *Event, intent bool, adopt map[string]bool) error {
+	if len(staged) == 0 && event == nil {
+		if intent {
+			return s.removeIntent()
+		}
+		return nil
+	}
+	names := make([]string, 0, len(staged))
+	for n := range staged {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	j, err := s.stage(names, staged)
+	if err != nil {
+		return err
+	}
+	if event != nil {
+		if err := fault(StepEvent); err != nil {
+			s.discardTemps(j)
+			return err
+		}
+		line, offset, err := s.prepareEvent(event, staged, adopt)
+		if err != nil {
+			s.discardTemps(j)
+			return err
+		}
+		j.Append = &appendEntry{Path: s.EventsPath(), Offset: offset, Data: line}
+	}
+	if intent {
+		j.Remove = []string{s.intentPath()}
+	}
+	if err := s.writeJournal(j); err != nil {
+		return err
+	}
+	// committed: only now is the version being replaced kept as the backup
+	// (a failed transaction leaves the backups as they were)
+	if fault(StepBackup) == nil {
+		s.keepBackups(names)
+	}
+	if err := s.apply(j); err != nil {
+		return &CommittedError{Err: err}
+	}
+	return nil
+}
+
+// stage writes each file's new content to a synced temp file beside it.
+func (s *Store) stage(names []string, staged map[string][][]byte) (journal, error) {
+	var j journal
+	dirs := map[string]bool{}
+	for _, n := range names {
+		dst, err := target(s.Path(n))
+		if err == nil {
+			err = fault(StepTemp)
+		}
+		if err != nil {
+			s.discardTemps(j)
+			return j, err
+		}
+		tmp, err := writeTemp(dst, tempSuffix, staged[n], 0o644)
+		if err != nil {
+			s.discardTemps(j)
+			return j, err
+		}
+		j.Files = append(j.Files, journalEntry{Tmp: tmp, Dst: dst, Hash: hashOf(staged[n])})
+		dirs[filepath.Dir(dst)] = true
+	}
+	for d := range dirs {
+		err := fault(StepSyncTemps)
+		if err == nil {
+			err = SyncDir(d)
+		}
+		if err != nil {
+			s.discardTemps(j)
+			return j, err
+		}
+	}
+	return j, nil
+}
+
+// writeJournal makes the journal durable: the commit point. On failure it
+// leaves no journal behind (removed before the temps it names), or, when
+// even that removal fails, treats the journal as committed.
+func (s *Store) writeJournal(j journal) error {
+	data, _ := json.Marshal(j)
+	path := s.journalPath()
+	fail := func(err error) error {
+		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			// the journal stays and will be replayed: the change is made
+			if aerr := s.apply(j); aerr != nil {
+				return &CommittedError{Err: fmt.Errorf("%v; %v", err, aerr)}
+			}
+			return nil
+		}
+		_ = SyncDir(filepath.Dir(path))
+		s.discardTemps(j)
+		return err
+	}
+	if err := fault(StepJournal); err != nil {
+		s.discardTemps(j)
+		return err
+	}
+	tmp, err := writeTemp(path, ".tmp", [][]byte{data}, 0o644)
+	if err != nil {
+		s.discardTemps(j)
+		return err
+	}
+	if err := fault(StepJournalRename); err != nil {
+		os.Remove(tmp)
+		s.discardTemps(j)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		s.discardTemps(j)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	err = fault(StepJournalSync)
+	if err == nil {
+		err = SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// apply performs a committed journal's renames (skipping those already
+// done), its append and removals, syncs, and removes the journal. It is
+// idempotent.
+func (s *Store) apply(j journal) error {
+	dirs := map[string]bool{}
+	for _, e := range j.Files {
+		if err := fault(StepRename); err != nil {
+			return fmt.Errorf("applying journal: %w", err)
+		}
+		if err := os.Rename(e.Tmp, e.Dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("applying journal: %w", err)
+		}
+		dirs[filepath.Dir(e.Dst)] = true
+	}
+	if j.Append != nil {
+		err := fault(StepAppend)
+		if err == nil {
+			err = applyAppend(*j.Append)
+		}
+		if err != nil {
+			return fmt.Errorf("applying journal: appending to the audit log: %w", err)
+		}
+	}
+	for _, p := range j.Remove {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("applying journal: %w", err)
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	for d := range dirs {
+		err := fault(StepApplySync)
+		if err == nil {
+			err = SyncDir(d)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// The removal need not be durable at once: a journal that reappears
+	// after a crash is replayed, and every step of a replay is a no-op once
+	// done (renamed temps are gone; the log entry is found in place).
+	if err := fault(StepJournalRemove); err != nil {
+		return err
+	}
+	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// replay finishes a journal found at the start of a transaction, or
+// discards it when it never reached its commit point: its temp files are
+// gone and no destination holds what it staged (a writer that failed after
+// writing the journal removed them). A journal without files (an audit
+// entry alone) is always finished.
+func (s *Store) replay(j journal) error {
+	pending, done, gone := 0, 0, 0
+	for _, e := range j.Files {
+		switch {
+		case exists(e.Tmp):
+			pending++
+		case e.Hash == "":
+			done++ // written before journals recorded hashes: replay as before
+		default:
+			b, err := ReadRegular(e.Dst)
+			if err == nil && b != nil && hashOf([][]byte{b}) == e.Hash {
+				done++
+			} else {
+				gone++
+			}
+		}
+	}
+	switch {
+	case gone == 0:
+		return s.apply(j)
+	case pending == 0:
+		// temps are removed only by a writer that failed before its commit
+		// point; a destination that matches held that content already
+		os.Remove(s.journalPath()) // never committed: no file, no audit entry
+		return SyncDir(s.BatonDir())
+	}
+	return errs.New(errs.Invalid, "%s names staged files of which %d are gone and %d are not: the transaction cannot be finished. Compare the files with 'baton verify', then remove the journal", s.journalPath(), gone, pending)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// recover finishes a committed journal, discards one whose transaction
+// never reached its commit point, removes the temp files of a transaction
+// that died before it, and undoes the outside change of an intent that no
+// committed transaction recorded. Called under the lock.
+func (s *Store) recover() error {
+	data, err := ReadRegular(s.journalPath())
+	switch {
+	case err == nil && data != nil:
+		var j journal
+		if jerr := json.Unmarshal(data, &j); jerr != nil {
+			return errs.New(errs.Invalid, "%s: unreadable journal (%v); it is written atomically, so this file was changed outside baton — remove it to discard the half-done transaction", s.journalPath(), jerr)
+		}
+		if err := s.replay(j); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	s.removeStaleTemps()
+	if exists(s.intentPath()) {
+		return s.undoIntent(true, nil)
+	}
+	return nil
+}
+
+// pending reports whether a killed or failed writer left work for recovery.
+func (s *Store) pending() bool { return exists(s.journalPath()) || exists(s.intentPath()) }
