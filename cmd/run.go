@@ -204,7 +204,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	var n nextResult
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
 		}
