@@ -37,16 +37,20 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-// snapshot reads every file and then runs fn, under the state lock so that
-// the log and the files are seen at one moment (a writer committing between
-// the two reads would look like an edit made outside baton). It commits
-// nothing.
+// snapshot reads every file and then runs fn (which only reads), without
+// the lock, repeated until no writer committed meanwhile, so that the log
+// and the files are seen at one moment (a writer committing between the two
+// reads would look like an edit made outside baton). A reader never waits
+// for a writer, and works for a user who may not write the state directory.
 func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 	s, err := a.openStore("")
 	if err != nil {
 		return err
 	}
-	return s.Update(ctx, func(*store.Tx) error {
+	if err := s.MustExist(); err != nil {
+		return err
+	}
+	return s.ReadConsistent(ctx, func() error {
 		sn, err := a.readSnapshot(ctx, s)
 		if err != nil {
 			return err

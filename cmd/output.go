@@ -57,8 +57,11 @@ func withWarnings(doc []byte, warnings []string) []byte {
 	return append(out, '}')
 }
 
-// printf writes a line of text output.
-func printf(w io.Writer, format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+// printf writes a line of text output; the values in it are escaped
+// (safeText), so that none can break the line or drive the terminal.
+func printf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format+"\n", safeArgs(args)...)
+}
 
 // printJSON writes v, indented, as the predecessor's json.dumps(indent=2).
 func printJSON(w io.Writer, v any) { fmt.Fprintf(w, "%s\n", jsondoc.Pretty(v)) }
@@ -73,7 +76,7 @@ func (a *App) warn(format string, args ...any) {
 		a.warnings = append(a.warnings, "WARNING: "+fmt.Sprintf(format, args...))
 		return
 	}
-	fmt.Fprintf(a.env.Stderr, "WARNING: "+format+"\n", args...)
+	fmt.Fprintf(a.env.Stderr, "WARNING: "+format+"\n", safeArgs(args)...)
 }
 
 // notice writes an informational line to stderr (the predecessor's
@@ -84,14 +87,14 @@ func (a *App) notice(format string, args ...any) {
 		a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
 		return
 	}
-	fmt.Fprintf(a.env.Stderr, format+"\n", args...)
+	fmt.Fprintf(a.env.Stderr, format+"\n", safeArgs(args)...)
 }
 
 // messages is where a helper writes its warning lines: stderr, or under
 // --json the document's warnings.
 func (a *App) messages() io.Writer {
 	if !a.g.JSON {
-		return a.env.Stderr
+		return safeWriter{a.env.Stderr}
 	}
 	return lineWriter(func(l string) { a.warnings = append(a.warnings, l) })
 }
@@ -119,7 +122,7 @@ type jsonError struct {
 
 func (a *App) reportError(err error) {
 	if a.reportCheckpoint(err) {
-		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", err.Error())
+		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", safeMessage(err.Error()))
 		return
 	}
 	if a.g.JSON {
@@ -133,10 +136,10 @@ func (a *App) reportError(err error) {
 		return
 	}
 	if errs.Is(err, errs.NeedAgent) { // a checkpoint, not a failure
-		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", err.Error())
+		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", safeMessage(err.Error()))
 		return
 	}
-	fmt.Fprintf(a.env.Stderr, "ERROR: %s\n", err.Error())
+	fmt.Fprintf(a.env.Stderr, "ERROR: %s\n", safeMessage(err.Error()))
 }
 
 // fieldValue is a --field result as the predecessor prints it: strings raw,
@@ -146,7 +149,7 @@ func fieldValue(r gjson.Result) []byte {
 	case !r.Exists() || r.Type == gjson.Null:
 		return nil
 	case r.Type == gjson.String:
-		return []byte(r.Str)
+		return []byte(safeText(r.Str)) // one line, whatever the value holds
 	case r.IsObject() || r.IsArray():
 		return jsondoc.Reindent([]byte(r.Raw))
 	}

@@ -215,6 +215,9 @@ func (a *App) markRuns(c *cobra.Command) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
 			a.ran = true
+			if err := checkInputText(c, args); err != nil {
+				return err
+			}
 			return run(c, args)
 		}
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -30,6 +29,7 @@ type runOpts struct {
 	MaxSessions int
 	Timeout     time.Duration
 	Resume      bool
+	DryRun      bool
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -59,6 +59,7 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.IntVar(&o.MaxSessions, "max-sessions", 50, "stop after this many agent sessions")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	return c
 }
 
@@ -72,6 +73,9 @@ type step struct {
 func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
+	}
+	if o.DryRun {
+		return a.dryRun(ctx)
 	}
 	s, err := a.openStore("")
 	if err != nil {
@@ -218,9 +222,14 @@ func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	return n, err
 }
 
-// openStep opens the session of the next step and renders its prompt.
+// openStep renders the next step's prompt, then opens its session: a
+// prompt that cannot be rendered opens nothing.
 func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
-	st := step{Role: n.Phase, Feature: deref(n.Feature), Branch: deref(n.Branch), Reason: n.Reason}
+	p, err := a.planStep(ctx, n)
+	if err != nil {
+		return step{}, err
+	}
+	st := step{Role: p.Role, Feature: p.Feature, Branch: p.Branch, Reason: p.Reason, Prompt: p.Prompt}
 	args := []string{"session", "start", "--agent", st.Role}
 	if st.Feature != "" {
 		args = append(args, "--feature", st.Feature)
@@ -233,34 +242,11 @@ func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
 		return st, err
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
-	data, err := a.promptData(ctx, st)
-	if err != nil {
-		return st, err
+	if st.Session != p.Session { // another session started meanwhile
+		p.Session = st.Session
+		err = a.snapshot(ctx, func(sn *snapshot) (err error) { st.Prompt, err = a.renderPrompt(sn, p.assignment); return })
 	}
-	s, err := a.openStore("")
-	if err != nil {
-		return st, err
-	}
-	if st.Prompt, err = prompts.Render(filepath.Join(s.BatonDir(), "prompts"), data); err != nil {
-		return st, errs.New(errs.Invalid, "%v", err)
-	}
-	return st, nil
-}
-
-func (a *App) promptData(ctx context.Context, st step) (prompts.Data, error) {
-	d := prompts.Data{Role: st.Role, Session: st.Session, Feature: st.Feature, Branch: st.Branch, Reason: st.Reason, MainBranch: "main"}
-	err := a.snapshot(ctx, func(sn *snapshot) error {
-		d.StateDir = sn.s.Dir
-		d.MaxFixCycles = sn.cfg.MaxFixCycles
-		if p, err := sn.prog.Project(); err == nil {
-			d.Project = p.Name
-		}
-		if sn.rev != nil && st.Feature != "" {
-			d.FixCount = sn.rev.FixCount(st.Feature)
-		}
-		return nil
-	})
-	return d, err
+	return st, err
 }
 
 // failureSignature is recorded when an agent did not finish its session.

@@ -466,7 +466,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	data, fi, release, err := store.Map(s.Path(name))
+	data, fi, release, err := store.Map(s.ReadPath(name))
 	if err != nil {
 		return nil, err
 	}
