@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -100,7 +101,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
 	}
 	var ran []runSession
+	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
+		if err := a.verifyRun(ctx, last); err != nil {
+			return err
+		}
 		next, err := a.nextStep(ctx)
 		if err != nil {
 			return err
@@ -128,7 +133,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		}
 		failure := a.runAgent(ctx, o, st)
 		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
+		last = &st
 		if err := a.checkStep(ctx, st, failure); err != nil {
+			if verr := a.verifyRun(ctx, last); verr != nil {
+				return verr // what the agent did is why its session could not be ended
+			}
 			return err
 		}
 		if ctx.Err() != nil {
@@ -162,6 +171,33 @@ func (a *App) emitRun(next nextResult, ran []runSession, stopped string) error {
 		ran = []runSession{}
 	}
 	return a.writeJSON(a.env.Stdout, map[string]any{"stopped": stopped, "next": next, "sessions": ran})
+}
+
+// verifyRun runs the checks of 'baton verify' before the run goes on: any
+// problem ends the run as STOPPED, for a person, with a failure signature
+// saying what happened and after which session (last; nil before the
+// first session of this run).
+func (a *App) verifyRun(ctx context.Context, last *step) error {
+	out, err := a.sub(ctx, nil, "--json", "verify")
+	if err == nil {
+		return nil
+	}
+	var res verifyResult
+	if json.Unmarshal(out, &res) != nil || len(res.Problems) == 0 {
+		return err
+	}
+	when, stage := "before this run's first session", "RUN"
+	if last != nil {
+		when, stage = fmt.Sprintf("after session %d (%s)", last.Session, last.Role), last.Role
+	}
+	msgs := make([]string, 0, len(res.Problems))
+	for _, p := range res.Problems {
+		msgs = append(msgs, fmt.Sprintf("[%s] %s", p.Check, p.Message))
+	}
+	sig := failureSignature{Code: "verify_failed", Message: fmt.Sprintf("%s, verify found %d problem(s): %s", when, len(res.Problems), strings.Join(msgs, "; ")), StageID: stage, Severity: "error"}
+	b, _ := json.Marshal(sig)
+	a.notice("[baton run] STOPPED: failure signature %s", b)
+	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton verify')", sig.Message)
 }
 
 // phaseName ties a bridge request to its session, so that a resumed run
@@ -201,7 +237,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	var n nextResult
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
 		}
