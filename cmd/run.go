@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -99,7 +100,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	} else if o.Resume {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
 	}
+	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
+		if err := a.verifyRun(ctx, last); err != nil {
+			return err
+		}
 		next, err := a.nextStep(ctx)
 		if err != nil {
 			return err
@@ -124,7 +129,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err // the first request of this process checkpoints: exit 42
 		}
 		failure := a.runAgent(ctx, o, st)
+		last = &st
 		if err := a.checkStep(ctx, st, failure); err != nil {
+			if verr := a.verifyRun(ctx, last); verr != nil {
+				return verr // what the agent did is why its session could not be ended
+			}
 			return err
 		}
 		if ctx.Err() != nil {
@@ -133,6 +142,33 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	}
 	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
 	return nil
+}
+
+// verifyRun runs the checks of 'baton verify' before the run goes on: any
+// problem ends the run as STOPPED, for a person, with a failure signature
+// saying what happened and after which session (last; nil before the
+// first session of this run).
+func (a *App) verifyRun(ctx context.Context, last *step) error {
+	out, err := a.sub(ctx, nil, "--json", "verify")
+	if err == nil {
+		return nil
+	}
+	var res verifyResult
+	if json.Unmarshal(out, &res) != nil || len(res.Problems) == 0 {
+		return err
+	}
+	when, stage := "before this run's first session", "RUN"
+	if last != nil {
+		when, stage = fmt.Sprintf("after session %d (%s)", last.Session, last.Role), last.Role
+	}
+	msgs := make([]string, 0, len(res.Problems))
+	for _, p := range res.Problems {
+		msgs = append(msgs, fmt.Sprintf("[%s] %s", p.Check, p.Message))
+	}
+	sig := failureSignature{Code: "verify_failed", Message: fmt.Sprintf("%s, verify found %d problem(s): %s", when, len(res.Problems), strings.Join(msgs, "; ")), StageID: stage, Severity: "error"}
+	b, _ := json.Marshal(sig)
+	a.notice("[baton run] STOPPED: failure signature %s", b)
+	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton verify')", sig.Message)
 }
 
 // phaseName ties a bridge request to its session, so that a resumed run
@@ -172,7 +208,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	var n nextResult
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
 		}
