@@ -138,6 +138,7 @@ var schemas = map[string]schema{
 	"bridge clean":    withWarnings2(tObject),
 	"bridge loop":     withWarnings2(tObject),
 	"bridge complete": docOf(schema{"state_dir": tString, "run_id": tString, "checkpoint": tString}, "state_dir", "run_id", "checkpoint"),
+	"context":         docOf(schema{"context_package_id": tString, "request": tObject, "items": arrayOf(tObject), "omitted": arrayOf(tObject), "summary": tString, "token_cost": tInt, "compression_ratio": schema{"type": "number"}}, "context_package_id", "request", "items", "omitted", "summary", "token_cost"),
 	"reconcile":       docOf(schema{"reconciled": arrayOf(props(schema{"file": tString}, "file"))}, "reconciled"),
 }
 
