@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"github.com/tidwall/gjson"
+	"golang.org/x/term"
 
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
