@@ -1,14 +1,17 @@
 package cmd_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/cmd"
@@ -37,6 +40,9 @@ func TestMain(m *testing.M) {
 //	unbind                   later commands carry no session binding
 //	rebind                   bind again to the session unbind left (a
 //	                         person's command between an agent's ones)
+//	schemavalid NAME [stderr] the last stdout (or stderr) must be valid
+//	                         against 'baton schema NAME' (error: the error
+//	                         object)
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "testdata", "script"),
@@ -65,12 +71,13 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":  cmdExitCode,
-			"jsonfield": cmdJSONField,
-			"jsonvalid": cmdJSONValid,
-			"bind":      cmdBind,
-			"unbind":    cmdUnbind,
-			"rebind":    cmdRebind,
+			"exitcode":    cmdExitCode,
+			"jsonfield":   cmdJSONField,
+			"jsonvalid":   cmdJSONValid,
+			"bind":        cmdBind,
+			"unbind":      cmdUnbind,
+			"schemavalid": cmdSchemaValid,
+			"rebind":      cmdRebind,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -174,4 +181,41 @@ func cmdRebind(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: rebind")
 	}
 	ts.Setenv("BATON_SESSION", ts.Getenv("BATON_TEST_UNBOUND"))
+}
+
+// cmdSchemaValid validates the last output against a command's published
+// JSON Schema.
+func cmdSchemaValid(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: schemavalid NAME [stderr]")
+	}
+	raw, ok := cmd.Schema(args[0])
+	if !ok {
+		ts.Fatalf("schemavalid: no schema named %q", args[0])
+	}
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		ts.Fatalf("schemavalid: schema %s: %v", args[0], err)
+	}
+	if err := c.AddResource("schema.json", doc); err != nil {
+		ts.Fatalf("schemavalid: schema %s: %v", args[0], err)
+	}
+	sch, err := c.Compile("schema.json")
+	if err != nil {
+		ts.Fatalf("schemavalid: schema %s: %v", args[0], err)
+	}
+	stream := "stdout"
+	if len(args) == 2 {
+		stream = args[1]
+	}
+	out := ts.ReadFile(stream)
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		ts.Fatalf("schemavalid %s: %s is not one JSON document: %v\n%s", args[0], stream, err, out)
+	}
+	err = sch.Validate(inst)
+	if (err == nil) == neg {
+		ts.Fatalf("schemavalid %s: %#v\n%s", args[0], err, out)
+	}
 }
