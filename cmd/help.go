@@ -28,7 +28,7 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"verify":    "baton verify\nbaton verify --json",
 	"log":       "baton log\nbaton log --feature F001\nbaton log --role REVIEW --since 1h\nbaton log --refused --limit 20\nbaton log --verdict REQUEST_CHANGES --json\nbaton log --since 2026-01-29T10:00:00Z --until 2026-01-30T00:00:00Z",
 	"show":      "baton show F001\nbaton show BUG-001 --json\nbaton show DEBT-001",
-	"run":       "baton run --agent-cmd 'claude -p'\nbaton run --resume                      # continue after a bridge checkpoint",
+	"run":       "baton run --agent claude               # Claude Code, its preset command line\nbaton run --agent codex --follow        # Codex, its output streamed\nbaton run --dry-run                     # the next prompt, nothing opened\nbaton run --agent-cmd 'my-agent --stdin'\nbaton run --resume                      # continue after a bridge checkpoint",
 	"demo":      "baton demo\nbaton demo --dir /tmp/shop              # build the project there, to look at\nbaton demo --bridge --json",
 	"context":   "baton context                            # inside an agent session: its role, task and rules\nbaton context --budget 1500 --json\nbaton context --role REVIEW --feature F001   # a person: REVIEW's view of F001",
 	"man":       "baton man ./man\nman ./man/baton-status.1",
