@@ -37,22 +37,76 @@ type problem struct {
 	Message string `json:"message"`
 }
 
-// snapshot reads every file and then runs fn, under the state lock so that
-// the log and the files are seen at one moment (a writer committing between
-// the two reads would look like an edit made outside baton). It commits
-// nothing.
+// snapshot reads every file and then runs fn (which only reads), without
+// the lock, repeated until no writer committed meanwhile, so that the log
+// and the files are seen at one moment (a writer committing between the two
+// reads would look like an edit made outside baton). A reader never waits
+// for a writer, and works for a user who may not write the state directory.
 func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 	s, err := a.openStore("")
 	if err != nil {
 		return err
 	}
-	return s.Update(ctx, func(*store.Tx) error {
+	if err := s.MustExist(); err != nil {
+		return err
+	}
+	return s.ReadConsistent(ctx, func() error {
 		sn, err := a.readSnapshot(ctx, s)
 		if err != nil {
 			return err
 		}
 		return fn(sn)
 	})
+}
+
+// recordedSnapshot is snapshot for the commands that decide what runs
+// next (next, status, run): a state file changed outside baton is never
+// believed — the version the last event recorded is read instead, and the
+// change is a problem; without that version the command refuses (exit 6).
+func (a *App) recordedSnapshot(ctx context.Context, fn func(sn *snapshot) error) error {
+	return a.snapshot(ctx, func(sn *snapshot) error {
+		drifts, _, err := sn.s.CheckDrift(true)
+		if err != nil {
+			return err
+		}
+		for _, d := range drifts { // verify reports them
+			if d.File != progress.FileName && d.File != reviews.FileName && d.File != features.FileName {
+				continue
+			}
+			b, ok := sn.s.Recorded(d.File, d.Recorded)
+			if !ok && d.Recorded != "" {
+				return errs.New(errs.Invalid, "%s — the phase is computed from what baton recorded, and that version is not kept; a person must reconcile this", d.Message())
+			}
+			if err := sn.useRecorded(d.File, b); err != nil {
+				return err
+			}
+		}
+		return fn(sn)
+	})
+}
+
+// useRecorded replaces a state file of the snapshot with its recorded
+// version (nil: the file did not exist).
+func (sn *snapshot) useRecorded(name string, b []byte) error {
+	var err error
+	switch name {
+	case progress.FileName:
+		sn.prog = nil
+		if b != nil {
+			sn.prog, err = progress.Parse(b)
+		}
+	case reviews.FileName:
+		sn.rev = nil
+		if b != nil {
+			sn.rev, err = reviews.Parse(b)
+		}
+	case features.FileName:
+		sn.feat = nil
+		if b != nil {
+			sn.feat, err = features.Parse(b)
+		}
+	}
+	return err
 }
 
 func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, error) {
@@ -203,7 +257,7 @@ func (a *App) newWhatNextCmd() *cobra.Command {
 		Use: "next", Short: "Say which role runs next, on what, and the rule that decided it", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var n nextResult
-			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+			if err := a.recordedSnapshot(c.Context(), func(sn *snapshot) error {
 				if sn.prog == nil {
 					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 				}
@@ -266,7 +320,7 @@ func (a *App) newStatusCmd() *cobra.Command {
 		Use: "status", Short: "One screen: phase, feature, branch, counters, last session and review, fix cycles left, problems", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var res statusResult
-			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+			if err := a.recordedSnapshot(c.Context(), func(sn *snapshot) error {
 				if sn.prog == nil {
 					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 				}
@@ -350,6 +404,9 @@ type recordedHash struct {
 // head before it when known (a fast-forward has no first parent to ask).
 type recordedMerge struct {
 	Where, Commit, Onto string
+	// Passing are the features of the merged review that pass now: the
+	// merge must stay on main for them to.
+	Passing []string
 }
 
 // gitRecords is every hash the files record, read under the lock.
@@ -357,6 +414,24 @@ type gitRecords struct {
 	hashes   []recordedHash
 	sessions []string // the hashes of sessions' commits
 	merges   []recordedMerge
+}
+
+// passingOf lists the features of a review's feature_id that pass now.
+func (sn *snapshot) passingOf(ids string) []string {
+	if sn.feat == nil {
+		return nil
+	}
+	passing := map[string]bool{}
+	for _, id := range sn.feat.Passing() {
+		passing[id] = true
+	}
+	var out []string
+	for _, id := range features.SplitIDs(ids) {
+		if passing[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (sn *snapshot) gitRecords() gitRecords {
@@ -390,7 +465,7 @@ func (sn *snapshot) gitRecords() gitRecords {
 		add(where+" commit_range.to", r.Get("commit_range.to"))
 		add(where+" merge_commit", r.Get("merge_commit"))
 		if m := r.Get("merge_commit").String(); m != "" {
-			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String()})
+			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String(), sn.passingOf(r.Get("feature_id").String())})
 		}
 	}
 	for _, x := range sn.rev.Fixes() {
@@ -424,7 +499,7 @@ func (a *App) gitProblems(g gitRecords, base *gitBaseline, cfg store.Config) []p
 			resolved[h.Hash] = full
 		}
 		if full == "" {
-			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, h.Hash, r.Top())})
+			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, gitops.Short(h.Hash), r.Top())})
 		}
 	}
 	return append(out, mainProblems(r, g, base, cfg, resolved)...)
@@ -454,30 +529,42 @@ func mainProblems(r gitops.Repo, g gitRecords, base *gitBaseline, cfg store.Conf
 			return []problem{{"git-main", "", fmt.Sprintf("%s was rewritten: its head at 'baton init', %s, is no longer in its history (now at %s)", name, gitops.Short(from), gitops.Short(head))}}
 		}
 	}
+	out := rewound(r, g, name, head, resolved)
 	onMain, err := r.Range(from, head)
 	if err != nil {
 		return []problem{{"git-main", "", fmt.Sprintf("listing the commits on %s: %v", name, err)}}
 	}
 	ok := accounted(r, g, resolved)
-	var out []problem
 	for _, c := range onMain {
 		if !ok[c.Hash] {
-			out = append(out, problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge or session accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})
+			out = append(out, problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})
 		}
 	}
 	return out
 }
 
-// accounted is the set of commits the records account for on main: the
-// sessions' commits, every recorded merge commit and the commits each
-// brought in (from main's head before it, else its first parent).
-func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[string]bool {
-	ok := map[string]bool{}
-	for _, h := range g.sessions {
-		if full := resolved[h]; full != "" {
-			ok[full] = true
+// rewound lists the recorded merges of passing features that main no
+// longer contains: main was moved back past them, undoing those reviews.
+func rewound(r gitops.Repo, g gitRecords, name, head string, resolved map[string]string) []problem {
+	var out []problem
+	for _, m := range g.merges {
+		mc := resolved[m.Commit]
+		if len(m.Passing) == 0 || mc == "" {
+			continue
+		}
+		if on, err := r.IsAncestor(mc, head); err == nil && !on {
+			out = append(out, problem{"git-rewind", reviews.FileName, fmt.Sprintf("%s: its merge commit %s is no longer on %s (now at %s): %s was moved back past it, undoing that review, while %s still pass", m.Where, gitops.Short(mc), name, gitops.Short(head), name, strings.Join(m.Passing, ", "))})
 		}
 	}
+	return out
+}
+
+// accounted is the set of commits the records account for on main: every
+// recorded merge commit and the commits each brought in (from main's head
+// before it, else its first parent). A session's own commits never account
+// for main: main changes only through 'baton reviews merge'.
+func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[string]bool {
+	ok := map[string]bool{}
 	for _, m := range g.merges {
 		mc := resolved[m.Commit]
 		if mc == "" {

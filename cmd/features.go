@@ -155,6 +155,11 @@ func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passe
 		if err != nil {
 			return err
 		}
+		if passes {
+			if err := st.checkPassReviews(ids); err != nil {
+				return err
+			}
+		}
 		if already, err = f.SetPasses(ids, passes, st.stamp(), reason); err != nil {
 			return err
 		}

@@ -124,7 +124,7 @@ func (a *App) sessionRange(given []progress.Commit, from, to *string) ([]progres
 	}
 	out := make([]progress.Commit, 0, len(list))
 	for _, c := range list {
-		out = append(out, progress.Commit{Hash: gitops.Short(c.Hash), Message: c.Subject})
+		out = append(out, progress.Commit{Hash: c.Hash, Message: c.Subject})
 	}
 	return out, rng, nil
 }
@@ -137,7 +137,8 @@ func checkGiven(given []progress.Commit, list []gitops.Commit, from, to string) 
 			found = found || strings.HasPrefix(c.Hash, g.Hash)
 		}
 		if !found {
-			return errs.New(errs.Usage, "--commits: %s is not one of this session's commits %s..%s (git rev-list %s..%s lists %s); baton records the session's commits from git — leave --commits out, or correct it", g.Hash, from, to, from, to, listShort(list))
+			f, t := gitops.Short(from), gitops.Short(to)
+			return errs.New(errs.Usage, "--commits: %s is not one of this session's commits %s..%s (git rev-list %s..%s lists %s); baton records the session's commits from git — leave --commits out, or correct it", gitops.Short(g.Hash), f, t, f, t, listShort(list))
 		}
 	}
 	return nil
@@ -181,8 +182,7 @@ func (a *App) mainBase(cfg store.Config, to *string) *string {
 	if err != nil || base == "" {
 		return nil
 	}
-	s := gitops.Short(base)
-	return &s
+	return &base
 }
 
 // reviewRange records a review's range from git: main's merge base with
@@ -213,31 +213,26 @@ func (a *App) reviewRange(cfg store.Config, in *reviews.NewReview) error {
 	if err != nil {
 		return gitErr(err, "finding the merge base of %s and %s", main, branch)
 	}
-	rng := &progress.Range{To: shortPtr(head), Description: "Reviewing commits from main to feature branch HEAD"}
+	rng := &progress.Range{To: &head, Description: "Reviewing commits from main to feature branch HEAD"}
 	if base != "" {
-		rng.From = shortPtr(base)
+		rng.From = &base
 	}
 	if g := in.CommitRange; g != nil {
 		if g.From != nil && (base == "" || !strings.HasPrefix(base, *g.From)) {
-			return errs.New(errs.Usage, "--commit-from %s contradicts git: the merge base of %s with %s is %s; baton records the review's range from git — leave --commit-from out or correct it", *g.From, branch, main, orDash(deref(rng.From)))
+			return errs.New(errs.Usage, "--commit-from %s contradicts git: the merge base of %s with %s is %s; baton records the review's range from git — leave --commit-from out or correct it", gitops.Short(*g.From), branch, main, orDash(gitops.Short(deref(rng.From))))
 		}
 		if g.To != nil && !strings.HasPrefix(head, *g.To) {
-			return errs.New(errs.Usage, "--commit-to %s contradicts git: %s is at %s; baton records the review's range from git — leave --commit-to out, or review the branch as it is", *g.To, branch, gitops.Short(head))
+			return errs.New(errs.Usage, "--commit-to %s contradicts git: %s is at %s; baton records the review's range from git — leave --commit-to out, or review the branch as it is", gitops.Short(*g.To), branch, gitops.Short(head))
 		}
 	}
 	in.CommitRange = rng
 	return nil
 }
 
-func shortPtr(h string) *string {
-	s := gitops.Short(h)
-	return &s
-}
-
 // checkFixCommits checks each fixed issue's commit: it exists, is on the
-// fix's branch, and is not on main (a fix is committed on its branch and
-// reaches main only through a merge). Commits are recorded short.
-func (st *state) checkFixCommits(in *reviews.NewFix, branch string) error {
+// fix's branch after the commit the review saw (reviewed), and is not on main (a fix is committed on its branch and
+// reaches main only through a merge). Commits are recorded in full.
+func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) error {
 	r := st.app.repo()
 	if r == nil {
 		return nil
@@ -273,7 +268,10 @@ func (st *state) checkFixCommits(in *reviews.NewFix, branch string) error {
 				return errs.New(errs.Usage, "--issues-fixed: %s: commit %s is not on the fix's branch %s (at %s): record the commit that fixed it on %s, or give the right --branch", fi.IssueID, gitops.Short(h), branch, gitops.Short(branchHead), branch)
 			}
 		}
-		in.IssuesFixed[i].Commit = gitops.Short(h)
+		if err := st.afterReviewed(r, fi.IssueID, h, reviewed); err != nil {
+			return err
+		}
+		in.IssuesFixed[i].Commit = h
 	}
 	return nil
 }
@@ -355,4 +353,24 @@ func readBaseline(s *store.Store) (*gitBaseline, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(s.BatonDir(), gitBaselineName), err)
 	}
 	return &b, nil
+}
+
+// afterReviewed refuses a fix commit that is not after the reviewed head:
+// the review already saw it, so it fixes nothing the review found.
+func (st *state) afterReviewed(r gitops.Repo, issue, h, reviewed string) error {
+	if reviewed == "" {
+		return nil
+	}
+	rh, err := gitops.ResolveCommit(r, reviewed)
+	if err != nil {
+		return nil // a recorded hash that is gone: verify reports it
+	}
+	after, err := r.IsAncestor(rh, h)
+	if err != nil {
+		return gitErr(err, "checking commit %s", gitops.Short(h))
+	}
+	if !after || rh == h {
+		return st.refuse(errs.New(errs.Policy, "--issues-fixed: %s: commit %s is not after %s, the commit the review saw: a fix is a new commit on the reviewed branch. Commit the fix there and record that commit", issue, gitops.Short(h), gitops.Short(rh)))
+	}
+	return nil
 }

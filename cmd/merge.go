@@ -61,7 +61,7 @@ A conflict leaves main as it was, names the paths, and sets the next step to FIX
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runReviewsMerge(c.Context(), c.CommandPath(), o) },
 	}
-	c.Flags().IntVar(&o.Review, "review", 0, "review whose branch to merge (default: the last review)")
+	c.Flags().Var(reviewIDFlag(&o.Review), "review", "review whose branch to merge: 3 or R3 (default: the last review)")
 	c.Flags().BoolVar(&o.FF, "ff", false, "fast-forward main when it can, without a merge commit")
 	return c
 }
@@ -181,9 +181,11 @@ func (st *state) checkMergeable(rv gjson.Result, id int) error {
 	case rv.Get("agent_type").String() == workflow.Architecture:
 		return errs.New(errs.Usage, "review R%d is an architecture review: it merges nothing (its refactor branch is merged after the ARCHITECTURE_REFACTOR review; name that review with --review)", id)
 	case rv.Get("merge_commit").Exists():
-		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, rv.Get("merge_commit").String())
+		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, gitops.Short(rv.Get("merge_commit").String()))
 	case rv.Get("decision.reject").Bool() || reviews.VerdictOf(rv) == "REJECT":
 		return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: it is not merged; delete its branch and requeue its features with 'baton reviews reject --review %d'", id, id))
+	case reviews.VerdictOf(rv) == "PASS" && reviews.Blocking(reviews.ReadIssues(rv.Get("issues"))):
+		return st.refuse(errs.New(errs.Policy, "review R%d is a PASS with a critical or major issue: blocking issues are not merged — FIX them and REVIEW again", id))
 	case !reviews.Merged(rv):
 		return st.refuse(errs.New(errs.Policy, "review R%d is %s: only a PASS review (or a fix-cycle-limit decision to merge) is merged — FIX its issues and REVIEW again, or name another review with --review", id, reviews.VerdictOf(rv)))
 	}
@@ -212,8 +214,12 @@ func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
 	if t.head, err = r.Branch(t.branch); err != nil {
 		return gitErr(err, "branch %s of review R%d does not exist in the repository at %s (already merged and deleted, or never created?)", t.branch, t.id, r.Top())
 	}
-	if to := t.review.Get("commit_range.to").String(); to != "" && !strings.HasPrefix(t.head, to) {
-		return st.refuse(errs.New(errs.Policy, "%s has commits review R%d did not see: it reviewed up to %s, and %s is at %s now. REVIEW the new commits (a new 'baton reviews add-review' records the range) before merging or rejecting", t.branch, t.id, to, t.branch, gitops.Short(t.head)))
+	to := t.review.Get("commit_range.to").String()
+	if to != "" && len(to) < len(t.head) {
+		return st.refuse(errs.New(errs.Policy, "review R%d recorded only an abbreviated commit, %s, which more than one commit can match: it cannot say which commit was reviewed. REVIEW %s again (a new 'baton reviews add-review' records the full commit) before merging or rejecting", t.id, to, t.branch))
+	}
+	if to != "" && to != t.head {
+		return st.refuse(errs.New(errs.Policy, "%s has commits review R%d did not see: it reviewed up to %s, and %s is at %s now. REVIEW the new commits (a new 'baton reviews add-review' records the range) before merging or rejecting", t.branch, t.id, gitops.Short(to), t.branch, gitops.Short(t.head)))
 	}
 	return nil
 }
@@ -269,7 +275,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 	if err != nil {
 		return err
 	}
-	mc := gitops.Short(res.Commit)
+	mc := res.Commit
 	out.Passed, out.FixesMerged = []string{}, []string{}
 	if len(t.features) > 0 {
 		feat, ok, err := st.featuresOpt()
@@ -277,7 +283,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 			return err
 		}
 		if ok {
-			if _, err := feat.SetPasses(t.features, true, st.stamp(), fmt.Sprintf("review R%d passed; merged into %s as %s", t.id, t.into, mc)); err != nil {
+			if _, err := feat.SetPasses(t.features, true, st.stamp(), fmt.Sprintf("review R%d passed; merged into %s as %s", t.id, t.into, gitops.Short(mc))); err != nil {
 				return err
 			}
 			st.touch(features.FileName)
@@ -290,11 +296,14 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *mergeOu
 		}
 		out.FixesMerged = append(out.FixesMerged, reviews.FixLabel(id))
 	}
-	if err = rv.SetReviewFields(t.id, reviews.Field{Key: "merge_commit", Value: mc}, reviews.Field{Key: "merged_onto", Value: gitops.Short(res.Previous)}, reviews.Field{Key: "merged_at", Value: st.stamp()}); err != nil {
+	if err = rv.SetReviewFields(t.id, reviews.Field{Key: "merge_commit", Value: mc}, reviews.Field{Key: "merged_onto", Value: res.Previous}, reviews.Field{Key: "merged_at", Value: st.stamp()}); err != nil {
 		return err
 	}
 	st.touch(reviews.FileName)
-	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, mc, t.id, orDash(strings.Join(out.Passed, ", ")), t.branch)
+	if err := st.afterMerge(t); err != nil {
+		return err
+	}
+	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, gitops.Short(mc), t.id, orDash(strings.Join(out.Passed, ", ")), t.branch)
 	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "features": nonNil(t.features)}
 	return nil
 }
@@ -384,7 +393,7 @@ is computed as after a REJECT. A review that was merged cannot be rejected.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runReviewsReject(c.Context(), c.CommandPath(), o) },
 	}
-	c.Flags().IntVar(&o.Review, "review", 0, "review whose work to reject (default: the last review)")
+	c.Flags().Var(reviewIDFlag(&o.Review), "review", "review whose work to reject: 3 or R3 (default: the last review)")
 	return c
 }
 
@@ -443,7 +452,7 @@ func checkRejectable(rv gjson.Result, id int) error {
 	case rv.Get("agent_type").String() == workflow.Architecture:
 		return errs.New(errs.Usage, "review R%d is an architecture review: there is no work to reject (name a feature review with --review)", id)
 	case rv.Get("merge_commit").Exists():
-		return errs.New(errs.Conflict, "review R%d was merged into main as %s: merged work is not rejected (a person reverts it on main)", id, rv.Get("merge_commit").String())
+		return errs.New(errs.Conflict, "review R%d was merged into main as %s: merged work is not rejected (a person reverts it on main)", id, gitops.Short(rv.Get("merge_commit").String()))
 	case rv.Get("rejected_at").Exists():
 		return errs.New(errs.Conflict, "the work of review R%d was already rejected at %s", id, rv.Get("rejected_at").String())
 	}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -35,8 +34,7 @@ func (a *App) emit(v any, text func(w io.Writer)) error {
 // there are none), so that nothing but the document reaches stdout.
 func (a *App) writeJSON(w io.Writer, v any) error {
 	a.emitted = true
-	_, err := fmt.Fprintf(w, "%s\n", jsondoc.Reindent(withWarnings(jsondoc.Compact(v), a.warnings)))
-	return err
+	return a.writeFiltered(w, withWarnings(jsondoc.Compact(v), a.warnings))
 }
 
 // withWarnings adds "warnings", last, to a JSON object that has none.
@@ -57,8 +55,11 @@ func withWarnings(doc []byte, warnings []string) []byte {
 	return append(out, '}')
 }
 
-// printf writes a line of text output.
-func printf(w io.Writer, format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+// printf writes a line of text output; the values in it are escaped
+// (safeText), so that none can break the line or drive the terminal.
+func printf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format+"\n", safeArgs(args)...)
+}
 
 // printJSON writes v, indented, as the predecessor's json.dumps(indent=2).
 func printJSON(w io.Writer, v any) { fmt.Fprintf(w, "%s\n", jsondoc.Pretty(v)) }
@@ -73,7 +74,7 @@ func (a *App) warn(format string, args ...any) {
 		a.warnings = append(a.warnings, "WARNING: "+fmt.Sprintf(format, args...))
 		return
 	}
-	fmt.Fprintf(a.env.Stderr, "WARNING: "+format+"\n", args...)
+	fmt.Fprintf(a.env.Stderr, "WARNING: "+format+"\n", safeArgs(args)...)
 }
 
 // notice writes an informational line to stderr (the predecessor's
@@ -84,14 +85,14 @@ func (a *App) notice(format string, args ...any) {
 		a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
 		return
 	}
-	fmt.Fprintf(a.env.Stderr, format+"\n", args...)
+	fmt.Fprintf(a.env.Stderr, format+"\n", safeArgs(args)...)
 }
 
 // messages is where a helper writes its warning lines: stderr, or under
 // --json the document's warnings.
 func (a *App) messages() io.Writer {
 	if !a.g.JSON {
-		return a.env.Stderr
+		return safeWriter{a.env.Stderr}
 	}
 	return lineWriter(func(l string) { a.warnings = append(a.warnings, l) })
 }
@@ -119,7 +120,7 @@ type jsonError struct {
 
 func (a *App) reportError(err error) {
 	if a.reportCheckpoint(err) {
-		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", err.Error())
+		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", safeMessage(err.Error()))
 		return
 	}
 	if a.g.JSON {
@@ -128,15 +129,14 @@ func (a *App) reportError(err error) {
 		je.Error.Code = errs.Code(err)
 		je.Error.Message = err.Error()
 		je.Warnings = a.warnings
-		b, _ := json.Marshal(je)
-		fmt.Fprintf(a.env.Stderr, "%s\n", b)
+		fmt.Fprintf(a.env.Stderr, "%s\n", bytes.TrimSpace(jsondoc.Compact(je)))
 		return
 	}
 	if errs.Is(err, errs.NeedAgent) { // a checkpoint, not a failure
-		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", err.Error())
+		fmt.Fprintf(a.env.Stderr, "CHECKPOINT: %s\n", safeMessage(err.Error()))
 		return
 	}
-	fmt.Fprintf(a.env.Stderr, "ERROR: %s\n", err.Error())
+	fmt.Fprintf(a.env.Stderr, "ERROR: %s\n", safeMessage(err.Error()))
 }
 
 // fieldValue is a --field result as the predecessor prints it: strings raw,
@@ -146,7 +146,7 @@ func fieldValue(r gjson.Result) []byte {
 	case !r.Exists() || r.Type == gjson.Null:
 		return nil
 	case r.Type == gjson.String:
-		return []byte(r.Str)
+		return []byte(safeText(r.Str)) // one line, whatever the value holds
 	case r.IsObject() || r.IsArray():
 		return jsondoc.Reindent([]byte(r.Raw))
 	}
@@ -158,11 +158,9 @@ func fieldValue(r gjson.Result) []byte {
 func (a *App) emitField(r gjson.Result) error {
 	if a.g.JSON {
 		if !r.Exists() {
-			_, err := fmt.Fprintln(a.env.Stdout, "null")
-			return err
+			return a.writeFiltered(a.env.Stdout, []byte("null"))
 		}
-		_, err := fmt.Fprintf(a.env.Stdout, "%s\n", jsondoc.Reindent([]byte(r.Raw)))
-		return err
+		return a.writeFiltered(a.env.Stdout, []byte(r.Raw))
 	}
 	_, err := fmt.Fprintf(a.env.Stdout, "%s\n", fieldValue(r))
 	return err

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -29,6 +29,7 @@ type runOpts struct {
 	MaxSessions int
 	Timeout     time.Duration
 	Resume      bool
+	DryRun      bool
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -58,6 +59,7 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.IntVar(&o.MaxSessions, "max-sessions", 50, "stop after this many agent sessions")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	return c
 }
 
@@ -71,6 +73,9 @@ type step struct {
 func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
+	}
+	if o.DryRun {
+		return a.dryRun(ctx)
 	}
 	s, err := a.openStore("")
 	if err != nil {
@@ -95,7 +100,12 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	} else if o.Resume {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
 	}
+	var ran []runSession
+	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
+		if err := a.verifyRun(ctx, last); err != nil {
+			return err
+		}
 		next, err := a.nextStep(ctx)
 		if err != nil {
 			return err
@@ -104,9 +114,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		case workflow.PhaseDone:
 			a.notice("[baton run] DONE: %s", next.Reason)
 			if br != nil {
-				return br.Complete()
+				if err := br.Complete(); err != nil {
+					return err
+				}
 			}
-			return nil
+			return a.emitRun(next, ran, "done")
 		case workflow.PhaseStopped:
 			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; a person resumes it by recording the fix with --as HUMAN --reason)", next.Reason)
 		}
@@ -120,7 +132,12 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err // the first request of this process checkpoints: exit 42
 		}
 		failure := a.runAgent(ctx, o, st)
+		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
+		last = &st
 		if err := a.checkStep(ctx, st, failure); err != nil {
+			if verr := a.verifyRun(ctx, last); verr != nil {
+				return verr // what the agent did is why its session could not be ended
+			}
 			return err
 		}
 		if ctx.Err() != nil {
@@ -128,7 +145,59 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		}
 	}
 	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
-	return nil
+	next, err := a.nextStep(ctx)
+	if err != nil {
+		return err
+	}
+	return a.emitRun(next, ran, "max-sessions")
+}
+
+// runSession is one agent session a run drove.
+type runSession struct {
+	Session  int               `json:"session_id"`
+	Role     string            `json:"agent_type"`
+	Features []string          `json:"features"`
+	Branch   string            `json:"branch"`
+	Failure  *failureSignature `json:"failure_signature"`
+}
+
+// emitRun prints, under --json, what a run did and where it stopped (the
+// text form is the notices already printed).
+func (a *App) emitRun(next nextResult, ran []runSession, stopped string) error {
+	if !a.g.JSON {
+		return nil
+	}
+	if ran == nil {
+		ran = []runSession{}
+	}
+	return a.writeJSON(a.env.Stdout, map[string]any{"stopped": stopped, "next": next, "sessions": ran})
+}
+
+// verifyRun runs the checks of 'baton verify' before the run goes on: any
+// problem ends the run as STOPPED, for a person, with a failure signature
+// saying what happened and after which session (last; nil before the
+// first session of this run).
+func (a *App) verifyRun(ctx context.Context, last *step) error {
+	out, err := a.sub(ctx, nil, "--json", "verify")
+	if err == nil {
+		return nil
+	}
+	var res verifyResult
+	if json.Unmarshal(out, &res) != nil || len(res.Problems) == 0 {
+		return err
+	}
+	when, stage := "before this run's first session", "RUN"
+	if last != nil {
+		when, stage = fmt.Sprintf("after session %d (%s)", last.Session, last.Role), last.Role
+	}
+	msgs := make([]string, 0, len(res.Problems))
+	for _, p := range res.Problems {
+		msgs = append(msgs, fmt.Sprintf("[%s] %s", p.Check, p.Message))
+	}
+	sig := failureSignature{Code: "verify_failed", Message: fmt.Sprintf("%s, verify found %d problem(s): %s", when, len(res.Problems), strings.Join(msgs, "; ")), StageID: stage, Severity: "error"}
+	b, _ := json.Marshal(sig)
+	a.notice("[baton run] STOPPED: failure signature %s", b)
+	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton verify')", sig.Message)
 }
 
 // phaseName ties a bridge request to its session, so that a resumed run
@@ -168,7 +237,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	var n nextResult
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
 		}
@@ -182,9 +251,14 @@ func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	return n, err
 }
 
-// openStep opens the session of the next step and renders its prompt.
+// openStep renders the next step's prompt, then opens its session: a
+// prompt that cannot be rendered opens nothing.
 func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
-	st := step{Role: n.Phase, Feature: deref(n.Feature), Branch: deref(n.Branch), Reason: n.Reason}
+	p, err := a.planStep(ctx, n)
+	if err != nil {
+		return step{}, err
+	}
+	st := step{Role: p.Role, Feature: p.Feature, Branch: p.Branch, Reason: p.Reason, Prompt: p.Prompt}
 	args := []string{"session", "start", "--agent", st.Role}
 	if st.Feature != "" {
 		args = append(args, "--feature", st.Feature)
@@ -197,34 +271,11 @@ func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
 		return st, err
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
-	data, err := a.promptData(ctx, st)
-	if err != nil {
-		return st, err
+	if st.Session != p.Session { // another session started meanwhile
+		p.Session = st.Session
+		err = a.snapshot(ctx, func(sn *snapshot) (err error) { st.Prompt, err = a.renderPrompt(sn, p.assignment); return })
 	}
-	s, err := a.openStore("")
-	if err != nil {
-		return st, err
-	}
-	if st.Prompt, err = prompts.Render(filepath.Join(s.BatonDir(), "prompts"), data); err != nil {
-		return st, errs.New(errs.Invalid, "%v", err)
-	}
-	return st, nil
-}
-
-func (a *App) promptData(ctx context.Context, st step) (prompts.Data, error) {
-	d := prompts.Data{Role: st.Role, Session: st.Session, Feature: st.Feature, Branch: st.Branch, Reason: st.Reason, MainBranch: "main"}
-	err := a.snapshot(ctx, func(sn *snapshot) error {
-		d.StateDir = sn.s.Dir
-		d.MaxFixCycles = sn.cfg.MaxFixCycles
-		if p, err := sn.prog.Project(); err == nil {
-			d.Project = p.Name
-		}
-		if sn.rev != nil && st.Feature != "" {
-			d.FixCount = sn.rev.FixCount(st.Feature)
-		}
-		return nil
-	})
-	return d, err
+	return st, err
 }
 
 // failureSignature is recorded when an agent did not finish its session.

@@ -207,10 +207,18 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		if fromFlag != nil {
 			from = fromFlag
 		}
+		toGiven := to != nil
 		if to == nil {
 			to = a.head()
 		}
+		branch := a.sessionBranch(p, sess)
+		if err := st.confineRange(sess, branch, &from, &to, toGiven); err != nil {
+			return err
+		}
 		if ended.Commits, ended.CommitRange, err = a.sessionRange(commits, from, to); err != nil {
+			return err
+		}
+		if err := st.checkReady(ended, branch); err != nil {
 			return err
 		}
 		if err := p.AddSessionWithID(ended); err != nil {
@@ -223,7 +231,7 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 		st.record = ended
 		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
-		return st.afterSession(p, ended, feature, a.sessionBranch(p, sess), sess.AgentType, o.NextPhase)
+		return st.afterSession(p, ended, feature, branch, sess.AgentType, o.NextPhase)
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/reviews"
 )
@@ -361,7 +362,11 @@ func issueStatus(is storyIssue) string {
 	case "fixed":
 		s := "fixed by " + strings.Join(is.FixedBy, ", ")
 		if len(is.Commits) > 0 {
-			s += " in " + strings.Join(is.Commits, ", ")
+			short := make([]string, len(is.Commits))
+			for i, c := range is.Commits {
+				short[i] = gitops.Short(c)
+			}
+			s += " in " + strings.Join(short, ", ")
 		}
 		return s
 	case "deferred":

@@ -383,7 +383,7 @@ func (a *App) repo() gitops.Repo {
 }
 
 // commitRef checks a commit given in flag against the repository and
-// returns its short hash: a revision such as HEAD~1 is recorded as the
+// returns its full hash: a revision such as HEAD~1 is recorded as the
 // commit it names now, and a commit that does not exist is refused. Outside
 // a repository the value is kept as given. "" and "null" are nil.
 func (a *App) commitRef(flag, rev string) (*string, error) {
@@ -402,11 +402,10 @@ func (a *App) commitRef(flag, rev string) (*string, error) {
 	case err != nil:
 		return nil, errs.New(errs.NotFound, "%s: %v in the repository at %s (check the hash with 'git log')", flag, err, a.env.Cwd)
 	}
-	s := gitops.Short(h)
-	return &s, nil
+	return &h, nil
 }
 
-// head returns the short hash of HEAD in the working directory's
+// head returns the full hash of HEAD in the working directory's
 // repository, or nil outside a repository or on an unborn branch.
 func (a *App) head() *string {
 	r := a.repo()
@@ -417,8 +416,7 @@ func (a *App) head() *string {
 	if err != nil {
 		return nil
 	}
-	s := gitops.Short(h)
-	return &s
+	return &h
 }
 
 // validates turns a domain parser into a validation for mapFile.
@@ -468,7 +466,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	data, fi, release, err := store.Map(s.Path(name))
+	data, fi, release, err := store.Map(s.ReadPath(name))
 	if err != nil {
 		return nil, err
 	}

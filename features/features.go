@@ -327,6 +327,8 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 				return nil, errs.New(errs.Usage, "--entries: entry %d: %s", i, ferr.msg)
 			}
 			rec.Members = removeMember(rec.Members, "id") // a null id is replaced
+		} else if at := jsondoc.ControlAt(item.ID); at >= 0 {
+			return nil, errs.New(errs.Usage, "--entries: entry %d: feature id %+q contains a control character at byte %d: ids may not contain line breaks, escape sequences or other control characters", i, item.ID, at)
 		} else if f.Has(item.ID) || seen[item.ID] {
 			return nil, errs.New(errs.Usage, "--entries: entry %d: feature id %q already exists", i, item.ID)
 		} else {

@@ -26,6 +26,32 @@ type Config struct {
 	// MergeNoFF makes every merge a merge commit, even when main could
 	// fast-forward (git merge --no-ff), so each merge is one commit to audit.
 	MergeNoFF bool `json:"merge_no_ff"`
+	// SpecFile is the project's specification, the INITIALIZER's input;
+	// empty: the first of app_spec.txt, spec.md, ... that exists.
+	SpecFile string `json:"spec_file,omitempty"`
+	// TestCommand runs the project's tests, as prompts tell agents; empty:
+	// guessed from the build files (make test, go test ./..., npm test).
+	TestCommand string `json:"test_command,omitempty"`
+	// Agent configures the agent CLIs baton run starts.
+	Agent AgentConfig `json:"agent,omitzero"`
+}
+
+// AgentConfig is how baton run starts an agent CLI (--agent claude|codex).
+type AgentConfig struct {
+	// Model is the model of every role without its own in Models.
+	Model string `json:"model,omitempty"`
+	// Models maps a role (REVIEW, IMPLEMENT, ...) to its model.
+	Models map[string]string `json:"models,omitempty"`
+	// MaxTurns bounds an agent's turns where the CLI supports it (0: its default).
+	MaxTurns int `json:"max_turns,omitempty"`
+}
+
+// ModelFor is the model configured for role, "" for the CLI's default.
+func (c AgentConfig) ModelFor(role string) string {
+	if m := c.Models[strings.ToUpper(role)]; m != "" {
+		return m
+	}
+	return c.Model
 }
 
 // DefaultConfig is the configuration of a project with no config file.

@@ -109,16 +109,7 @@ func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	return ReadRegular(s.Path(name))
-}
-
-// RecoverIfNeeded finishes a half-applied journal, taking the lock to do
-// so; without a journal it costs one stat.
-func (s *Store) RecoverIfNeeded(ctx context.Context) error {
-	if !s.pending() {
-		return nil
-	}
-	return s.Update(ctx, func(*Tx) error { return nil })
+	return ReadRegular(s.ReadPath(name))
 }
 
 // Update runs fn as one transaction under the state lock and commits what it

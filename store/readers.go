@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+
+	"github.com/gofrs/flock"
+)
+
+// Readers never wait. A read-only command takes no lock: it reads the files
+// as they are (every replacement is a rename, so each file is whole), and
+// ReadConsistent repeats its reading until no transaction committed in the
+// middle of it. A journal left by a killed writer is finished by the first
+// command that can take the lock at once; a reader that cannot (a writer
+// holds it, or the user may not write the state directory) reads through
+// the journal instead (ReadPath), which is the committed state.
+
+// RecoverIfNeeded finishes what a killed or failed writer left (a journal,
+// an intent) if the lock can be taken at once; otherwise it does nothing,
+// and reads go through the journal. Without anything left it costs two
+// stats.
+func (s *Store) RecoverIfNeeded(ctx context.Context) error {
+	if !s.pending() {
+		return nil
+	}
+	fl := flock.New(s.lockPath())
+	ok, err := fl.TryLock()
+	if err != nil || !ok {
+		return nil // a writer holds it (and finishes the journal), or read-only
+	}
+	defer fl.Unlock()
+	return s.recover()
+}
+
+// ReadPath is where the current content of the state file name is read
+// from: the file itself, or, while a committed journal is still being
+// applied, the staged file the journal will rename over it.
+func (s *Store) ReadPath(name string) string {
+	path := s.Path(name)
+	data, err := ReadRegular(s.journalPath())
+	if err != nil || data == nil {
+		return path
+	}
+	var j journal
+	if json.Unmarshal(data, &j) != nil {
+		return path
+	}
+	dst, err := target(path)
+	if err != nil {
+		return path
+	}
+	for _, e := range j.Files {
+		if e.Dst == dst && exists(e.Tmp) {
+			return e.Tmp
+		}
+	}
+	return path
+}
+
+// ReadConsistent runs fn, which reads the state, until no transaction
+// committed while it ran (the files and the audit log were seen at one
+// moment), without taking the lock. It gives up repeating after many
+// attempts under a constant stream of writers and returns the last result.
+func (s *Store) ReadConsistent(ctx context.Context, fn func() error) error {
+	if err := s.RecoverIfNeeded(ctx); err != nil {
+		return err
+	}
+	var err error
+	for i := 0; i < 200; i++ {
+		before := s.generation()
+		err = fn()
+		if s.generation() == before || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// generation identifies the state as it is on disk: each tracked file's
+// and the log's identity (a rename gives a new inode), and the journal's.
+func (s *Store) generation() string {
+	var b strings.Builder
+	paths := []string{s.EventsPath(), s.journalPath()}
+	for _, n := range s.Tracked {
+		paths = append(paths, s.Path(strings.TrimSuffix(n, "/")))
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			b.WriteString(identity(fi))
+		}
+		b.WriteByte('|')
+	}
+	return b.String()
+}
