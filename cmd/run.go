@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
+	"golang.org/x/term"
 
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
@@ -321,7 +322,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 func (a *App) progressLine(st step, start time.Time) func() {
 	label := fmt.Sprintf("[baton run] %s %s session %d", st.Role, orDash(st.Feature), st.Session)
 	f, ok := a.env.Stderr.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !ok || !a.interactive(f) {
 		a.notice("%s started", label)
 		return func() {}
 	}
@@ -342,9 +343,14 @@ func (a *App) progressLine(st step, start time.Time) func() {
 	return func() { close(done) }
 }
 
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// interactive says whether f is a terminal that can redraw a line: a real
+// terminal (not /dev/null or a pipe), TERM not dumb, and not under --json.
+// Anything else gets plain lines.
+func (a *App) interactive(f *os.File) bool {
+	if a.g.JSON || a.env.Getenv("TERM") == "dumb" || a.env.Getenv("TERM") == "" {
+		return false
+	}
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // logAgentOutput saves an agent's output in .baton/logs/session-N.log.
