@@ -32,6 +32,9 @@ type Drift struct {
 
 // Message says what changed, for a person or an agent.
 func (d Drift) Message() string {
+	if d.EventID == "" {
+		return fmt.Sprintf("%s was changed outside baton: %s", d.File, d.Difference)
+	}
 	return fmt.Sprintf("%s was changed outside baton after event %s (%s): %s", d.File, d.EventID, d.Timestamp, d.Difference)
 }
 
@@ -115,8 +118,14 @@ func (s *Store) CheckDrift(useStamps bool) ([]Drift, *Event, error) {
 
 func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, error) {
 	last, _, err := s.lastEvent()
-	if err != nil || last == nil {
+	if err != nil {
 		return nil, last, nil, err
+	}
+	if last == nil {
+		if _, err := os.Stat(s.stampsPath()); err == nil {
+			return []Drift{{File: ".baton/" + EventsName, Difference: "the audit log is gone (deleted or emptied) while baton's records of the files remain"}}, nil, nil, nil
+		}
+		return nil, nil, nil, nil
 	}
 	var stamps map[string]stamp
 	if useStamps {
