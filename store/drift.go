@@ -32,6 +32,9 @@ type Drift struct {
 
 // Message says what changed, for a person or an agent.
 func (d Drift) Message() string {
+	if IsRef(d.File) {
+		return fmt.Sprintf("%s (git) moved outside baton after event %s (%s): %s", strings.TrimPrefix(d.File, "git:"), d.EventID, d.Timestamp, d.Difference)
+	}
 	if d.EventID == "" {
 		return fmt.Sprintf("%s was changed outside baton: %s", d.File, d.Difference)
 	}
@@ -39,6 +42,10 @@ func (d Drift) Message() string {
 }
 
 func isDirName(name string) bool { return strings.HasSuffix(name, "/") }
+
+// IsRef says whether a tracked name is a git ref ("git:..."), whose value,
+// the commit it points at, Store.Probe reads.
+func IsRef(name string) bool { return strings.HasPrefix(name, "git:") }
 
 // dirListing maps each regular file of a directory to its content hash.
 func dirListing(path string) (map[string]string, error) {
@@ -85,6 +92,13 @@ func listingHash(list map[string]string) string {
 // stamps, a file whose identity matches its stamp is taken to hold the
 // content the stamp hashed, unread. The content read, if any, is returned.
 func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byte, error) {
+	if IsRef(name) {
+		if s.Probe == nil {
+			return "", nil, nil
+		}
+		v, err := s.Probe(name)
+		return v, nil, err
+	}
 	path := s.Path(name)
 	if isDirName(name) {
 		list, err := dirListing(path)
@@ -183,6 +197,15 @@ func (s *Store) linkRecorded(name string) {
 
 // difference summarizes how a file differs from its recorded version.
 func (s *Store) difference(name, want, now string, data []byte) string {
+	if IsRef(name) {
+		short := func(h string) string {
+			if h == "" {
+				return "no commit"
+			}
+			return h[:min(7, len(h))]
+		}
+		return fmt.Sprintf("it was at %s, and is at %s now", short(want), short(now))
+	}
 	if isDirName(name) {
 		var before map[string]string
 		if want != "" {
