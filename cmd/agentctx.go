@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-cli/baton/ctxpack"
 	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/workflow"
@@ -202,7 +203,7 @@ func (sn *snapshot) sessionHistory(s ctxpack.Situation, w assignment) []ctxpack.
 		cs := ctxpack.Session{ID: int(r.Get("session_id").Int()), Role: r.Get("agent_type").String(), Outcome: r.Get("outcome").String(),
 			Summary: r.Get("summary").String(), Ended: r.Get("completed_at").String()}
 		if f, t := r.Get("commit_range.from").String(), r.Get("commit_range.to").String(); f != "" || t != "" {
-			cs.Range = f + ".." + t
+			cs.Range = gitops.Short(f) + ".." + gitops.Short(t)
 		}
 		out = append(out, cs)
 	})

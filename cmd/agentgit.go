@@ -38,7 +38,7 @@ func (a *App) gitFacts(sn *snapshot, branch string) ctxpack.Git {
 	if err != nil || tip == "" {
 		return g
 	}
-	g.BranchExists, g.Head = true, gitops.Short(tip)
+	g.BranchExists, g.Tip = true, gitops.Short(tip)
 	dir := r.Top()
 	if base, err := gitOut(dir, "merge-base", main, tip); err == nil {
 		g.MergeBase = gitops.Short(base)

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -35,8 +34,7 @@ func (a *App) emit(v any, text func(w io.Writer)) error {
 // there are none), so that nothing but the document reaches stdout.
 func (a *App) writeJSON(w io.Writer, v any) error {
 	a.emitted = true
-	_, err := fmt.Fprintf(w, "%s\n", jsondoc.Reindent(withWarnings(jsondoc.Compact(v), a.warnings)))
-	return err
+	return a.writeFiltered(w, withWarnings(jsondoc.Compact(v), a.warnings))
 }
 
 // withWarnings adds "warnings", last, to a JSON object that has none.
@@ -131,8 +129,7 @@ func (a *App) reportError(err error) {
 		je.Error.Code = errs.Code(err)
 		je.Error.Message = err.Error()
 		je.Warnings = a.warnings
-		b, _ := json.Marshal(je)
-		fmt.Fprintf(a.env.Stderr, "%s\n", b)
+		fmt.Fprintf(a.env.Stderr, "%s\n", bytes.TrimSpace(jsondoc.Compact(je)))
 		return
 	}
 	if errs.Is(err, errs.NeedAgent) { // a checkpoint, not a failure
@@ -161,11 +158,9 @@ func fieldValue(r gjson.Result) []byte {
 func (a *App) emitField(r gjson.Result) error {
 	if a.g.JSON {
 		if !r.Exists() {
-			_, err := fmt.Fprintln(a.env.Stdout, "null")
-			return err
+			return a.writeFiltered(a.env.Stdout, []byte("null"))
 		}
-		_, err := fmt.Fprintf(a.env.Stdout, "%s\n", jsondoc.Reindent([]byte(r.Raw)))
-		return err
+		return a.writeFiltered(a.env.Stdout, []byte(r.Raw))
 	}
 	_, err := fmt.Fprintf(a.env.Stdout, "%s\n", fieldValue(r))
 	return err

@@ -100,6 +100,7 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	} else if o.Resume {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
 	}
+	var ran []runSession
 	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
 		if err := a.verifyRun(ctx, last); err != nil {
@@ -113,9 +114,11 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		case workflow.PhaseDone:
 			a.notice("[baton run] DONE: %s", next.Reason)
 			if br != nil {
-				return br.Complete()
+				if err := br.Complete(); err != nil {
+					return err
+				}
 			}
-			return nil
+			return a.emitRun(next, ran, "done")
 		case workflow.PhaseStopped:
 			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; a person resumes it by recording the fix with --as HUMAN --reason)", next.Reason)
 		}
@@ -129,6 +132,7 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err // the first request of this process checkpoints: exit 42
 		}
 		failure := a.runAgent(ctx, o, st)
+		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
 		last = &st
 		if err := a.checkStep(ctx, st, failure); err != nil {
 			if verr := a.verifyRun(ctx, last); verr != nil {
@@ -141,7 +145,32 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		}
 	}
 	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
-	return nil
+	next, err := a.nextStep(ctx)
+	if err != nil {
+		return err
+	}
+	return a.emitRun(next, ran, "max-sessions")
+}
+
+// runSession is one agent session a run drove.
+type runSession struct {
+	Session  int               `json:"session_id"`
+	Role     string            `json:"agent_type"`
+	Features []string          `json:"features"`
+	Branch   string            `json:"branch"`
+	Failure  *failureSignature `json:"failure_signature"`
+}
+
+// emitRun prints, under --json, what a run did and where it stopped (the
+// text form is the notices already printed).
+func (a *App) emitRun(next nextResult, ran []runSession, stopped string) error {
+	if !a.g.JSON {
+		return nil
+	}
+	if ran == nil {
+		ran = []runSession{}
+	}
+	return a.writeJSON(a.env.Stdout, map[string]any{"stopped": stopped, "next": next, "sessions": ran})
 }
 
 // verifyRun runs the checks of 'baton verify' before the run goes on: any

@@ -11,21 +11,20 @@ func gitItem(in Input) (Item, bool) {
 		return Item{}, false
 	}
 	var b strings.Builder
-	if g.Branch != "" {
-		state := "exists"
-		if !g.BranchExists {
-			state = "does not exist yet"
-		}
-		fmt.Fprintf(&b, "Branch: %s (%s); base: %s", g.Branch, state, g.Main)
-	} else {
+	switch {
+	case g.Branch != "" && g.BranchExists:
+		fmt.Fprintf(&b, "Branch: %s (exists) at %s; it merges into %s", g.Branch, g.Tip, g.Main)
+	case g.Branch != "":
+		fmt.Fprintf(&b, "Branch: %s (does not exist yet); it starts from %s", g.Branch, g.Main)
+	default:
 		fmt.Fprintf(&b, "Main branch: %s", g.Main)
 	}
 	if g.Head != "" {
 		fmt.Fprintf(&b, " at %s", g.Head)
 	}
 	b.WriteString("\n")
-	if g.MergeBase != "" && g.Branch != "" && g.BranchExists {
-		fmt.Fprintf(&b, "Commit range: %s..%s (git log %s..%s)\n", g.MergeBase, g.Head, g.Main, g.Branch)
+	if g.MergeBase != "" && g.BranchExists {
+		fmt.Fprintf(&b, "Commit range: %s..%s (git log %s..%s)\n", g.MergeBase, g.Tip, g.Main, g.Branch)
 	}
 	if len(g.Commits) > 0 {
 		fmt.Fprintf(&b, "Commits (%d, oldest first):\n", len(g.Commits))

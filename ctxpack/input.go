@@ -155,7 +155,8 @@ type Git struct {
 	BranchExists bool     `json:"branch_exists"`
 	Main         string   `json:"main"`
 	MergeBase    string   `json:"merge_base,omitempty"`
-	Head         string   `json:"head,omitempty"`
+	Head         string   `json:"head,omitempty"`    // main's head
+	Tip          string   `json:"tip,omitempty"`     // the branch's head
 	Commits      []string `json:"commits,omitempty"` // "hash subject", oldest first
 	DiffStat     string   `json:"diff_stat,omitempty"`
 }

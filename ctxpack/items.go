@@ -144,7 +144,7 @@ func reviewItems(in Input) []Item {
 		payload += fmt.Sprintf("Issues: %d (ids %s…)\n", len(r.Issues), r.IssuePrefix())
 	}
 	out = append(out, Item{ID: fmt.Sprintf("review-%d", r.ID), Kind: "task", Source: "reviews.json", Timestamp: r.Timestamp,
-		Tags: []string{"review"}, Importance: 0.92, Title: "Review " + reviewLabel(*r), Payload: payload})
+		Tags: []string{"review"}, Importance: 0.945, Title: "Review " + reviewLabel(*r), Payload: payload})
 	for _, is := range r.Issues {
 		var b strings.Builder
 		fmt.Fprintf(&b, "[%s] %s: %s\n", is.ID, is.Severity, is.Description)

@@ -80,13 +80,7 @@ func TestEveryRoleInEverySituation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, re := range placeholders {
-				for _, line := range strings.Split(out, "\n") {
-					if re.MatchString(line) {
-						t.Errorf("%s: placeholder or blank %q in line:\n%s", s, re.FindString(line), line)
-					}
-				}
-			}
+			checkClean(t, string(s), out)
 			must := []string{"baton session end -o ", "session 7", "shop", "# When something goes wrong", "exit 3", "baton context"}
 			if d.Branch != "" {
 				must = append(must, d.Branch)
@@ -120,6 +114,31 @@ func TestEveryRoleInEverySituation(t *testing.T) {
 				t.Errorf("GLOBAL_FIX is sent to show-issues, which shows a review, not the debt items")
 			}
 		})
+	}
+}
+
+// checkClean fails on every line with a placeholder, blank or override.
+func checkClean(t *testing.T, name, out string) {
+	t.Helper()
+	for _, re := range placeholders {
+		for _, line := range strings.Split(out, "\n") {
+			if re.MatchString(line) {
+				t.Errorf("%s: placeholder or blank %q in line:\n%s", name, re.FindString(line), line)
+			}
+		}
+	}
+}
+
+func TestFixAfterMergeConflict(t *testing.T) {
+	d := situationData(ctxpack.FixReview)
+	d.IssueIDs = nil
+	out, err := prompts.Render("", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, "FIX after a merge conflict", out)
+	if strings.Contains(out, "add-fix -r") || !strings.Contains(out, "git merge main") || !strings.Contains(out, "conflicted") {
+		t.Errorf("a FIX sent back by a merge conflict must merge main in, with no issues to record:\n%s", out)
 	}
 }
 
