@@ -44,11 +44,11 @@ func (a *App) probe(s *store.Store) func(string) (string, error) {
 	return func(name string) (string, error) {
 		r := a.repo()
 		if name != mainRef || r == nil {
-			return "", nil
+			return store.Unknown, nil // run outside the repository: not compared
 		}
 		cfg, err := s.LoadConfig()
 		if err != nil {
-			return "", nil
+			return store.Unknown, nil
 		}
 		_, head, err := mainOf(r, cfg)
 		if err != nil {

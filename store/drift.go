@@ -47,6 +47,11 @@ func isDirName(name string) bool { return strings.HasSuffix(name, "/") }
 // the commit it points at, Store.Probe reads.
 func IsRef(name string) bool { return strings.HasPrefix(name, "git:") }
 
+// Unknown is what Probe returns for a ref it cannot read from here (the
+// command runs outside the repository): it is not compared, and the log
+// keeps the value it had.
+const Unknown = "?"
+
 // dirListing maps each regular file of a directory to its content hash.
 func dirListing(path string) (map[string]string, error) {
 	entries, err := os.ReadDir(path)
@@ -159,7 +164,7 @@ func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, 
 		if data != nil {
 			read[name] = data
 		}
-		if now == want {
+		if now == want || now == Unknown {
 			continue
 		}
 		d := Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
