@@ -12,6 +12,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/tidwall/gjson v1.20.0
+	golang.org/x/term v0.45.0
 	golang.org/x/text v0.41.0
 )
 

@@ -495,7 +495,7 @@ func (a *App) newGetReviewCmd() *cobra.Command {
 // emitRecord prints a stored record, or one field of it.
 func (a *App) emitRecord(r gjson.Result, field string) error {
 	if field != "" {
-		return a.emitField(r.Get(field))
+		return a.recordField(r, field, "review", "fix", "feature")
 	}
 	return a.emit(r.Value(), func(w io.Writer) { printRaw(w, []byte(r.Raw)) })
 }
