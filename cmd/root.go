@@ -126,6 +126,7 @@ const exitCodeHelp = `Exit codes:
   5   conflict: lock timeout, merge conflict or dirty checkout, a branch moved, stale bridge
       response, file exists
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
+  7   baton run stopped at --max-sessions before DONE (run it again to continue)
   42  need agent: a bridge checkpoint (answer the request, re-run with --resume)
   130 interrupted`
 

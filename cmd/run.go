@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,6 +30,8 @@ type runOpts struct {
 	Timeout     time.Duration
 	Resume      bool
 	DryRun      bool
+	Agent       string // a preset: claude, codex
+	Follow      bool
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -42,16 +43,21 @@ func (a *App) newRunCmd() *cobra.Command {
 renders that role's prompt (built in, or .baton/prompts/ROLE.md), opens the role's session, and
 runs the agent:
 
-  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set,
-                        with a timeout, a progress line on stderr and a log per session in
-                        .baton/logs/;
+  with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
+                        prompt on stdin, non-interactive, allowed to run baton, git and the tests;
+                        the role's model from "agent" in .baton/config);
+  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set;
+                        either way with a timeout, a progress line on stderr showing the agent's
+                        latest output (--follow streams all of it), and a log per session in
+                        .baton/logs/ with the prompt, the output and the exit;
   without it            baton checkpoints through the agent bridge: it writes
                         .agent-request.json and exits 42; a host runs the agent, answers with
                         'baton bridge respond', and runs 'baton run --resume'.
 
 After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
 failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
---max-sessions.`,
+--max-sessions before DONE (exit 7). A missing agent program is exit 4 before anything is opened;
+--dry-run prints the next prompt and opens nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
@@ -61,6 +67,8 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
+	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
+	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	return c
 }
 
@@ -78,6 +86,9 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 	if o.DryRun {
 		return a.dryRun(ctx)
 	}
+	if err := a.checkAgentOpts(o); err != nil {
+		return err
+	}
 	s, err := a.openStore("")
 	if err != nil {
 		return err
@@ -88,7 +99,7 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err
 		}
 	}
-	if o.AgentCmd == "" {
+	if o.AgentCmd == "" && o.Agent == "" {
 		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
 			Ctx: ctx, HostToken: true, Token: a.env.Getenv("BATON_HOST_TOKEN")}); err != nil {
 			return err
@@ -145,12 +156,14 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return errs.New(errs.Interrupted, "interrupted after session %d", st.Session)
 		}
 	}
-	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
 	next, err := a.nextStep(ctx)
 	if err != nil {
 		return err
 	}
-	return a.emitRun(next, ran, "max-sessions")
+	if err := a.emitRun(next, ran, "max-sessions"); err != nil {
+		return err
+	}
+	return errs.New(errs.MaxSessions, "the run stopped after --max-sessions %d before DONE; run it again to continue", o.MaxSessions)
 }
 
 // runSession is one agent session a run drove.
@@ -287,22 +300,22 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(actx, "sh", "-c", o.AgentCmd)
+	cmd := a.agentCommand(actx, o, st)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
 	cmd.Env = append(os.Environ(), "BATON_SESSION="+strconv.Itoa(st.Session), "BATON_ROLE=")
 	if s, err := a.openStore(""); err == nil {
 		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+s.Dir)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := a.newAgentOutput(o)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
-	stop := a.progressLine(st, start)
+	stop := a.progressLine(st, start, out.progress())
 	err := cmd.Run()
 	stop()
-	a.logAgentOutput(st, out.Bytes())
+	a.logSession(st, strings.Join(cmd.Args, " "), out.Bytes(), exitText(err))
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
@@ -319,10 +332,10 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 // progressLine shows role, feature and elapsed time on stderr while an
 // agent runs: a line rewritten each second on a terminal, else a start
 // line.
-func (a *App) progressLine(st step, start time.Time) func() {
+func (a *App) progressLine(st step, start time.Time, latest func() string) func() {
 	label := fmt.Sprintf("[baton run] %s %s session %d", st.Role, orDash(st.Feature), st.Session)
 	f, ok := a.env.Stderr.(*os.File)
-	if !ok || !a.interactive(f) {
+	if !ok || !a.interactive(f) || latest == nil {
 		a.notice("%s started", label)
 		return func() {}
 	}
@@ -336,7 +349,7 @@ func (a *App) progressLine(st step, start time.Time) func() {
 				fmt.Fprint(f, "\r\033[K")
 				return
 			case <-t.C:
-				fmt.Fprintf(f, "\r\033[K%s — %s", label, time.Since(start).Round(time.Second))
+				fmt.Fprintf(f, "\r\033[K%s", progressText(label, time.Since(start).Round(time.Second), latest()))
 			}
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 	"github.com/baton-cli/baton/ctxpack"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/workflow"
 )
@@ -104,6 +105,10 @@ func (a *App) dryRun(ctx context.Context) error {
 		return err
 	}
 	a.notice("[baton run] dry run: the next session would be %d, %s %s on %s", p.Session, p.Role, orDash(p.Feature), orDash(p.Branch))
+	if a.g.JSON {
+		n.Branch = progress.Nullable(p.Branch)
+		return a.writeJSON(a.env.Stdout, map[string]any{"stopped": "dry-run", "next": n, "sessions": []runSession{}, "session_id": p.Session, "prompt": p.Prompt})
+	}
 	_, err = io.WriteString(a.env.Stdout, p.Prompt)
 	return err
 }

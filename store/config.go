@@ -40,15 +40,33 @@ type Config struct {
 type AgentConfig struct {
 	// Model is the model of every role without its own in Models.
 	Model string `json:"model,omitempty"`
-	// Models maps a role (REVIEW, IMPLEMENT, ...) to its model.
-	Models map[string]string `json:"models,omitempty"`
+	// Models names a role's own model.
+	Models RoleModels `json:"models,omitzero"`
 	// MaxTurns bounds an agent's turns where the CLI supports it (0: its default).
 	MaxTurns int `json:"max_turns,omitempty"`
 }
 
+// RoleModels are the models of the roles that have their own (a struct,
+// not a map, so that a Config stays comparable).
+type RoleModels struct {
+	Initializer           string `json:"INITIALIZER,omitempty"`
+	BrownfieldInitializer string `json:"BROWNFIELD_INITIALIZER,omitempty"`
+	Implement             string `json:"IMPLEMENT,omitempty"`
+	Bugfix                string `json:"BUGFIX,omitempty"`
+	Review                string `json:"REVIEW,omitempty"`
+	Fix                   string `json:"FIX,omitempty"`
+	GlobalFix             string `json:"GLOBAL_FIX,omitempty"`
+	Architecture          string `json:"ARCHITECTURE,omitempty"`
+}
+
 // ModelFor is the model configured for role, "" for the CLI's default.
 func (c AgentConfig) ModelFor(role string) string {
-	if m := c.Models[strings.ToUpper(role)]; m != "" {
+	m := map[string]string{
+		"INITIALIZER": c.Models.Initializer, "BROWNFIELD_INITIALIZER": c.Models.BrownfieldInitializer,
+		"IMPLEMENT": c.Models.Implement, "BUGFIX": c.Models.Bugfix, "REVIEW": c.Models.Review, "FIX": c.Models.Fix,
+		"GLOBAL_FIX": c.Models.GlobalFix, "ARCHITECTURE": c.Models.Architecture,
+	}[strings.ToUpper(role)]
+	if m != "" {
 		return m
 	}
 	return c.Model
