@@ -129,7 +129,9 @@ type scriptedAPI struct {
 }
 
 func newScriptedAPI(t *testing.T, proj string) *scriptedAPI {
-	bash := func(cmd string) step { return step{"Bash", map[string]any{"command": cmd, "description": "run " + strings.Fields(cmd)[0]}} }
+	bash := func(cmd string) step {
+		return step{"Bash", map[string]any{"command": cmd, "description": "run " + strings.Fields(cmd)[0]}}
+	}
 	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, scripts: map[string][]step{
 		"IMPLEMENT": {
 			bash("baton context --budget 2000"),
