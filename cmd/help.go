@@ -82,14 +82,15 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"features debt-count":      "baton features debt-count",
 	"features append":          "baton features append -s app_spec.txt -e '[{\"id\":\"F001\",\"name\":\"Health check\"}]'\nbaton features append -s review-R3 -e debt.json",
 
-	"bridge":          "baton bridge status\nbaton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py",
-	"bridge request":  "baton bridge request --agent planner --prompt \"Plan the release\"",
-	"bridge respond":  "claude -p < .baton/bridge/prompt.md | baton bridge respond\nbaton bridge respond -i answer.txt --model claude\nbaton bridge respond --token 3f2a... -i answer.txt",
-	"bridge validate": "baton bridge validate\nbaton bridge validate .baton/bridge/response.json --kind response",
-	"bridge status":   "baton bridge status\nbaton bridge status --json",
-	"bridge clean":    "baton bridge clean",
-	"bridge complete": "baton bridge complete",
-	"bridge loop":     "baton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py\nbaton bridge loop --resume -- python3 orchestrator.py",
+	"bridge":                        "baton bridge status\nbaton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py",
+	"bridge request":                "baton bridge request --agent planner --prompt \"Plan the release\"",
+	"bridge respond":                "claude -p < .baton/bridge/prompt.md | baton bridge respond\nbaton bridge respond -i answer.txt --model claude\nbaton bridge respond --token 3f2a... -i answer.txt",
+	"bridge validate":               "baton bridge validate\nbaton bridge validate .baton/bridge/response.json --kind response",
+	"bridge status":                 "baton bridge status\nbaton bridge status --json",
+	"bridge clean":                  "baton bridge clean",
+	"bridge complete":               "baton bridge complete",
+	"bridge install-claude-command": "baton bridge install-claude-command\nbaton bridge install-claude-command --name baton-run --force",
+	"bridge loop":                   "baton bridge loop --agent-cmd 'claude -p' -- python3 orchestrator.py\nbaton bridge loop --resume -- python3 orchestrator.py",
 
 	"demo agent": "baton demo agent < prompt.md",
 

@@ -140,14 +140,15 @@ var schemas = map[string]schema{
 	"features debt-count":      docOf(schema{"debt_count": tInt}, "debt_count"),
 	"features append":          docOf(schema{"added": tIDs}, "added"),
 
-	"bridge request":  tAny,
-	"bridge respond":  withWarnings2(tObject),
-	"bridge validate": withWarnings2(tObject),
-	"bridge status":   withWarnings2(tObject),
-	"bridge clean":    withWarnings2(tObject),
-	"bridge loop":     withWarnings2(tObject),
-	"bridge complete": docOf(schema{"state_dir": tString, "run_id": tString, "checkpoint": tString}, "state_dir", "run_id", "checkpoint"),
-	"reconcile":       docOf(schema{"reconciled": arrayOf(props(schema{"file": tString}, "file"))}, "reconciled"),
+	"bridge request":                tAny,
+	"bridge respond":                withWarnings2(tObject),
+	"bridge validate":               withWarnings2(tObject),
+	"bridge status":                 withWarnings2(tObject),
+	"bridge clean":                  withWarnings2(tObject),
+	"bridge loop":                   withWarnings2(tObject),
+	"bridge complete":               docOf(schema{"state_dir": tString, "run_id": tString, "checkpoint": tString}, "state_dir", "run_id", "checkpoint"),
+	"bridge install-claude-command": docOf(schema{"path": tString, "command": tString}, "path", "command"),
+	"reconcile":                     docOf(schema{"reconciled": arrayOf(props(schema{"file": tString}, "file"))}, "reconciled"),
 }
 
 // withWarnings2 is s with the warnings every document carries.
