@@ -31,6 +31,8 @@ func (p *project) run(args ...string) (int, string) {
 				return p.session
 			case "HOME":
 				return p.dir
+			case "XDG_CONFIG_HOME": // the person's key, outside the project
+				return p.dir + ".config"
 			}
 			return ""
 		}}
@@ -208,6 +210,12 @@ func TestDriftProperty(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))
 			p := &project{t: t, dir: t.TempDir()}
+			if err := os.MkdirAll(filepath.Join(p.dir+".config", "baton"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.dir+".config", "baton", "key"), []byte(testKey+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			p.must("init", "--name", "prop")
 			for i := 0; i < 30; i++ {
 				if !p.step(r) {
