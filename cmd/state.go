@@ -39,6 +39,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s.Now = a.env.Now
 	s.Tracked = trackedFiles
+	s.Probe = a.probe(s)
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)
 		if err != nil {
