@@ -41,9 +41,13 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"branch create": "baton branch create feature/health\nbaton branch create refactor/db-layer --from main",
 
 	"session":         "baton session start --agent IMPLEMENT --feature F001 --branch feature/health\nbaton session current\nbaton session end -o READY_FOR_REVIEW -s \"Implemented F001\"",
-	"session start":   "baton session start --agent IMPLEMENT --feature F001 --branch feature/health\nbaton session start --agent REVIEW",
+	"session start":   "eval \"$(baton session start --agent IMPLEMENT --feature F001 | grep '^export')\"\nbaton --json session start --agent REVIEW   # hand env.BATON_SESSION to the agent only",
 	"session end":     "baton session end -o READY_FOR_REVIEW -s \"Implemented F001\"\nbaton session end -o ERROR -s \"tests would not run\" --failure tool_failure",
 	"session current": "baton session current\nbaton session current --json",
+
+	"key":      "baton key init                          # once per person, outside every project\nbaton key show",
+	"key init": "baton key init\nbaton key init --rotate                 # new key; the old one is kept for verify",
+	"key show": "baton key show\nbaton key show --json",
 
 	"progress":                 "baton progress get-status\nbaton progress get-session -1",
 	"progress init":            "baton progress init -n shop -c 12",
