@@ -68,7 +68,16 @@ type step struct {
 	Prompt                        string
 }
 
+// runLoop runs the steps, stopping on SIGINT, SIGTERM or SIGHUP: the
+// agent's process group is killed, its session ended as ERROR (failure
+// interrupted), and baton exits 130, 143 or 129; the next run continues.
 func (a *App) runLoop(ctx context.Context, o runOpts) error {
+	ctx, sig := withTermSignals(ctx)
+	defer sig.stop()
+	return sig.exitFor(a.runSteps(ctx, o))
+}
+
+func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
@@ -112,6 +121,9 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		}
 		st, err := a.openStep(ctx, next)
 		if err != nil {
+			if ctx.Err() != nil && st.Session > 0 {
+				return a.interrupted(ctx, st)
+			}
 			return err
 		}
 		if br != nil {
@@ -120,15 +132,33 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err // the first request of this process checkpoints: exit 42
 		}
 		failure := a.runAgent(ctx, o, st)
+		if ctx.Err() != nil {
+			return a.interrupted(ctx, st)
+		}
 		if err := a.checkStep(ctx, st, failure); err != nil {
 			return err
-		}
-		if ctx.Err() != nil {
-			return errs.New(errs.Interrupted, "interrupted after session %d", st.Session)
 		}
 	}
 	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
 	return nil
+}
+
+// interruptCleanup bounds the cleanup after a signal: ending the session
+// takes the state lock with this deadline of its own.
+const interruptCleanup = 15 * time.Second
+
+// interrupted ends a step stopped by a signal: its agent was killed (with
+// its process group), and its session, if still open, is ended as ERROR
+// with failure signature interrupted — under a context of its own, since
+// the run's is cancelled.
+func (a *App) interrupted(ctx context.Context, st step) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptCleanup)
+	defer cancel()
+	f := &failureSignature{Code: "interrupted", Message: "baton run was interrupted by a signal; the agent and its process group were killed", StageID: st.Role, Severity: "error"}
+	if err := a.checkStep(cctx, st, f); err != nil {
+		return errs.New(errs.Interrupted, "interrupted during session %d (%s), and ending it failed: %v; end it with 'baton session end -o ERROR' before the next run", st.Session, st.Role, err)
+	}
+	return errs.New(errs.Interrupted, "interrupted during session %d (%s): the agent was stopped and the session ended as ERROR (interrupted); run 'baton run' again to continue", st.Session, st.Role)
 }
 
 // phaseName ties a bridge request to its session, so that a resumed run
