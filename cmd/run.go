@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/workflow"
@@ -66,6 +67,7 @@ type step struct {
 	Role, Feature, Branch, Reason string
 	Session                       int
 	Prompt                        string
+	mark                          *runMark // what .baton/run.json says of this step (agent-cmd runs)
 }
 
 // runLoop runs the steps, stopping on SIGINT, SIGTERM or SIGHUP: the
@@ -103,6 +105,8 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		}
 	} else if o.Resume {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
+	} else if err := a.reclaimDeadRun(ctx); err != nil {
+		return err
 	}
 	for n := 0; n < o.MaxSessions; n++ {
 		next, err := a.nextStep(ctx)
@@ -119,7 +123,17 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		case workflow.PhaseStopped:
 			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; a person resumes it by recording the fix with --as HUMAN --reason)", next.Reason)
 		}
+		var mark *runMark
+		if br == nil {
+			mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
+			a.markRun(mark)
+		}
 		st, err := a.openStep(ctx, next)
+		st.mark = mark
+		if mark != nil && st.Session > 0 {
+			mark.Session = st.Session
+			a.markRun(mark)
+		}
 		if err != nil {
 			if ctx.Err() != nil && st.Session > 0 {
 				return a.interrupted(ctx, st)
@@ -138,6 +152,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		if err := a.checkStep(ctx, st, failure); err != nil {
 			return err
 		}
+		a.unmarkRun()
 	}
 	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
 	return nil
@@ -157,6 +172,9 @@ func (a *App) interrupted(ctx context.Context, st step) error {
 	f := &failureSignature{Code: "interrupted", Message: "baton run was interrupted by a signal; the agent and its process group were killed", StageID: st.Role, Severity: "error"}
 	if err := a.checkStep(cctx, st, f); err != nil {
 		return errs.New(errs.Interrupted, "interrupted during session %d (%s), and ending it failed: %v; end it with 'baton session end -o ERROR' before the next run", st.Session, st.Role, err)
+	}
+	if st.mark != nil {
+		a.unmarkRun()
 	}
 	return errs.New(errs.Interrupted, "interrupted during session %d (%s): the agent was stopped and the session ended as ERROR (interrupted); run 'baton run' again to continue", st.Session, st.Role)
 }
@@ -278,7 +296,14 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
 	stop := a.progressLine(st, start)
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if st.mark != nil {
+			st.mark.AgentPGID = cmd.Process.Pid
+			a.markRun(st.mark)
+		}
+		err = cmd.Wait()
+	}
 	stop()
 	a.logAgentOutput(st, out.Bytes())
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
