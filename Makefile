@@ -4,16 +4,16 @@ BIN       := bin/baton
 FUZZTIME  ?= 20000x
 BENCHTIME ?= 1s
 
-.PHONY: build test unit fuzz lint fmt bench demo man clean
+.PHONY: build test unit browser fuzz lint fmt bench demo man clean
 
 VERSION   ?=
 
 build:
 	$(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/cmd.Version=$(VERSION)") -o $(BIN) ./cmd/baton
 
-# The whole test suite: race-checked unit and end-to-end tests, then every
-# fuzz target briefly, then the lint checks.
-test: unit fuzz lint
+# The whole test suite: race-checked unit and end-to-end tests, the audit
+# report in a browser, then every fuzz target briefly, then the lint checks.
+test: unit browser fuzz lint
 
 # Every package under the race detector; the end-to-end scripts run each
 # command as its own process, so they run without it (a race-instrumented
@@ -22,9 +22,16 @@ test: unit fuzz lint
 RACE_SCRIPTS := TestScripts/(smoke|bridge_loop|run_failures|concurrency)$$
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/cmd$$')
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/cmd$$' -e '/browser$$')
 	$(GO) test -count=1 ./cmd
 	$(GO) test -race -count=1 -run '$(RACE_SCRIPTS)' ./cmd
+
+# The HTML audit report rendered in headless Chromium: every feature and
+# review present, keyboard navigation, printing, a screenshot. Without a
+# Chromium it skips, except in CI (CI=true), where it fails (.ci/run
+# installs Debian's chromium when it is missing).
+browser:
+	$(GO) test -count=1 ./browser
 
 # Each fuzz target for FUZZTIME executions, its output shown. A count, not a
 # duration: Go 1.26's coordinator can fail a duration-limited run with a bare

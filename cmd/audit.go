@@ -59,6 +59,56 @@ func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 	})
 }
 
+// recordedSnapshot is snapshot for the commands that decide what runs
+// next (next, status, run): a state file changed outside baton is never
+// believed — the version the last event recorded is read instead, and the
+// change is a problem; without that version the command refuses (exit 6).
+func (a *App) recordedSnapshot(ctx context.Context, fn func(sn *snapshot) error) error {
+	return a.snapshot(ctx, func(sn *snapshot) error {
+		drifts, _, err := sn.s.CheckDrift(true)
+		if err != nil {
+			return err
+		}
+		for _, d := range drifts { // verify reports them
+			if d.File != progress.FileName && d.File != reviews.FileName && d.File != features.FileName {
+				continue
+			}
+			b, ok := sn.s.Recorded(d.File, d.Recorded)
+			if !ok && d.Recorded != "" {
+				return errs.New(errs.Invalid, "%s — the phase is computed from what baton recorded, and that version is not kept; a person must reconcile this", d.Message())
+			}
+			if err := sn.useRecorded(d.File, b); err != nil {
+				return err
+			}
+		}
+		return fn(sn)
+	})
+}
+
+// useRecorded replaces a state file of the snapshot with its recorded
+// version (nil: the file did not exist).
+func (sn *snapshot) useRecorded(name string, b []byte) error {
+	var err error
+	switch name {
+	case progress.FileName:
+		sn.prog = nil
+		if b != nil {
+			sn.prog, err = progress.Parse(b)
+		}
+	case reviews.FileName:
+		sn.rev = nil
+		if b != nil {
+			sn.rev, err = reviews.Parse(b)
+		}
+	case features.FileName:
+		sn.feat = nil
+		if b != nil {
+			sn.feat, err = features.Parse(b)
+		}
+	}
+	return err
+}
+
 func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, error) {
 	cfg, err := s.LoadConfig()
 	if err != nil {
@@ -207,7 +257,7 @@ func (a *App) newWhatNextCmd() *cobra.Command {
 		Use: "next", Short: "Say which role runs next, on what, and the rule that decided it", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var n nextResult
-			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+			if err := a.recordedSnapshot(c.Context(), func(sn *snapshot) error {
 				if sn.prog == nil {
 					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 				}
@@ -270,7 +320,7 @@ func (a *App) newStatusCmd() *cobra.Command {
 		Use: "status", Short: "One screen: phase, feature, branch, counters, last session and review, fix cycles left, problems", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var res statusResult
-			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
+			if err := a.recordedSnapshot(c.Context(), func(sn *snapshot) error {
 				if sn.prog == nil {
 					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 				}

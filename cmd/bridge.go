@@ -29,6 +29,7 @@ writes .agent-response.json and re-runs the orchestrator with --resume.
   complete   end a run that finished: its state is removed (what an orchestrator calls last)
   clean      remove every bridge file
   loop       be the host: run an orchestrator and an agent command until it finishes
+  install-claude-command  make Claude Code the host: write .claude/commands/baton-run.md
 
 A response is accepted only for the outstanding request: a stale, mismatched, already
 consumed or malformed one is refused (exit 5) and set aside as
@@ -37,7 +38,8 @@ consumed or malformed one is refused (exit 5) and set aside as
 func (a *App) newBridgeCmd() *cobra.Command {
 	c := group("bridge", "The agent bridge: request an agent (exit 42), respond, validate, run the host loop",
 		a.newBridgeRequestCmd(), a.newBridgeRespondCmd(), a.newBridgeValidateCmd(),
-		a.newBridgeStatusCmd(), a.newBridgeCleanCmd(), a.newBridgeLoopCmd(), a.newBridgeCompleteCmd())
+		a.newBridgeStatusCmd(), a.newBridgeCleanCmd(), a.newBridgeLoopCmd(), a.newBridgeCompleteCmd(),
+		a.newBridgeInstallClaudeCmd())
 	c.Long = bridgeLong
 	return c
 }
@@ -604,6 +606,64 @@ func (a *App) runBridgeComplete(ctx context.Context) error {
 	}
 	return a.emit(map[string]string{"state_dir": dir, "run_id": b.Checkpoint().RunID, "checkpoint": bridge.CheckpointDone}, func(w io.Writer) {
 		printf(w, "SUCCESS: run %s is complete; its state was removed from %s", b.Checkpoint().RunID, dir)
+	})
+}
+
+// ---- bridge install-claude-command
+
+type installClaudeOpts struct {
+	Name, Dir string
+	Force     bool
+}
+
+type installedClaude struct {
+	Path    string `json:"path"`
+	Command string `json:"command"`
+}
+
+func (a *App) newBridgeInstallClaudeCmd() *cobra.Command {
+	var o installClaudeOpts
+	c := &cobra.Command{
+		Use:   "install-claude-command",
+		Short: "Write the Claude Code slash command that hosts 'baton run' (.claude/commands/baton-run.md)",
+		Long: `Write a ready-to-use Claude Code slash command to .claude/commands/NAME.md in the project (the
+state directory, or --dir). In Claude Code, /NAME [baton run flags] then drives the run: it runs
+'baton --json run', treats exit 42 as "run this agent" (never as an error), runs the named role
+as a subagent with the request's prompt, writes its answer with 'baton bridge respond --token',
+and resumes with 'baton run --resume' until baton is done or stops. An existing file is not
+replaced without --force. The same file is shipped as bridge/claude-command.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runInstallClaude(o) },
+	}
+	c.Flags().StringVar(&o.Name, "name", "baton-run", "name of the slash command (the file NAME.md)")
+	c.Flags().StringVar(&o.Dir, "dir", "", "project directory holding .claude/ (default: the state directory)")
+	c.Flags().BoolVar(&o.Force, "force", false, "replace an existing command file")
+	return c
+}
+
+func (a *App) runInstallClaude(o installClaudeOpts) error {
+	if o.Name == "" || strings.ContainsAny(o.Name, `/\ `) || strings.HasPrefix(o.Name, ".") {
+		return errs.New(errs.Usage, "--name %q: a command name is a plain file name, such as baton-run", o.Name)
+	}
+	dir := o.Dir
+	switch {
+	case dir == "":
+		dir = a.bridgeDir()
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(a.env.Cwd, dir)
+	}
+	path := filepath.Join(dir, ".claude", "commands", o.Name+".md")
+	if _, err := os.Lstat(path); err == nil && !o.Force {
+		return errs.New(errs.Conflict, "%s already exists; nothing was written (pass --force to replace it)", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := store.WriteFileAtomic(path, []byte(bridge.ClaudeCommand), 0o644); err != nil {
+		return err
+	}
+	return a.emit(installedClaude{Path: path, Command: "/" + o.Name}, func(w io.Writer) {
+		printf(w, "SUCCESS: wrote %s; in Claude Code, run /%s [baton run flags] to drive the run", path, o.Name)
 	})
 }
 

@@ -30,6 +30,7 @@ const (
 	compPhase   = "phase"
 	compBranch  = "branch"
 	compType    = "type"
+	compSchema  = "schema"
 )
 
 // flagCompletions: which flag names complete what, in every command.
@@ -54,6 +55,7 @@ var argCompletions = map[string]string{
 	"reviews get-review":   compReview,
 	"reviews mark-merged":  compFix,
 	"progress get-session": compSession,
+	"schema":               compSchema,
 }
 
 // addCompletions registers the completion functions across the tree.
@@ -99,6 +101,8 @@ func (a *App) completions(ctx context.Context, kind string) []string {
 		return progress.Phases
 	case compType:
 		return []string{"FEAT", "BUG", "DEBT"}
+	case compSchema:
+		return schemaNames()
 	}
 	if ctx == nil {
 		ctx = context.Background()

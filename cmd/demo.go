@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 type demoOpts struct {
 	Dir    string
 	Bridge bool
+	Keep   bool
 }
 
 func (a *App) newDemoCmd() *cobra.Command {
@@ -27,12 +29,14 @@ and a built-in scripted agent that really edits files, commits, reviews and fixe
 commands. The script includes a REQUEST_CHANGES -> FIX -> PASS cycle, a REJECT, architecture
 reviews (one sends FIX to a refactor branch), the fix-cycle limit (leftovers become tech debt) and
 the tech debt worked off. At the end it prints the timeline and runs 'baton verify'.
---bridge runs the agents through the exit-42 bridge instead of --agent-cmd.`,
+--bridge runs the agents through the exit-42 bridge instead of --agent-cmd. The scratch project
+is a new temporary directory, removed at the end unless --keep (or --dir DIR) is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runDemo(c.Context(), o) },
 	}
 	c.Flags().StringVar(&o.Dir, "dir", "", "where to create the scratch project (default: a new temp directory)")
 	c.Flags().BoolVar(&o.Bridge, "bridge", false, "run the agents through the bridge (exit 42 / --resume) instead of --agent-cmd")
+	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the scratch project (a --dir is always kept)")
 	agent := &cobra.Command{
 		Use: "agent", Short: "The scripted agent (run by baton run during the demo)", Hidden: true, Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.demoAgent(c.Context()) },
@@ -53,7 +57,11 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 			return err
 		}
 		dir = d
+		if !o.Keep {
+			defer os.RemoveAll(d)
+		}
 	}
+	keep := o.Keep || o.Dir != ""
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -70,6 +78,7 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 		return err
 	}
 	d := a.at(dir)
+	d.env.Stderr = a.messages()
 	// the demo's limits are in place before init, which records them
 	if err := os.MkdirAll(filepath.Join(dir, ".baton"), 0o755); err != nil {
 		return err
@@ -89,7 +98,10 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 	if err != nil {
 		return err
 	}
-	return d.demoReport(ctx, dir)
+	if a.g.JSON {
+		return a.demoJSON(ctx, d, dir, keep)
+	}
+	return d.demoReport(ctx, dir, keep)
 }
 
 // selfPath is how to run this baton again: the path it was started as
@@ -163,7 +175,7 @@ func gitOut(dir string, args ...string) (string, error) {
 }
 
 // demoReport prints what happened, for a person to follow.
-func (a *App) demoReport(ctx context.Context, dir string) error {
+func (a *App) demoReport(ctx context.Context, dir string, keep bool) error {
 	for _, s := range []struct {
 		title string
 		args  []string
@@ -185,6 +197,33 @@ func (a *App) demoReport(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.env.Stdout, "\n== main's history\n%s\n\ndemo: done — the project is in %s\n", graph, dir)
+	where := "the project is in " + dir
+	if !keep {
+		where = "removed " + dir + " (keep it with --keep)"
+	}
+	fmt.Fprintf(a.env.Stdout, "\n== main's history\n%s\n\ndemo: done — %s\n", graph, where)
 	return nil
+}
+
+// demoJSON prints the demo's outcome as one document: each report
+// command's own document, and main's history.
+func (a *App) demoJSON(ctx context.Context, d *App, dir string, keep bool) error {
+	doc := map[string]any{"dir": dir, "kept": keep}
+	for _, s := range []struct {
+		key  string
+		args []string
+	}{{"status", []string{"status"}}, {"features", []string{"features", "list"}}, {"sessions", []string{"progress", "list"}},
+		{"reviews", []string{"reviews", "list"}}, {"log", []string{"log"}}, {"verify", []string{"verify"}}} {
+		out, err := d.sub(ctx, nil, append([]string{"--json"}, s.args...)...)
+		if err != nil {
+			return err
+		}
+		doc[s.key] = json.RawMessage(out)
+	}
+	graph, err := gitOut(dir, "log", "--oneline", "main")
+	if err != nil {
+		return err
+	}
+	doc["main_history"] = strings.Split(graph, "\n")
+	return a.writeJSON(a.env.Stdout, doc)
 }

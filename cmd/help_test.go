@@ -18,6 +18,7 @@ var predecessorShorts = map[string][]string{
 	"c": {"count", "feature-count"},      // features next-candidates -c N · progress init -c COUNT
 	"n": {"name", "project-name"},        // init -n NAME · progress init -n NAME
 	"r": {"failure-reason", "review-id"}, // features fail -r REASON · reviews add-fix -r REVIEW_ID
+	"o": {"outcome", "output"},           // add-session/session end -o OUTCOME · report -o FILE
 	"s": {"source-appspec", "summary"},   // features append -s SOURCE · add-session/add-review/session end -s SUMMARY
 }
 
@@ -198,3 +199,30 @@ func shellWords(s string) ([]string, error) {
 }
 
 var errUnclosedQuote = &os.PathError{Op: "split", Path: "example", Err: os.ErrInvalid}
+
+// TestEveryCommandHasSchema: every command's --json document has a
+// published schema, and every schema names a command.
+func TestEveryCommandHasSchema(t *testing.T) {
+	root := testRoot()
+	seen := map[string]bool{"error": true, "version": true}
+	walk(root, func(c *cobra.Command) {
+		key := commandKey(c)
+		switch {
+		case c == root || c.Hidden || c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd:
+			return
+		case c.HasSubCommands() && c.Name() != "demo":
+			return // a group: it only says which subcommands it has
+		case strings.HasPrefix(key, "completion "):
+			key = "completion"
+		}
+		seen[key] = true
+		if _, ok := Schema(key); !ok {
+			t.Errorf("%s has no JSON Schema (add it to the schemas table in cmd/schema.go)", c.CommandPath())
+		}
+	})
+	for _, name := range schemaNames() {
+		if !seen[name] && name != "completion" {
+			t.Errorf("schema %q names no command", name)
+		}
+	}
+}

@@ -61,7 +61,7 @@ A conflict leaves main as it was, names the paths, and sets the next step to FIX
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runReviewsMerge(c.Context(), c.CommandPath(), o) },
 	}
-	c.Flags().IntVar(&o.Review, "review", 0, "review whose branch to merge (default: the last review)")
+	c.Flags().Var(reviewIDFlag(&o.Review), "review", "review whose branch to merge: 3 or R3 (default: the last review)")
 	c.Flags().BoolVar(&o.FF, "ff", false, "fast-forward main when it can, without a merge commit")
 	return c
 }
@@ -393,7 +393,7 @@ is computed as after a REJECT. A review that was merged cannot be rejected.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runReviewsReject(c.Context(), c.CommandPath(), o) },
 	}
-	c.Flags().IntVar(&o.Review, "review", 0, "review whose work to reject (default: the last review)")
+	c.Flags().Var(reviewIDFlag(&o.Review), "review", "review whose work to reject: 3 or R3 (default: the last review)")
 	return c
 }
 

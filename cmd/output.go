@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -35,8 +34,7 @@ func (a *App) emit(v any, text func(w io.Writer)) error {
 // there are none), so that nothing but the document reaches stdout.
 func (a *App) writeJSON(w io.Writer, v any) error {
 	a.emitted = true
-	_, err := fmt.Fprintf(w, "%s\n", jsondoc.Reindent(withWarnings(jsondoc.Compact(v), a.warnings)))
-	return err
+	return a.writeFiltered(w, withWarnings(jsondoc.Compact(v), a.warnings))
 }
 
 // withWarnings adds "warnings", last, to a JSON object that has none.
@@ -131,8 +129,7 @@ func (a *App) reportError(err error) {
 		je.Error.Code = errs.Code(err)
 		je.Error.Message = err.Error()
 		je.Warnings = a.warnings
-		b, _ := json.Marshal(je)
-		fmt.Fprintf(a.env.Stderr, "%s\n", b)
+		fmt.Fprintf(a.env.Stderr, "%s\n", bytes.TrimSpace(jsondoc.Compact(je)))
 		return
 	}
 	if errs.Is(err, errs.NeedAgent) { // a checkpoint, not a failure
@@ -156,16 +153,58 @@ func fieldValue(r gjson.Result) []byte {
 	return []byte(r.Raw)
 }
 
+// recordField prints one field of a record (--field PATH). Under --json
+// a path whose first key is neither in the record nor a field records of
+// its kind have (see 'baton schema') is a mistake: exit 4, naming the
+// fields there are, as get-status does in both forms; a known field the
+// record lacks prints null. The text form keeps the predecessor's empty
+// line for any missing path (get-status: exit 4).
+func (a *App) recordField(rec gjson.Result, field string, kinds ...string) error {
+	v := rec.Get(field)
+	top := topKey(field)
+	switch {
+	case v.Exists():
+		return a.emitField(v)
+	case kinds[0] == "status": // get-status: any missing path is not found
+	case rec.Get(gjsonEscape(top)).Exists() || !a.g.JSON:
+		return a.emitField(v)
+	}
+	for _, k := range kinds {
+		if p, ok := defs[k].(schema)["properties"].(schema); ok && p[top] != nil && k != "status" {
+			return a.emitField(v)
+		}
+	}
+	var keys []string
+	rec.ForEach(func(k, _ gjson.Result) bool { keys = append(keys, k.Str); return true })
+	return errs.New(errs.NotFound, "Unknown field '%s'. Available fields: %s", field, strings.Join(keys, ", "))
+}
+
+// topKey is the first key of a gjson path.
+func topKey(path string) string {
+	for i := 0; i < len(path); i++ {
+		switch path[i] {
+		case '\\':
+			i++
+		case '.', '|':
+			return strings.ReplaceAll(path[:i], "\\", "")
+		}
+	}
+	return strings.ReplaceAll(path, "\\", "")
+}
+
+func gjsonEscape(key string) string {
+	r := strings.NewReplacer(".", "\\.", "*", "\\*", "?", "\\?", "|", "\\|", "#", "\\#", "@", "\\@")
+	return r.Replace(key)
+}
+
 // emitField prints a --field result: the raw value, or under --json the JSON
 // value itself (null when missing).
 func (a *App) emitField(r gjson.Result) error {
 	if a.g.JSON {
 		if !r.Exists() {
-			_, err := fmt.Fprintln(a.env.Stdout, "null")
-			return err
+			return a.writeFiltered(a.env.Stdout, []byte("null"))
 		}
-		_, err := fmt.Fprintf(a.env.Stdout, "%s\n", jsondoc.Reindent([]byte(r.Raw)))
-		return err
+		return a.writeFiltered(a.env.Stdout, []byte(r.Raw))
 	}
 	_, err := fmt.Fprintf(a.env.Stdout, "%s\n", fieldValue(r))
 	return err

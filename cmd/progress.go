@@ -430,16 +430,12 @@ func (a *App) runGetStatus(ctx context.Context, field string) error {
 	if field == "" {
 		return a.emit(status.Value(), func(w io.Writer) { printRaw(w, []byte(status.Raw)) })
 	}
-	v := status.Get(field)
-	if !v.Exists() {
+	if !status.Get(field).Exists() {
 		if err := m.invalid(); err != nil {
 			return err
 		}
-		var keys []string
-		status.ForEach(func(k, _ gjson.Result) bool { keys = append(keys, k.Str); return true })
-		return errs.New(errs.NotFound, "Unknown field '%s'. Available fields: %s", field, strings.Join(keys, ", "))
 	}
-	return a.emitField(v)
+	return a.recordField(status, field, "status")
 }
 
 // ---- progress get-session
@@ -495,7 +491,7 @@ func (a *App) runGetSession(ctx context.Context, id int, field string) error {
 	if field == "" {
 		return a.emit(gjson.Parse(raw).Value(), func(w io.Writer) { printRaw(w, []byte(raw)) })
 	}
-	return a.emitField(gjson.Get(raw, field))
+	return a.recordField(gjson.Parse(raw), field, "session")
 }
 
 // findSession finds a session in progress.json without decoding the

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -303,7 +302,7 @@ The fix id is printed as FIX-<n>.`,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runAddFix(c.Context(), c.CommandPath(), o) },
 	}
 	f := c.Flags()
-	f.IntVarP(&o.ReviewID, "review-id", "r", 0, "review answered (required)")
+	f.VarP(reviewIDFlag(&o.ReviewID), "review-id", "r", "review answered: 3 or R3 (required)")
 	f.StringVar(&o.FeatureID, "feature-id", "", "feature id or batch (default: the review's)")
 	f.StringVarP(&o.Branch, "branch", "b", "", "branch with the fixes (default: the review's)")
 	f.StringVar(&o.IssuesFixed, "issues-fixed", "", "issues fixed: JSON list, JSON file, or -")
@@ -469,20 +468,12 @@ func limitDecision(r *reviews.File, featureIDs string) string {
 
 // ---- reviews get-review
 
-func parseReviewRef(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "R"))
-	if err != nil || n < 1 {
-		return 0, errs.New(errs.Usage, "ID: %q is not a review id (write 3 or R3)", s)
-	}
-	return n, nil
-}
-
 func (a *App) newGetReviewCmd() *cobra.Command {
 	var field string
 	c := &cobra.Command{
 		Use: "get-review ID", Short: "Print a review (3 or R3), or one field of it", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := parseReviewRef(args[0])
+			id, err := idArg("ID", args[0], reviews.ParseReviewID)
 			if err != nil {
 				return err
 			}
@@ -504,7 +495,7 @@ func (a *App) newGetReviewCmd() *cobra.Command {
 // emitRecord prints a stored record, or one field of it.
 func (a *App) emitRecord(r gjson.Result, field string) error {
 	if field != "" {
-		return a.emitField(r.Get(field))
+		return a.recordField(r, field, "review", "fix", "feature")
 	}
 	return a.emit(r.Value(), func(w io.Writer) { printRaw(w, []byte(r.Raw)) })
 }
@@ -721,7 +712,7 @@ func (a *App) newMarkMergedCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use: "mark-merged FIX_ID", Short: "Mark a fix (3 or FIX-3) as merged to main", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := reviews.ParseFixID(args[0])
+			id, err := idArg("FIX_ID", args[0], reviews.ParseFixID)
 			if err != nil {
 				return err
 			}

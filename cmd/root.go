@@ -11,8 +11,10 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -88,6 +90,8 @@ type globalOpts struct {
 	JSON     bool
 	As       string
 	Reason   string
+	JQ       string
+	Fields   string
 }
 
 // App carries the environment and global options to every command.
@@ -98,6 +102,8 @@ type App struct {
 
 	warnings []string // under --json: the warnings and notices for the document
 	emitted  bool     // under --json: the document was printed
+	jq       *gojq.Code
+	fields   []string
 
 	repoOpened bool
 	// reconciling skips the drift check: the transaction records it.
@@ -120,8 +126,9 @@ const exitCodeHelp = `Exit codes:
   5   conflict: lock timeout, merge conflict or dirty checkout, a branch moved, stale bridge
       response, file exists
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
+  7   baton run stopped at --max-sessions before DONE (run it again to continue)
   42  need agent: a bridge checkpoint (answer the request, re-run with --resume)
-  130 interrupted`
+  129 stopped by SIGHUP, 130 interrupted (SIGINT), 143 stopped by SIGTERM`
 
 // Main runs baton with args and returns the exit code. Nothing else in baton
 // exits the process.
@@ -151,13 +158,15 @@ func Main(args []string, env Env) int {
 	return errs.Code(err)
 }
 
-// wantsJSON says whether --json is among the arguments (before any "--").
+// wantsJSON says whether --json (or --jq or --fields, which imply it) is
+// among the arguments (before any "--").
 func wantsJSON(args []string) bool {
 	for _, s := range args {
-		switch s {
-		case "--":
+		switch {
+		case s == "--":
 			return false
-		case "--json", "--json=true":
+		case s == "--json" || s == "--json=true" || s == "--jq" || s == "--fields" ||
+			strings.HasPrefix(s, "--jq=") || strings.HasPrefix(s, "--fields="):
 			return true
 		}
 	}
@@ -187,6 +196,8 @@ ids assigned inside the lock and counters computed from the files.
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
 	pf.StringVar(&a.g.As, "as", "", "act as a person (HUMAN) overriding role checks; requires --reason")
 	pf.StringVar(&a.g.Reason, "reason", "", "why a person overrides (recorded)")
+	pf.StringVar(&a.g.JQ, "jq", "", "filter the JSON document with a jq expression (implies --json), e.g. '.next.phase'")
+	pf.StringVar(&a.g.Fields, "fields", "", "keep only these fields (comma-separated gjson paths) of the JSON document or of each record of its list (implies --json)")
 	// --version without a short form: -v is add-review's --verdict.
 	root.Flags().Bool("version", false, "print baton's version")
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -198,8 +209,8 @@ ids assigned inside the lock and counters computed from the files.
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd())
-	root.AddCommand(a.newManCmd(), a.newShowCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd())
+	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	a.jsonHelp(root)
@@ -214,6 +225,9 @@ ids assigned inside the lock and counters computed from the files.
 func (a *App) markRuns(c *cobra.Command) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
+			if err := a.prepareFilters(); err != nil {
+				return err
+			}
 			a.ran = true
 			if err := checkInputText(c, args); err != nil {
 				return err

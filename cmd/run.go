@@ -3,10 +3,10 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,12 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
+	"golang.org/x/term"
 
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -30,6 +30,9 @@ type runOpts struct {
 	MaxSessions int
 	Timeout     time.Duration
 	Resume      bool
+	DryRun      bool
+	Agent       string // a preset: claude, codex
+	Follow      bool
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -41,16 +44,21 @@ func (a *App) newRunCmd() *cobra.Command {
 renders that role's prompt (built in, or .baton/prompts/ROLE.md), opens the role's session, and
 runs the agent:
 
-  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set,
-                        with a timeout, a progress line on stderr and a log per session in
-                        .baton/logs/;
+  with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
+                        prompt on stdin, non-interactive, allowed to run baton, git and the tests;
+                        the role's model from "agent" in .baton/config);
+  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set;
+                        either way with a timeout, a progress line on stderr showing the agent's
+                        latest output (--follow streams all of it), and a log per session in
+                        .baton/logs/ with the prompt, the output and the exit;
   without it            baton checkpoints through the agent bridge: it writes
                         .agent-request.json and exits 42; a host runs the agent, answers with
                         'baton bridge respond', and runs 'baton run --resume'.
 
 After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
 failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
---max-sessions.`,
+--max-sessions before DONE (exit 7). A missing agent program is exit 4 before anything is opened;
+--dry-run prints the next prompt and opens nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
@@ -59,6 +67,9 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.IntVar(&o.MaxSessions, "max-sessions", 50, "stop after this many agent sessions")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
+	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
+	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	return c
 }
 
@@ -83,6 +94,12 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
+	if o.DryRun {
+		return a.dryRun(ctx)
+	}
+	if err := a.checkAgentOpts(o); err != nil {
+		return err
+	}
 	s, err := a.openStore("")
 	if err != nil {
 		return err
@@ -93,7 +110,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 			return err
 		}
 	}
-	if o.AgentCmd == "" {
+	if o.AgentCmd == "" && o.Agent == "" {
 		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
 			Ctx: ctx, HostToken: true, Token: a.env.Getenv("BATON_HOST_TOKEN")}); err != nil {
 			return err
@@ -107,8 +124,15 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
 	} else if err := a.reclaimDeadRun(ctx); err != nil {
 		return err
+	} else {
+		defer a.unmarkRun() // a run that returns is not a killed one
 	}
+	var ran []runSession
+	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
+		if err := a.verifyRun(ctx, last); err != nil {
+			return err
+		}
 		next, err := a.nextStep(ctx)
 		if err != nil {
 			return err
@@ -117,9 +141,11 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		case workflow.PhaseDone:
 			a.notice("[baton run] DONE: %s", next.Reason)
 			if br != nil {
-				return br.Complete()
+				if err := br.Complete(); err != nil {
+					return err
+				}
 			}
-			return nil
+			return a.emitRun(next, ran, "done")
 		case workflow.PhaseStopped:
 			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; a person resumes it by recording the fix with --as HUMAN --reason)", next.Reason)
 		}
@@ -149,13 +175,72 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		if ctx.Err() != nil {
 			return a.interrupted(ctx, st)
 		}
+		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
+		last = &st
 		if err := a.checkStep(ctx, st, failure); err != nil {
+			if verr := a.verifyRun(ctx, last); verr != nil {
+				return verr // what the agent did is why its session could not be ended
+			}
 			return err
 		}
 		a.unmarkRun()
 	}
-	a.notice("[baton run] stopped after --max-sessions %d; run it again to continue", o.MaxSessions)
-	return nil
+	next, err := a.nextStep(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.emitRun(next, ran, "max-sessions"); err != nil {
+		return err
+	}
+	return errs.New(errs.MaxSessions, "the run stopped after --max-sessions %d before DONE; run it again to continue", o.MaxSessions)
+}
+
+// runSession is one agent session a run drove.
+type runSession struct {
+	Session  int               `json:"session_id"`
+	Role     string            `json:"agent_type"`
+	Features []string          `json:"features"`
+	Branch   string            `json:"branch"`
+	Failure  *failureSignature `json:"failure_signature"`
+}
+
+// emitRun prints, under --json, what a run did and where it stopped (the
+// text form is the notices already printed).
+func (a *App) emitRun(next nextResult, ran []runSession, stopped string) error {
+	if !a.g.JSON {
+		return nil
+	}
+	if ran == nil {
+		ran = []runSession{}
+	}
+	return a.writeJSON(a.env.Stdout, map[string]any{"stopped": stopped, "next": next, "sessions": ran})
+}
+
+// verifyRun runs the checks of 'baton verify' before the run goes on: any
+// problem ends the run as STOPPED, for a person, with a failure signature
+// saying what happened and after which session (last; nil before the
+// first session of this run).
+func (a *App) verifyRun(ctx context.Context, last *step) error {
+	out, err := a.sub(ctx, nil, "--json", "verify")
+	if err == nil {
+		return nil
+	}
+	var res verifyResult
+	if json.Unmarshal(out, &res) != nil || len(res.Problems) == 0 {
+		return err
+	}
+	when, stage := "before this run's first session", "RUN"
+	if last != nil {
+		when, stage = fmt.Sprintf("after session %d (%s)", last.Session, last.Role), last.Role
+	}
+	msgs := make([]string, 0, len(res.Problems))
+	for _, p := range res.Problems {
+		msgs = append(msgs, fmt.Sprintf("[%s] %s", p.Check, p.Message))
+	}
+	sig := failureSignature{Code: "verify_failed", Message: fmt.Sprintf("%s, verify found %d problem(s): %s", when, len(res.Problems), strings.Join(msgs, "; ")), StageID: stage, Severity: "error"}
+	b, _ := json.Marshal(sig)
+	a.notice("[baton run] STOPPED: failure signature %s", b)
+	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton verify')", sig.Message)
 }
 
 // interruptCleanup bounds the cleanup after a signal: ending the session
@@ -216,7 +301,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	var n nextResult
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
 		}
@@ -230,9 +315,14 @@ func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 	return n, err
 }
 
-// openStep opens the session of the next step and renders its prompt.
+// openStep renders the next step's prompt, then opens its session: a
+// prompt that cannot be rendered opens nothing.
 func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
-	st := step{Role: n.Phase, Feature: deref(n.Feature), Branch: deref(n.Branch), Reason: n.Reason}
+	p, err := a.planStep(ctx, n)
+	if err != nil {
+		return step{}, err
+	}
+	st := step{Role: p.Role, Feature: p.Feature, Branch: p.Branch, Reason: p.Reason, Prompt: p.Prompt}
 	args := []string{"session", "start", "--agent", st.Role}
 	if st.Feature != "" {
 		args = append(args, "--feature", st.Feature)
@@ -245,34 +335,11 @@ func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
 		return st, err
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
-	data, err := a.promptData(ctx, st)
-	if err != nil {
-		return st, err
+	if st.Session != p.Session { // another session started meanwhile
+		p.Session = st.Session
+		err = a.snapshot(ctx, func(sn *snapshot) (err error) { st.Prompt, err = a.renderPrompt(sn, p.assignment); return })
 	}
-	s, err := a.openStore("")
-	if err != nil {
-		return st, err
-	}
-	if st.Prompt, err = prompts.Render(filepath.Join(s.BatonDir(), "prompts"), data); err != nil {
-		return st, errs.New(errs.Invalid, "%v", err)
-	}
-	return st, nil
-}
-
-func (a *App) promptData(ctx context.Context, st step) (prompts.Data, error) {
-	d := prompts.Data{Role: st.Role, Session: st.Session, Feature: st.Feature, Branch: st.Branch, Reason: st.Reason, MainBranch: "main"}
-	err := a.snapshot(ctx, func(sn *snapshot) error {
-		d.StateDir = sn.s.Dir
-		d.MaxFixCycles = sn.cfg.MaxFixCycles
-		if p, err := sn.prog.Project(); err == nil {
-			d.Project = p.Name
-		}
-		if sn.rev != nil && st.Feature != "" {
-			d.FixCount = sn.rev.FixCount(st.Feature)
-		}
-		return nil
-	})
-	return d, err
+	return st, err
 }
 
 // failureSignature is recorded when an agent did not finish its session.
@@ -283,19 +350,19 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(actx, "sh", "-c", o.AgentCmd)
+	cmd := a.agentCommand(actx, o, st)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
 	cmd.Env = append(os.Environ(), "BATON_SESSION="+strconv.Itoa(st.Session), "BATON_ROLE=")
 	if s, err := a.openStore(""); err == nil {
 		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+s.Dir)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := a.newAgentOutput(o)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
-	stop := a.progressLine(st, start)
+	stop := a.progressLine(st, start, out.progress())
 	err := cmd.Start()
 	if err == nil {
 		if st.mark != nil {
@@ -305,7 +372,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		err = cmd.Wait()
 	}
 	stop()
-	a.logAgentOutput(st, out.Bytes())
+	a.logSession(st, strings.Join(cmd.Args, " "), out.Bytes(), exitText(err))
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
@@ -322,10 +389,10 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 // progressLine shows role, feature and elapsed time on stderr while an
 // agent runs: a line rewritten each second on a terminal, else a start
 // line.
-func (a *App) progressLine(st step, start time.Time) func() {
+func (a *App) progressLine(st step, start time.Time, latest func() string) func() {
 	label := fmt.Sprintf("[baton run] %s %s session %d", st.Role, orDash(st.Feature), st.Session)
 	f, ok := a.env.Stderr.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !ok || !a.interactive(f) || latest == nil {
 		a.notice("%s started", label)
 		return func() {}
 	}
@@ -339,16 +406,21 @@ func (a *App) progressLine(st step, start time.Time) func() {
 				fmt.Fprint(f, "\r\033[K")
 				return
 			case <-t.C:
-				fmt.Fprintf(f, "\r\033[K%s — %s", label, time.Since(start).Round(time.Second))
+				fmt.Fprintf(f, "\r\033[K%s", progressText(label, time.Since(start).Round(time.Second), latest()))
 			}
 		}
 	}()
 	return func() { close(done) }
 }
 
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// interactive says whether f is a terminal that can redraw a line: a real
+// terminal (not /dev/null or a pipe), TERM not dumb, and not under --json.
+// Anything else gets plain lines.
+func (a *App) interactive(f *os.File) bool {
+	if a.g.JSON || a.env.Getenv("TERM") == "dumb" || a.env.Getenv("TERM") == "" {
+		return false
+	}
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // logAgentOutput saves an agent's output in .baton/logs/session-N.log.

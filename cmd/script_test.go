@@ -1,14 +1,17 @@
 package cmd_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/cmd"
@@ -31,6 +34,9 @@ func TestMain(m *testing.M) {
 //	                         later commands to it (sets BATON_SESSION);
 //	                         stdout is left as session start printed it
 //	unbind                   later commands carry no session binding
+//	schemavalid NAME [stderr] the last stdout (or stderr) must be valid
+//	                         against 'baton schema NAME' (error: the error
+//	                         object)
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "testdata", "script"),
@@ -51,11 +57,12 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":  cmdExitCode,
-			"jsonfield": cmdJSONField,
-			"jsonvalid": cmdJSONValid,
-			"bind":      cmdBind,
-			"unbind":    cmdUnbind,
+			"exitcode":    cmdExitCode,
+			"jsonfield":   cmdJSONField,
+			"jsonvalid":   cmdJSONValid,
+			"bind":        cmdBind,
+			"unbind":      cmdUnbind,
+			"schemavalid": cmdSchemaValid,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -130,4 +137,41 @@ func cmdUnbind(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: unbind")
 	}
 	ts.Setenv("BATON_SESSION", "")
+}
+
+// cmdSchemaValid validates the last output against a command's published
+// JSON Schema.
+func cmdSchemaValid(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: schemavalid NAME [stderr]")
+	}
+	raw, ok := cmd.Schema(args[0])
+	if !ok {
+		ts.Fatalf("schemavalid: no schema named %q", args[0])
+	}
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		ts.Fatalf("schemavalid: schema %s: %v", args[0], err)
+	}
+	if err := c.AddResource("schema.json", doc); err != nil {
+		ts.Fatalf("schemavalid: schema %s: %v", args[0], err)
+	}
+	sch, err := c.Compile("schema.json")
+	if err != nil {
+		ts.Fatalf("schemavalid: schema %s: %v", args[0], err)
+	}
+	stream := "stdout"
+	if len(args) == 2 {
+		stream = args[1]
+	}
+	out := ts.ReadFile(stream)
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		ts.Fatalf("schemavalid %s: %s is not one JSON document: %v\n%s", args[0], stream, err, out)
+	}
+	err = sch.Validate(inst)
+	if (err == nil) == neg {
+		ts.Fatalf("schemavalid %s: %#v\n%s", args[0], err, out)
+	}
 }

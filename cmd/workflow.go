@@ -92,9 +92,10 @@ func passedSinceArchitecture(rev *reviews.File, feat *features.File) int {
 
 // statusDecision is what the status records about the last decision.
 type statusDecision struct {
-	Rule      string `json:"rule"`
-	Reason    string `json:"reason"`
-	DecidedAt string `json:"decided_at"`
+	Rule      string          `json:"rule"`
+	Reason    string          `json:"reason"`
+	DecidedAt string          `json:"decided_at"`
+	Limits    workflow.Limits `json:"limits"` // in force when it was decided
 }
 
 // applyDecision writes a decision into the status.
@@ -104,7 +105,7 @@ func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
 		v any
 	}{
 		{"current_phase", d.Phase}, {"current_feature", d.Feature}, {"current_branch", d.Branch},
-		{"decision", statusDecision{Rule: d.Rule, Reason: d.Reason, DecidedAt: st.stamp()}},
+		{"decision", statusDecision{Rule: d.Rule, Reason: d.Reason, DecidedAt: st.stamp(), Limits: st.limits()}},
 	} {
 		if err := p.SetStatus(kv.k, kv.v); err != nil {
 			return err
@@ -197,6 +198,7 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 		res.LeftoverIDs = nextDebtIDs(feat, len(issues))
 	}
 	d := workflow.AfterReview(res, sit)
+	d.Limits = &sit.Limits
 	if d.LeftoversToDebt {
 		if err := st.appendLeftovers(feat, issues, res.LeftoverIDs, id); err != nil {
 			return d, err

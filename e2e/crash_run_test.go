@@ -39,7 +39,9 @@ func TestCrashSafetyRun(t *testing.T) {
 	appendFeatures(t, dir, 3, 10)
 	run := []string{"run", "--agent-cmd", "sleep 0.05", "--max-sessions", "2"}
 	start := time.Now()
-	mustBaton(t, dir, run...)
+	if r := baton(t, dir, run...); r.code != 7 { // stopped at --max-sessions
+		t.Fatalf("%v", r)
+	}
 	took := time.Since(start)
 	killed, reclaimed := 0, 0
 	for i := 0; i < iterations; i++ {
@@ -50,11 +52,11 @@ func TestCrashSafetyRun(t *testing.T) {
 		timer.Stop()
 		if res.signal == syscall.SIGKILL {
 			killed++
-		} else if res.code != 0 {
+		} else if res.code != 7 {
 			t.Fatalf("iteration %d: a run that was not killed failed: %v", i, res)
 		}
 		next := baton(t, dir, "run", "--agent-cmd", "true", "--max-sessions", "1")
-		if next.code != 0 {
+		if next.code != 7 {
 			t.Fatalf("iteration %d (killed after %v): the next run did not resume: %v", i, delay, next)
 		}
 		if bytes.Contains([]byte(next.stderr), []byte("was killed: ending the session")) {

@@ -21,6 +21,7 @@ const (
 	Invalid                 // a corrupt or schema-invalid state file: exit 6
 	NeedAgent               // a bridge checkpoint: exit 42
 	Interrupted             // Ctrl-C: exit 130
+	MaxSessions             // baton run stopped at --max-sessions before DONE: exit 7
 )
 
 // Exit codes, documented in the README and in `baton --help`.
@@ -34,6 +35,7 @@ const (
 	ExitInvalid     = 6
 	ExitNeedAgent   = 42
 	ExitInterrupted = 130
+	ExitMaxSessions = 7
 )
 
 var codes = map[Kind]int{
@@ -45,6 +47,7 @@ var codes = map[Kind]int{
 	Invalid:     ExitInvalid,
 	NeedAgent:   ExitNeedAgent,
 	Interrupted: ExitInterrupted,
+	MaxSessions: ExitMaxSessions,
 }
 
 var names = map[Kind]string{
@@ -56,6 +59,7 @@ var names = map[Kind]string{
 	Invalid:     "invalid_state",
 	NeedAgent:   "need_agent",
 	Interrupted: "interrupted",
+	MaxSessions: "max_sessions",
 }
 
 // String names the kind as it appears in JSON error output.

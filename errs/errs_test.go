@@ -24,6 +24,7 @@ func TestCodeForEveryKind(t *testing.T) {
 		{errs.Invalid, 6, "invalid_state"},
 		{errs.NeedAgent, 42, "need_agent"},
 		{errs.Interrupted, 130, "interrupted"},
+		{errs.MaxSessions, 7, "max_sessions"},
 	}
 	for _, tt := range tests {
 		err := errs.New(tt.kind, "something about %s", "x")

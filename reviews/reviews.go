@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -82,16 +81,6 @@ type Fix struct {
 // FixLabel is how a fix id is printed: FIX-3, never F3 (which reads as a
 // feature id).
 func FixLabel(id int) string { return "FIX-" + strconv.Itoa(id) }
-
-// ParseFixID reads a fix id given as 3 or FIX-3.
-func ParseFixID(s string) (int, error) {
-	t := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "FIX-")
-	n, err := strconv.Atoi(t)
-	if err != nil || n < 1 {
-		return 0, errs.New(errs.Usage, "FIX_ID: %q is not a fix id (write 3 or FIX-3)", s)
-	}
-	return n, nil
-}
 
 // File is a parsed reviews.json.
 type File struct {

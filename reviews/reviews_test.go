@@ -648,3 +648,27 @@ func TestHealth(t *testing.T) {
 		t.Errorf("feature review stored a health_status: %s", r.Raw)
 	}
 }
+
+func TestParseReviewID(t *testing.T) {
+	good := map[string]int{"3": 3, "R3": 3, "r3": 3, " R12 ": 12, "A5": 5, "a5": 5, "1": 1}
+	for in, want := range good {
+		if got, err := reviews.ParseReviewID(in); err != nil || got != want {
+			t.Errorf("ParseReviewID(%q) = %d, %v, want %d", in, got, err, want)
+		}
+	}
+	bad := map[string]string{
+		"": "R3", "0": "R3", "-1": "R3", "R0": "R3", "R": "R3", "R-3": "R3", "3.0": "R3", "RR3": "R3",
+		"FIX-3": "is a fix id", "fix-1": "is a fix id",
+		"R1-M1": "the review it belongs to is R1", "A5-C2": "the review it belongs to is R5", "r2-m3": "is R2",
+	}
+	for in, want := range bad {
+		got, err := reviews.ParseReviewID(in)
+		if err == nil {
+			t.Errorf("ParseReviewID(%q) = %d, want an error", in, got)
+			continue
+		}
+		if errs.KindOf(err) != errs.Usage || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseReviewID(%q) = %v, want a usage error containing %q", in, err, want)
+		}
+	}
+}

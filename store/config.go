@@ -26,6 +26,50 @@ type Config struct {
 	// MergeNoFF makes every merge a merge commit, even when main could
 	// fast-forward (git merge --no-ff), so each merge is one commit to audit.
 	MergeNoFF bool `json:"merge_no_ff"`
+	// SpecFile is the project's specification, the INITIALIZER's input;
+	// empty: the first of app_spec.txt, spec.md, ... that exists.
+	SpecFile string `json:"spec_file,omitempty"`
+	// TestCommand runs the project's tests, as prompts tell agents; empty:
+	// guessed from the build files (make test, go test ./..., npm test).
+	TestCommand string `json:"test_command,omitempty"`
+	// Agent configures the agent CLIs baton run starts.
+	Agent AgentConfig `json:"agent,omitzero"`
+}
+
+// AgentConfig is how baton run starts an agent CLI (--agent claude|codex).
+type AgentConfig struct {
+	// Model is the model of every role without its own in Models.
+	Model string `json:"model,omitempty"`
+	// Models names a role's own model.
+	Models RoleModels `json:"models,omitzero"`
+	// MaxTurns bounds an agent's turns where the CLI supports it (0: its default).
+	MaxTurns int `json:"max_turns,omitempty"`
+}
+
+// RoleModels are the models of the roles that have their own (a struct,
+// not a map, so that a Config stays comparable).
+type RoleModels struct {
+	Initializer           string `json:"INITIALIZER,omitempty"`
+	BrownfieldInitializer string `json:"BROWNFIELD_INITIALIZER,omitempty"`
+	Implement             string `json:"IMPLEMENT,omitempty"`
+	Bugfix                string `json:"BUGFIX,omitempty"`
+	Review                string `json:"REVIEW,omitempty"`
+	Fix                   string `json:"FIX,omitempty"`
+	GlobalFix             string `json:"GLOBAL_FIX,omitempty"`
+	Architecture          string `json:"ARCHITECTURE,omitempty"`
+}
+
+// ModelFor is the model configured for role, "" for the CLI's default.
+func (c AgentConfig) ModelFor(role string) string {
+	m := map[string]string{
+		"INITIALIZER": c.Models.Initializer, "BROWNFIELD_INITIALIZER": c.Models.BrownfieldInitializer,
+		"IMPLEMENT": c.Models.Implement, "BUGFIX": c.Models.Bugfix, "REVIEW": c.Models.Review, "FIX": c.Models.Fix,
+		"GLOBAL_FIX": c.Models.GlobalFix, "ARCHITECTURE": c.Models.Architecture,
+	}[strings.ToUpper(role)]
+	if m != "" {
+		return m
+	}
+	return c.Model
 }
 
 // DefaultConfig is the configuration of a project with no config file.

@@ -173,3 +173,15 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 		t.Errorf("directory holds %v, want only %v (no temp files)", got, names)
 	}
 }
+
+func TestAgentModelFor(t *testing.T) {
+	c := store.AgentConfig{Model: "sonnet", Models: store.RoleModels{Review: "opus", GlobalFix: "haiku"}}
+	for role, want := range map[string]string{"REVIEW": "opus", "review": "opus", "GLOBAL_FIX": "haiku", "IMPLEMENT": "sonnet", "FIX": "sonnet"} {
+		if got := c.ModelFor(role); got != want {
+			t.Errorf("ModelFor(%s) = %q, want %q", role, got, want)
+		}
+	}
+	if got := (store.AgentConfig{}).ModelFor("REVIEW"); got != "" {
+		t.Errorf("no model configured: %q, want the CLI's default", got)
+	}
+}

@@ -272,3 +272,17 @@ func (tx *Tx) Adopt(names ...string) {
 		tx.adopt[n] = true
 	}
 }
+
+// Recorded returns the version of a tracked file that the last event
+// recorded, when it is still kept in .baton/recorded (and has that hash):
+// what baton wrote, whatever was done to the file since.
+func (s *Store) Recorded(name, hash string) ([]byte, bool) {
+	if hash == "" {
+		return nil, false
+	}
+	b, err := ReadRegular(s.recordedPath(name))
+	if err != nil || b == nil || HashContent(b) != hash {
+		return nil, false
+	}
+	return b, true
+}

@@ -20,10 +20,10 @@ const (
 
 // Limits are the workflow's numbers, from .baton/config.
 type Limits struct {
-	MaxFixCycles         int
-	ArchitectureInterval int
-	TechDebtThreshold    int
-	MaxErrorRetries      int
+	MaxFixCycles         int `json:"max_fix_cycles"`
+	ArchitectureInterval int `json:"architecture_interval"`
+	TechDebtThreshold    int `json:"tech_debt_threshold"`
+	MaxErrorRetries      int `json:"max_error_retries"`
 }
 
 // DefaultLimits are the seed's.
@@ -61,6 +61,8 @@ type Decision struct {
 	Merge           bool   `json:"merge,omitempty"`
 	Reject          bool   `json:"reject,omitempty"`
 	LeftoversToDebt bool   `json:"leftovers_to_debt,omitempty"`
+	// Limits are the limits in force when the decision was made.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // SessionEnd is a finished session.

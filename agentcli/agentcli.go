@@ -1,0 +1,138 @@
+// Package agentcli holds the command lines of the agent CLIs baton run
+// starts with --agent (Claude Code, Codex): non-interactive, the prompt on
+// stdin, the permissions an agent needs to run baton, git and the
+// project's tests, and the model configured for the role. It also reads
+// their output for the progress line. It is pure: it starts nothing.
+package agentcli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Options are what a command line depends on.
+type Options struct {
+	Model       string // "" for the CLI's default
+	MaxTurns    int    // 0 for the CLI's default (Claude Code only)
+	TestCommand string // the project's test command, allowed to run
+	// WritableDirs are directories outside the working directory the
+	// agent must write: the state directory, git's common directory.
+	WritableDirs []string
+}
+
+// preset builds one CLI's command line.
+type preset func(Options) []string
+
+var presets = map[string]preset{"claude": claude, "codex": codex}
+
+// Names lists the presets.
+func Names() []string {
+	var n []string
+	for k := range presets {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Command returns the argv of preset name for o.
+func Command(name string, o Options) ([]string, error) {
+	p, ok := presets[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return nil, fmt.Errorf("%q is not an agent preset (presets: %s; run any other CLI with --agent-cmd)", name, strings.Join(Names(), ", "))
+	}
+	return p(o), nil
+}
+
+// claude is Claude Code in print mode: the prompt read from stdin, events
+// streamed as JSON lines (stream-json needs --verbose in print mode), file
+// edits accepted, and Bash allowed for baton, git and the test command's
+// program — anything else it asks for is denied, as print mode cannot ask.
+func claude(o Options) []string {
+	args := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"}
+	if o.Model != "" {
+		args = append(args, "--model", o.Model)
+	}
+	if o.MaxTurns > 0 {
+		args = append(args, "--max-turns", fmt.Sprint(o.MaxTurns))
+	}
+	return append(args, append([]string{"--allowedTools"}, AllowedTools(o.TestCommand)...)...)
+}
+
+// AllowedTools are the Claude Code tools an agent session may use without
+// asking: reading and editing files, and Bash for baton, git and the test
+// command's program.
+func AllowedTools(testCommand string) []string {
+	tools := []string{"Read", "Edit", "Write", "Glob", "Grep", "Bash(baton:*)", "Bash(git:*)"}
+	if f := strings.Fields(testCommand); len(f) > 0 && f[0] != "baton" && f[0] != "git" {
+		tools = append(tools, "Bash("+f[0]+":*)")
+	}
+	return tools
+}
+
+// codex is Codex's exec mode: the prompt read from stdin ("-"), sandboxed
+// to writing the workspace plus the state and git directories (exec mode
+// asks for no approvals), without colour codes in the log.
+func codex(o Options) []string {
+	args := []string{"codex", "exec", "--sandbox", "workspace-write", "--color", "never"}
+	if len(o.WritableDirs) > 0 {
+		roots, _ := json.Marshal(o.WritableDirs) // a JSON string array is a TOML array
+		args = append(args, "-c", "sandbox_workspace_write.writable_roots="+string(roots))
+	}
+	if o.Model != "" {
+		args = append(args, "--model", o.Model)
+	}
+	return append(args, "-")
+}
+
+// Latest turns one line of an agent's output into what the progress line
+// shows: Claude Code's stream-json events become the text or the tool call
+// they carry; other lines are shown as they are. "" means nothing to show.
+func Latest(name, line string) string {
+	line = strings.TrimSpace(line)
+	if name != "claude" || !strings.HasPrefix(line, "{") {
+		return line
+	}
+	var ev struct {
+		Type    string `json:"type"`
+		Result  string `json:"result"`
+		Message struct {
+			Content []struct {
+				Type  string          `json:"type"`
+				Text  string          `json:"text"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal([]byte(line), &ev) != nil {
+		return line
+	}
+	switch ev.Type {
+	case "result":
+		return "result: " + firstLine(ev.Result)
+	case "assistant":
+		out := ""
+		for _, c := range ev.Message.Content {
+			switch c.Type {
+			case "text":
+				out = firstLine(c.Text)
+			case "tool_use":
+				var in struct {
+					Command string `json:"command"`
+				}
+				_ = json.Unmarshal(c.Input, &in)
+				out = c.Name + ": " + firstLine(in.Command)
+			}
+		}
+		return out
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,54 @@
+package agentcli_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/baton-cli/baton/agentcli"
+)
+
+func TestCommandLines(t *testing.T) {
+	cases := []struct {
+		name string
+		o    agentcli.Options
+		want string
+	}{
+		{"claude", agentcli.Options{}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
+		{"claude", agentcli.Options{Model: "opus", MaxTurns: 40, TestCommand: "go test ./..."},
+			"claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model opus --max-turns 40 --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(go:*)"},
+		{"Claude", agentcli.Options{TestCommand: "git status"}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
+		{"codex", agentcli.Options{}, "codex exec --sandbox workspace-write --color never -"},
+		{"codex", agentcli.Options{Model: "gpt-5-codex", MaxTurns: 9, WritableDirs: []string{"/p/state", `/p/a "b"`}},
+			`codex exec --sandbox workspace-write --color never -c sandbox_workspace_write.writable_roots=["/p/state","/p/a \"b\""] --model gpt-5-codex -`},
+	}
+	for _, c := range cases {
+		argv, err := agentcli.Command(c.name, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(argv, " "); got != c.want {
+			t.Errorf("Command(%s, %+v) =\n%s\nwant\n%s", c.name, c.o, got, c.want)
+		}
+	}
+	if _, err := agentcli.Command("aider", agentcli.Options{}); err == nil || !strings.Contains(err.Error(), "claude, codex") || !strings.Contains(err.Error(), "--agent-cmd") {
+		t.Errorf("an unknown preset: %v, want the presets and --agent-cmd named", err)
+	}
+}
+
+func TestLatest(t *testing.T) {
+	cases := []struct{ preset, line, want string }{
+		{"claude", `{"type":"system","subtype":"init"}`, ""},
+		{"claude", `{"type":"assistant","message":{"content":[{"type":"text","text":"Reading the spec\nmore"}]}}`, "Reading the spec"},
+		{"claude", `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"baton session end -o SUCCESS"}}]}}`, "Bash: baton session end -o SUCCESS"},
+		{"claude", `{"type":"result","subtype":"success","result":"All done"}`, "result: All done"},
+		{"claude", "plain text", "plain text"},
+		{"claude", "{not json", "{not json"},
+		{"codex", `  exec baton features list  `, "exec baton features list"},
+		{"", "", ""},
+	}
+	for _, c := range cases {
+		if got := agentcli.Latest(c.preset, c.line); got != c.want {
+			t.Errorf("Latest(%s, %q) = %q, want %q", c.preset, c.line, got, c.want)
+		}
+	}
+}

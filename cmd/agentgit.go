@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/baton-cli/baton/ctxpack"
+	"github.com/baton-cli/baton/gitops"
+)
+
+// maxContextCommits is how many commits of a branch the context lists.
+const maxContextCommits = 30
+
+// gitFacts says what git knows about branch: whether it exists, its merge
+// base with main, its commits and diff stat. Outside a repository it is
+// only the configured main branch's name.
+func (a *App) gitFacts(sn *snapshot, branch string) ctxpack.Git {
+	g := ctxpack.Git{Branch: branch, Main: sn.cfg.MainBranch}
+	r := a.repo()
+	if r == nil {
+		if g.Main == "" {
+			g.Main = "main"
+		}
+		return g
+	}
+	main, head, err := mainOf(r, sn.cfg)
+	if err != nil {
+		if g.Main == "" {
+			g.Main = "main"
+		}
+		return g
+	}
+	g.Main, g.Head = main, gitops.Short(head)
+	if branch == "" {
+		return g
+	}
+	tip, err := r.Branch(branch)
+	if err != nil || tip == "" {
+		return g
+	}
+	g.BranchExists, g.Tip = true, gitops.Short(tip)
+	dir := r.Top()
+	if base, err := gitOut(dir, "merge-base", main, tip); err == nil {
+		g.MergeBase = gitops.Short(base)
+	}
+	if out, err := gitOut(dir, "log", "--reverse", "--format=%h %s", main+".."+tip); err == nil && out != "" {
+		g.Commits = strings.Split(out, "\n")
+		if len(g.Commits) > maxContextCommits {
+			g.Commits = append([]string{"… " + strconv.Itoa(len(g.Commits)-maxContextCommits) + " earlier commits"}, g.Commits[len(g.Commits)-maxContextCommits:]...)
+		}
+	}
+	if out, err := gitOut(dir, "diff", "--stat=100", main+"..."+tip); err == nil {
+		g.DiffStat = shortStat(out)
+	}
+	return g
+}
+
+// maxStatLines is how many files of a diff stat the context lists.
+const maxStatLines = 40
+
+// shortStat keeps the first files of a diff stat and its summary line.
+func shortStat(stat string) string {
+	lines := strings.Split(stat, "\n")
+	if len(lines) <= maxStatLines+1 {
+		return stat
+	}
+	more := len(lines) - 1 - maxStatLines
+	return strings.Join(append(lines[:maxStatLines], " … "+strconv.Itoa(more)+" more files", lines[len(lines)-1]), "\n")
+}
