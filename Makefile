@@ -77,5 +77,22 @@ demo: build
 man: build
 	./$(BIN) man man
 
+# The real Claude Code CLI, from npm into .cache/claude-code (its native
+# binary ships inside the registry package; no install script is needed).
+CLAUDE_CODE_VERSION ?= 2.1.330
+CLAUDE_CODE_DIR     := .cache/claude-code
+claude-code:
+	@test -d $(CLAUDE_CODE_DIR)/node_modules/@anthropic-ai/claude-code || \
+	  npm install --prefix $(CLAUDE_CODE_DIR) --no-audit --no-fund --no-save --ignore-scripts @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	@for b in $(CLAUDE_CODE_DIR)/node_modules/@anthropic-ai/claude-code-linux-*/claude $(CLAUDE_CODE_DIR)/node_modules/@anthropic-ai/claude-code/bin/claude.exe; do \
+	  if [ -x "$$b" ] && "$$b" --version >/dev/null 2>&1; then ln -sf "$(CURDIR)/$$b" $(CLAUDE_CODE_DIR)/claude; echo "claude-code: $$("$$b" --version)"; exit 0; fi; \
+	done; echo "claude-code: no runnable Claude Code binary in $(CLAUDE_CODE_DIR)"; exit 1
+
+# baton run --agent claude drives one IMPLEMENT and one REVIEW session of the
+# real Claude Code CLI, pointed with ANTHROPIC_BASE_URL at a scripted
+# Messages API server on the loopback interface (no model, no network).
+agent-e2e: claude-code
+	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions' -v ./e2e
+
 clean:
 	rm -rf bin man

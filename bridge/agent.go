@@ -63,16 +63,26 @@ func (l *loop) runAgent(ctx context.Context, req *Request, prompt string) agentR
 }
 
 func agentEnv(req *Request, dir string) []string {
-	return []string{
-		"BATON_STATE_DIR=" + dir,
-		"BATON_REQUEST_ID=" + req.RequestID,
-		"BATON_REQUEST_FILE=" + PathsIn(dir).Request,
-		"BATON_RESPONSE_FILE=" + req.ResponsePathIn(dir),
-		"BATON_AGENT=" + req.AgentName,
-		"BATON_PHASE=" + strconv.Itoa(req.Phase),
-		"BATON_PHASE_NAME=" + req.PhaseName,
-		"BATON_TIMEOUT_SECONDS=" + strconv.Itoa(req.TimeoutSeconds),
-	}
+	env := []string{"BATON_SESSION=" + sessionCredential(req)}
+	return append(env,
+		"BATON_STATE_DIR="+dir,
+		"BATON_REQUEST_ID="+req.RequestID,
+		"BATON_REQUEST_FILE="+PathsIn(dir).Request,
+		"BATON_RESPONSE_FILE="+req.ResponsePathIn(dir),
+		"BATON_AGENT="+req.AgentName,
+		"BATON_PHASE="+strconv.Itoa(req.Phase),
+		"BATON_PHASE_NAME="+req.PhaseName,
+		"BATON_TIMEOUT_SECONDS="+strconv.Itoa(req.TimeoutSeconds),
+	)
+}
+
+// sessionCredential is the credential of the session the orchestrator
+// opened for this request (context.env.BATON_SESSION): the agent gets it
+// and nothing of the host's own binding.
+func sessionCredential(req *Request) string {
+	env, _ := req.Context.Extra["env"].(map[string]any)
+	v, _ := env["BATON_SESSION"].(string)
+	return v
 }
 
 // answer turns the run into the envelope's contents: the output on

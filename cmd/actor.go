@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/baton-cli/baton/errs"
@@ -12,13 +10,21 @@ import (
 	"github.com/baton-cli/baton/workflow"
 )
 
-// actor is who a call acts as: a role bound through a session, BATON_ROLE,
-// the one open session, or a person with --as HUMAN --reason.
+// actor is who a call acts as: the session whose credential the call
+// presents (BATON_SESSION), a launcher (baton run, in its own process), or
+// a person holding their key (--as HUMAN --reason). BATON_ROLE grants
+// nothing.
 type actor struct {
 	Role    string `json:"role"`              // as bound (aliases kept, e.g. BUGFIX)
 	Session *int   `json:"session,omitempty"` // the bound session, if any
-	Source  string `json:"source"`            // how the role was bound
+	Source  string `json:"source"`            // session, launcher or person
 	Reason  string `json:"reason,omitempty"`  // a person's reason
+	Person  string `json:"person,omitempty"`  // the person's key id
+	Run     string `json:"run,omitempty"`     // the launcher's run
+	// During lists the agent sessions open when a person or a launcher
+	// acted: a person's action in the middle of an agent's session is
+	// worth a second look.
+	During []int `json:"during_sessions,omitempty"`
 }
 
 func (ac *actor) canonical() string {
@@ -29,8 +35,13 @@ func (ac *actor) canonical() string {
 	return c
 }
 
-const bindHelp = `bind one: start a session ('baton session start --agent ROLE', then export BATON_SESSION=<id>), ` +
-	`set BATON_ROLE=<ROLE> in the agent's environment, or act as a person with --as HUMAN --reason "..."`
+// person says whether the actor is a person (or a launcher acting with the
+// person's key).
+func (ac *actor) person() bool { return ac != nil && ac.Role == workflow.Human }
+
+// unboundHelp is what an unbound call may do instead.
+const unboundHelp = "calls without a session credential may read but not write; an agent's writes are made " +
+	"inside the session its launcher opened for it (BATON_SESSION holds that session's credential)"
 
 // openSessions loads .baton/sessions.json inside the transaction.
 func (st *state) openSessions() (*progress.OpenSessions, error) {
@@ -48,54 +59,77 @@ func (st *state) openSessions() (*progress.OpenSessions, error) {
 	return o, nil
 }
 
-// resolveActor finds who the call acts as; nil when no role is bound (a
+// resolveActor finds who the call acts as; nil when nothing binds it (a
 // read may proceed, a mutation may not).
 func (st *state) resolveActor() (*actor, error) {
 	if st.who != nil || st.whoResolved {
 		return st.who, nil
 	}
-	a := st.app
 	st.whoResolved = true
-	if a.g.As != "" {
-		if !strings.EqualFold(a.g.As, workflow.Human) {
-			return nil, errs.New(errs.Usage, "--as: only HUMAN may be given (agents bind a role with a session or BATON_ROLE), got %q", a.g.As)
-		}
-		if strings.TrimSpace(a.g.Reason) == "" {
-			return nil, errs.New(errs.Usage, "--as HUMAN needs --reason \"...\": a person's override is always recorded with why")
-		}
-		st.who = &actor{Role: workflow.Human, Source: "--as", Reason: a.g.Reason}
-		return st.who, nil
-	}
 	open, err := st.openSessions()
 	if err != nil {
 		return nil, err
 	}
-	if v := strings.TrimSpace(a.env.Getenv("BATON_SESSION")); v != "" {
-		id, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, errs.New(errs.Usage, "BATON_SESSION: %q is not a session id", v)
-		}
-		s, err := open.Get(id)
-		if err != nil {
-			return nil, errs.New(errs.Policy, "BATON_SESSION=%d names no open session (it ended, or never started); start one with 'baton session start --agent ROLE'", id)
-		}
-		st.who = &actor{Role: s.AgentType, Session: &s.SessionID, Source: "BATON_SESSION"}
-		return st.who, nil
+	who, err := st.app.resolveIdentity(open)
+	st.who = who
+	if errs.Is(err, errs.Policy) && st.app.insideSession() {
+		st.refused = err // a credential that binds nothing is worth recording
 	}
-	if v := strings.TrimSpace(a.env.Getenv("BATON_ROLE")); v != "" {
-		role, err := progress.Choose("BATON_ROLE", v, workflow.Roles, nil)
+	return who, err
+}
+
+// resolveIdentity binds a call: a session credential, the launcher of this
+// process, or a person's --as HUMAN with their key.
+func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
+	if a.insideSession() {
+		s, err := boundSession(open, strings.TrimSpace(a.env.Getenv("BATON_SESSION")))
 		if err != nil {
 			return nil, err
 		}
-		st.who = &actor{Role: role, Source: "BATON_ROLE"}
-		return st.who, nil
+		if a.g.As != "" {
+			return nil, errs.New(errs.Policy, "this call is bound to session %d (%s) and acts only as it: record your own role's work, "+
+				"or end your session with the outcome that fits and say why in its summary", s.SessionID, s.AgentType)
+		}
+		return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, nil
 	}
-	if len(open.Open) == 1 {
-		s := open.Open[0]
-		st.who = &actor{Role: s.AgentType, Session: &s.SessionID, Source: "the one open session"}
-		return st.who, nil
+	if a.launch != nil {
+		return &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.key.ID, Run: a.launch.runID, During: openIDs(open)}, nil
 	}
-	return nil, nil
+	if a.g.As == "" {
+		return nil, nil
+	}
+	return a.personActor(open)
+}
+
+// personActor is a person acting with --as HUMAN --reason: their key must
+// be present (exit 3 with a person-facing message otherwise).
+func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
+	if !strings.EqualFold(a.g.As, workflow.Human) {
+		return nil, errs.New(errs.Usage, "--as: only HUMAN may be given, got %q", a.g.As)
+	}
+	if strings.TrimSpace(a.g.Reason) == "" {
+		return nil, errs.New(errs.Usage, "--as HUMAN needs --reason \"...\": a person's override is always recorded with why")
+	}
+	key, err := a.loadKey()
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		path, _ := a.keyPath()
+		return nil, errs.New(errs.Policy, "--as HUMAN acts with your personal key, and there is none at %s: create it once with 'baton key init' (nothing was written)", path)
+	}
+	return &actor{Role: workflow.Human, Source: "person", Reason: a.g.Reason, Person: key.ID, During: openIDs(open)}, nil
+}
+
+// openIDs lists the open sessions' ids (nil when none is open).
+func openIDs(open *progress.OpenSessions) []int {
+	var ids []int
+	if open != nil {
+		for _, s := range open.Open {
+			ids = append(ids, s.SessionID)
+		}
+	}
+	return ids
 }
 
 // require checks that the caller may take action, recording a refusal to
@@ -106,11 +140,7 @@ func (st *state) require(action workflow.Action) (*actor, error) {
 		return nil, err
 	}
 	if who == nil {
-		msg := "no role is bound to this call, so it may read but not " + string(action)
-		if n := st.openCount(); n > 1 {
-			msg += fmt.Sprintf(" (%d sessions are open: say which with BATON_SESSION)", n)
-		}
-		return nil, st.refuse(errs.New(errs.Policy, "%s; %s", msg, bindHelp))
+		return nil, st.refuse(errs.New(errs.Policy, "no session is bound to this call, so it may not %s: %s", action, unboundHelp))
 	}
 	if err := workflow.Check(who.Role, action); err != nil {
 		return nil, st.refuse(errs.New(errs.Policy, "%s", err.Error()))
@@ -127,16 +157,9 @@ func (st *state) requireAs(action workflow.Action, declared string) (*actor, err
 		return nil, err
 	}
 	if who.Role != workflow.Human && canonicalRole(declared) != who.canonical() {
-		return nil, st.refuse(errs.New(errs.Policy, "%s may not record %s work (-a %s): an agent records only its own role's work; a person can with --as HUMAN --reason \"...\"", who.Role, declared, declared))
+		return nil, st.refuse(errs.New(errs.Policy, "%s may not record %s work (-a %s): an agent records only its own role's work; record it as %s", who.Role, declared, declared, who.Role))
 	}
 	return who, nil
-}
-
-func (st *state) openCount() int {
-	if st.open == nil {
-		return 0
-	}
-	return len(st.open.Open)
 }
 
 // refuse marks err as a refusal, which update logs in a transaction of
@@ -159,6 +182,17 @@ type eventPayload struct {
 	// Reconciled lists the changes made outside baton that a person
 	// accepted: each file's hash before and after, and the difference.
 	Reconciled []store.Drift `json:"reconciled,omitempty"`
+	// Opened records a session's opening: what verify needs to recompute
+	// its credential with the person's key (never the credential itself).
+	Opened *openedRecord `json:"opened,omitempty"`
+}
+
+// openedRecord is the audit record of a session's opening.
+type openedRecord struct {
+	Session int    `json:"session"`
+	Role    string `json:"role"`
+	Nonce   string `json:"nonce"`
+	By      string `json:"by"` // launcher or person
 }
 
 func (p eventPayload) raw() json.RawMessage {

@@ -305,9 +305,6 @@ func (a *App) promptData(sn *snapshot, w assignment, in ctxpack.Input, pkg ctxpa
 	if d.Project == "" {
 		d.Project = filepath.Base(d.ProjectPath)
 	}
-	if d.SpecFile == "" {
-		d.SpecFile = "the project's README"
-	}
 	if sn.rev != nil {
 		d.NextReviewID = sn.rev.NextReviewID()
 	} else {

@@ -208,14 +208,12 @@ func (sn *snapshot) verify() verifyResult {
 	for _, p := range store.CheckChain(events) {
 		res.Problems = append(res.Problems, problem{"chain", store.EventsName, fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Problem)})
 	}
-	if len(events) > 0 {
-		drifts, _, err := sn.s.CheckDrift(false)
-		if err != nil {
-			res.Problems = append(res.Problems, problem{"files", "", err.Error()})
-		}
-		for _, d := range drifts {
-			res.Problems = append(res.Problems, problem{"edited", d.File, d.Message()})
-		}
+	drifts, _, err := sn.s.CheckDrift(false)
+	if err != nil {
+		res.Problems = append(res.Problems, problem{"files", "", err.Error()})
+	}
+	for _, d := range drifts {
+		res.Problems = append(res.Problems, problem{"edited", d.File, d.Message()})
 	}
 	res.Problems = append(res.Problems, sn.passingWithoutReview()...)
 	res.OK = len(res.Problems) == 0

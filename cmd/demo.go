@@ -78,6 +78,9 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 		return err
 	}
 	d := a.at(dir)
+	if d.keyFile, err = a.demoKey(); err != nil {
+		return err
+	}
 	d.env.Stderr = a.messages()
 	// the demo's limits are in place before init, which records them
 	if err := os.MkdirAll(filepath.Join(dir, ".baton"), 0o755); err != nil {
@@ -125,8 +128,34 @@ func (a *App) at(dir string) *App {
 // loop' is the host (seed 001), 'baton run' the orchestrator that exits 42
 // for each agent and is re-run with --resume.
 func (a *App) demoThroughBridge(ctx context.Context, exe, agentCmd string) error {
-	_, err := a.sub(ctx, nil, "bridge", "loop", "--max-iterations", "100", "--agent-cmd", agentCmd, "--", exe, "--state-dir", a.env.Cwd, "run")
+	orchestrator := []string{exe, "--state-dir", a.env.Cwd, "run"}
+	if a.keyFile != "" {
+		// only the orchestrator (the launcher) is told where the key is;
+		// the agents the loop starts are not
+		orchestrator = append([]string{"env", "XDG_CONFIG_HOME=" + filepath.Dir(filepath.Dir(a.keyFile))}, orchestrator...)
+	}
+	_, err := a.sub(ctx, nil, append([]string{"bridge", "loop", "--max-iterations", "100", "--agent-cmd", agentCmd, "--"}, orchestrator...)...)
 	return err
+}
+
+// demoKey is the key the demo's launcher uses: the person's own, or, for
+// someone who has none yet, a throwaway key outside the scratch project
+// ("" means the person's own).
+func (a *App) demoKey() (string, error) {
+	key, err := a.loadKey()
+	if err != nil || key != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "baton-demo-key-")
+	if err != nil {
+		return "", err
+	}
+	k, err := writeNewKey(filepath.Join(tmp, "baton", "key"), nil)
+	if err != nil {
+		return "", err
+	}
+	a.notice("== you have no personal key yet: the demo uses a throwaway one, %s (create yours with 'baton key init')", k.Path)
+	return k.Path, nil
 }
 
 func demoRepo(dir string) error {

@@ -29,8 +29,34 @@ const (
 	promptsName  = ".baton/prompts/"
 )
 
-// trackedFiles are the files whose hashes every audit event records.
-var trackedFiles = []string{progress.FileName, reviews.FileName, features.FileName, progress.OpenFileName, configName, baselineName, promptsName}
+// mainRef is the tracked name of the main branch's head: main moves only
+// through 'baton reviews merge', so a commit that reaches it any other way
+// is caught at the next write like an edited file.
+const mainRef = "git:main"
+
+// trackedFiles are the files (and the ref) whose hashes every audit event
+// records.
+var trackedFiles = []string{progress.FileName, reviews.FileName, features.FileName, progress.OpenFileName, configName, baselineName, promptsName, mainRef}
+
+// probe reads a tracked ref: main's head in the working directory's
+// repository ("" outside one, or before its first commit).
+func (a *App) probe(s *store.Store) func(string) (string, error) {
+	return func(name string) (string, error) {
+		r := a.repo()
+		if name != mainRef || r == nil {
+			return store.Unknown, nil // run outside the repository: not compared
+		}
+		cfg, err := s.LoadConfig()
+		if err != nil {
+			return store.Unknown, nil
+		}
+		_, head, err := mainOf(r, cfg)
+		if err != nil {
+			return "", nil
+		}
+		return head, nil
+	}
+}
 
 // checkDrift refuses the transaction when a tracked file changed outside
 // baton, except for the INITIALIZER's hand-written feature list, which is

@@ -28,7 +28,12 @@ import (
 // batonIn runs baton in-process in dir as a person.
 func batonIn(dir string, args ...string) (int, string) {
 	var out bytes.Buffer
-	env := map[string]string{"BATON_STATE_DIR": dir, "HOME": dir}
+	// the person's key lives beside the project, outside it
+	cfg := dir + ".config"
+	if err := os.MkdirAll(filepath.Join(cfg, "baton"), 0o700); err == nil {
+		_ = os.WriteFile(filepath.Join(cfg, "baton", "key"), []byte(testKey+"\n"), 0o600)
+	}
+	env := map[string]string{"BATON_STATE_DIR": dir, "HOME": dir, "XDG_CONFIG_HOME": cfg}
 	e := cmd.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Cwd: dir, Now: time.Now,
 		Getenv: func(k string) string { return env[k] }}
 	return cmd.Main(args, e), out.String()

@@ -232,8 +232,7 @@ func (a *App) newFailCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use: "fail ID", Short: "Mark a feature failing (a regression)", Args: cobra.ExactArgs(1),
 		Long: `Mark a feature failing (a regression) and say why with -r/--failure-reason (the
-predecessor's 'fail ID -r REASON'). The global --reason is a person's override reason; given
-alone it is also taken as why the feature fails.`,
+predecessor's 'fail ID -r REASON').`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if strings.TrimSpace(reason) == "" {
 				reason = a.g.Reason
@@ -250,7 +249,7 @@ alone it is also taken as why the feature fails.`,
 			})
 		},
 	}
-	c.Flags().StringVarP(&reason, "failure-reason", "r", "", "why it fails (required; the global --reason alone also counts)")
+	c.Flags().StringVarP(&reason, "failure-reason", "r", "", "why it fails (required)")
 	return c
 }
 

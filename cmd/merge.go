@@ -110,6 +110,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) 
 		if err := r.DeleteBranch(t.branch, res.BranchHead); err != nil {
 			return gitErr(err, "%s was merged, but deleting %s failed", t.into, t.branch)
 		}
+		st.tx.Adopt(mainRef) // main moved, through baton: the event records where
 		out = mergeOutcome{ReviewID: t.id, Branch: t.branch, Into: t.into, MergeCommit: gitops.Short(res.Commit), Previous: gitops.Short(res.Previous),
 			BranchHead: gitops.Short(res.BranchHead), FastForward: res.FastForward, ThreeWay: res.ThreeWay, Worktree: res.Worktree, BranchDeleted: true}
 		if err := st.recordMerge(t, res, &out); err != nil {

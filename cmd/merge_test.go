@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/baton-cli/baton/cmd"
 )
 
@@ -25,7 +27,13 @@ func TestMergeUndoneWhenTheFilesCannotBeWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := map[string]string{"BATON_STATE_DIR": state, "HOME": root, "GIT_CONFIG_NOSYSTEM": "1",
+	if err := os.MkdirAll(filepath.Join(root, "config", "baton"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config", "baton", "key"), []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"BATON_STATE_DIR": state, "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"), "GIT_CONFIG_NOSYSTEM": "1",
 		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.test"}
 	git := func(args ...string) string {
 		t.Helper()
@@ -41,12 +49,22 @@ func TestMergeUndoneWhenTheFilesCannotBeWritten(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	baton := func(role string, args ...string) (int, string) {
+	creds := map[string]string{} // role -> the credential of its session
+	var baton func(role string, args ...string) (int, string)
+	baton = func(role string, args ...string) (int, string) {
+		if _, ok := creds[role]; !ok && role != "" {
+			creds[role] = ""
+			code, out := baton("", "--as", "HUMAN", "--reason", "test", "--json", "session", "start", "--agent", role)
+			if code != 0 {
+				return code, out
+			}
+			creds[role] = gjson.Get(out, "env.BATON_SESSION").String()
+		}
 		var out bytes.Buffer
 		e := cmd.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Cwd: repo, Now: time.Now,
 			Getenv: func(k string) string {
-				if k == "BATON_ROLE" {
-					return role
+				if k == "BATON_SESSION" {
+					return creds[role]
 				}
 				return env[k]
 			}}
@@ -64,7 +82,7 @@ func TestMergeUndoneWhenTheFilesCannotBeWritten(t *testing.T) {
 	git("init", "-q", "-b", "main")
 	git("add", "a.txt")
 	git("commit", "-q", "-m", "initial commit")
-	must("INITIALIZER", "init")
+	must("", "init")
 	must("INITIALIZER", "features", "append", "-s", "spec", "-e", `[{"id":"F001","name":"Greeting"}]`)
 	must("IMPLEMENT", "branch", "create", "feature/greeting")
 	git("switch", "-q", "feature/greeting")

@@ -115,6 +115,11 @@ type App struct {
 	// undone says what the undo of an uncommitted git change did, for the
 	// failed command's message.
 	undone string
+
+	// keyFile overrides where the person's key is read (the demo's scratch
+	// key); launch is set in a launcher's own process (baton run).
+	keyFile string
+	launch  *launcher
 }
 
 const exitCodeHelp = `Exit codes:
@@ -194,8 +199,8 @@ ids assigned inside the lock and counters computed from the files.
 	pf.StringVarP(&a.g.StateDir, "state-dir", "d", "", "state directory (default: $BATON_STATE_DIR, $AGENT_STATE_DIR, the main worktree's top, or .)")
 	pf.StringVarP(&a.g.File, "file", "f", "", "path of this command group's state file (overrides the state directory for that file)")
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
-	pf.StringVar(&a.g.As, "as", "", "act as a person (HUMAN) overriding role checks; requires --reason")
-	pf.StringVar(&a.g.Reason, "reason", "", "why a person overrides (recorded)")
+	pf.StringVar(&a.g.As, "as", "", "person only: act as HUMAN with your personal key (see 'baton key --help'); requires --reason")
+	pf.StringVar(&a.g.Reason, "reason", "", "person only: why you override (recorded)")
 	pf.StringVar(&a.g.JQ, "jq", "", "filter the JSON document with a jq expression (implies --json), e.g. '.next.phase'")
 	pf.StringVar(&a.g.Fields, "fields", "", "keep only these fields (comma-separated gjson paths) of the JSON document or of each record of its list (implies --json)")
 	// --version without a short form: -v is add-review's --verdict.
@@ -209,7 +214,7 @@ ids assigned inside the lock and counters computed from the files.
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

@@ -79,6 +79,7 @@ type step struct {
 	Session                       int
 	Prompt                        string
 	mark                          *runMark // what .baton/run.json says of this step (agent-cmd runs)
+	Credential                    string   // handed to the agent, and to no one else
 }
 
 // runLoop runs the steps, stopping on SIGINT, SIGTERM or SIGHUP: the
@@ -100,16 +101,19 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if err := a.checkAgentOpts(o); err != nil {
 		return err
 	}
-	s, err := a.openStore("")
-	if err != nil {
-		return err
-	}
-	var br *bridge.Bridge
 	if o.Resume {
 		if err := a.refuseInsideSession("baton run --resume"); err != nil {
 			return err
 		}
 	}
+	if err := a.becomeLauncher(); err != nil {
+		return err
+	}
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	var br *bridge.Bridge
 	if o.AgentCmd == "" && o.Agent == "" {
 		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
 			Ctx: ctx, HostToken: true, Token: a.env.Getenv("BATON_HOST_TOKEN")}); err != nil {
@@ -147,7 +151,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 			}
 			return a.emitRun(next, ran, "done")
 		case workflow.PhaseStopped:
-			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; a person resumes it by recording the fix with --as HUMAN --reason)", next.Reason)
+			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 		}
 		var mark *runMark
 		if br == nil {
@@ -168,7 +172,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		}
 		if br != nil {
 			_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
-				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": strconv.Itoa(st.Session)}}})
+				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 			return err // the first request of this process checkpoints: exit 42
 		}
 		failure := a.runAgent(ctx, o, st)
@@ -307,7 +311,7 @@ func (a *App) nextStep(ctx context.Context) (nextResult, error) {
 		}
 		if len(sn.open.Open) > 0 {
 			s := sn.open.Open[0]
-			return errs.New(errs.Conflict, "session %d (%s) is still open: end it ('BATON_SESSION=%d baton session end -o ...') or let its agent finish before 'baton run'", s.SessionID, s.AgentType, s.SessionID)
+			return errs.New(errs.Conflict, "session %d (%s) is still open: let its agent finish, or end it yourself (see 'baton session end --help') before 'baton run'", s.SessionID, s.AgentType)
 		}
 		n = sn.next()
 		return nil
@@ -335,6 +339,7 @@ func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
 		return st, err
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
+	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
 		err = a.snapshot(ctx, func(sn *snapshot) (err error) { st.Prompt, err = a.renderPrompt(sn, p.assignment); return })
@@ -353,7 +358,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	cmd := a.agentCommand(actx, o, st)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = append(os.Environ(), "BATON_SESSION="+strconv.Itoa(st.Session), "BATON_ROLE=")
+	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
 	if s, err := a.openStore(""); err == nil {
 		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+s.Dir)
 	}
@@ -454,9 +459,50 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}
 	}
 	a.notice("[baton run] session %d (%s) was left open: ending it as ERROR (%s)", st.Session, st.Role, failure.Code)
-	env := map[string]string{"BATON_SESSION": strconv.Itoa(st.Session)}
-	_, err = a.sub(ctx, env, "session", "end", "-o", "ERROR", "-s", "baton run: "+failure.Message, "--failure", failure.Code, "--failure-severity", failure.Severity)
+	_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "ERROR", "-s", "baton run: "+failure.Message, "--failure", failure.Code, "--failure-severity", failure.Severity)
 	return err
+}
+
+// becomeLauncher gives this process a launcher's authority: the person's
+// key, held in memory for the run. A call bound to a session is an agent's
+// and never launches.
+func (a *App) becomeLauncher() error {
+	if a.insideSession() {
+		return errs.New(errs.Policy, "this call is bound to an agent session, and an agent does not drive the run: "+
+			"do your role's work in your session, then end it with the outcome that fits")
+	}
+	if a.launch != nil {
+		return nil
+	}
+	key, err := a.loadKey()
+	if err != nil {
+		return err
+	}
+	if key == nil {
+		path, _ := a.keyPath()
+		return errs.New(errs.Policy, "baton run opens its agents' sessions with your personal key, and there is none at %s: create it once with 'baton key init'", path)
+	}
+	id, err := randomHex(8)
+	if err != nil {
+		return err
+	}
+	a.launch = &launcher{key: key, runID: id}
+	return nil
+}
+
+// agentEnviron is the environment an agent starts with: the launcher's,
+// without any session binding or role of its own.
+func agentEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "BATON_SESSION", "BATON_ROLE", "BATON_HOST_TOKEN":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // sub runs a baton command in this process with extra environment,
@@ -474,7 +520,7 @@ func (a *App) sub(ctx context.Context, env map[string]string, args ...string) ([
 	if a.g.StateDir != "" {
 		args = append([]string{"--state-dir", a.g.StateDir}, args...)
 	}
-	sub := &App{env: e}
+	sub := &App{env: e, keyFile: a.keyFile, launch: a.launch}
 	root := sub.newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(&out)

@@ -103,6 +103,8 @@ var schemas = map[string]schema{
 	"branch create": docOf(schema{"branch": tString, "at": tString, "from": tString}, "branch", "at"),
 
 	"session start":   tObject,
+	"key init":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
+	"key show":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
 	"session end":     withWarnings2(ref("session")),
 	"session current": docOf(schema{"sessions": arrayOf(ref("open_session"))}, "sessions"),
 

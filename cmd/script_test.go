@@ -29,11 +29,17 @@ func TestMain(m *testing.M) {
 //	exitcode N prog args...  run prog and require exit status N exactly
 //	jsonfield PATH WANT      gjson PATH of the last stdout must be WANT
 //	jsonvalid FILE           FILE must hold valid JSON
-//	bind ROLE [flags...]     open a session for ROLE ('baton session start
-//	                         --agent ROLE flags...') and bind the script's
-//	                         later commands to it (sets BATON_SESSION);
-//	                         stdout is left as session start printed it
+//	bind [-phase] ROLE [flags...]
+//	                         open a session for ROLE as a person does
+//	                         ('baton session start --agent ROLE flags...',
+//	                         on purpose with --as HUMAN unless -phase, which
+//	                         opens it only if ROLE is the computed phase) and
+//	                         bind the script's later commands to it (sets
+//	                         BATON_SESSION to its credential); stdout is left
+//	                         as session start printed it (--json)
 //	unbind                   later commands carry no session binding
+//	rebind                   bind again to the session unbind left (a
+//	                         person's command between an agent's ones)
 //	schemavalid NAME [stderr] the last stdout (or stderr) must be valid
 //	                         against 'baton schema NAME' (error: the error
 //	                         object)
@@ -46,8 +52,16 @@ func TestScripts(t *testing.T) {
 			if err := os.MkdirAll(home, 0o755); err != nil {
 				return err
 			}
+			// every script's person has a key, outside the project
+			cfg := filepath.Join(e.WorkDir, ".config")
+			if err := os.MkdirAll(filepath.Join(cfg, "baton"), 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(cfg, "baton", "key"), []byte(testKey+"\n"), 0o600); err != nil {
+				return err
+			}
 			for k, v := range map[string]string{
-				"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test Agent",
+				"XDG_CONFIG_HOME": cfg, "HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test Agent",
 				"GIT_AUTHOR_EMAIL": "agent@example.test", "GIT_COMMITTER_NAME": "Test Agent",
 				"GIT_COMMITTER_EMAIL": "agent@example.test", "GIT_AUTHOR_DATE": "2025-01-29T10:00:00Z",
 				"GIT_COMMITTER_DATE": "2025-01-29T10:00:00Z",
@@ -63,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"bind":        cmdBind,
 			"unbind":      cmdUnbind,
 			"schemavalid": cmdSchemaValid,
+			"rebind":      cmdRebind,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -114,14 +129,33 @@ func cmdJSONValid(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdBind opens a session the way a launcher does and hands its binding
-// to the rest of the script, as a launcher hands it to its agent.
+// testKey is the person key every script starts with.
+const testKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+// cmdBind opens a session the way a person does (with their key, on
+// purpose, so any role may be bound) and hands its credential to the rest
+// of the script, as a launcher hands it to its agent. Binding a role again
+// without flags reuses that role's session while it is open.
 func cmdBind(ts *testscript.TestScript, neg bool, args []string) {
+	phase := len(args) > 0 && args[0] == "-phase"
+	if phase {
+		args = args[1:]
+	}
 	if neg || len(args) < 1 {
-		ts.Fatalf("usage: bind ROLE [session start flags...]")
+		ts.Fatalf("usage: bind [-phase] ROLE [session start flags...]")
+	}
+	saved := "BATON_TEST_SESSION_" + args[0]
+	if v := ts.Getenv(saved); v != "" && len(args) == 1 && !phase {
+		ts.Setenv("BATON_SESSION", v)
+		if ts.Exec("baton", "session", "current") == nil {
+			return
+		}
 	}
 	ts.Setenv("BATON_SESSION", "")
 	argv := append([]string{"--json", "session", "start", "--agent", args[0]}, args[1:]...)
+	if !phase {
+		argv = append([]string{"--as", "HUMAN", "--reason", "test: bind " + args[0]}, argv...)
+	}
 	if err := ts.Exec("baton", argv...); err != nil {
 		ts.Fatalf("bind %s: %v\n%s", args[0], err, ts.ReadFile("stderr"))
 	}
@@ -130,13 +164,23 @@ func cmdBind(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("bind %s: session start printed no env.BATON_SESSION", args[0])
 	}
 	ts.Setenv("BATON_SESSION", v)
+	ts.Setenv(saved, v)
 }
 
 func cmdUnbind(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: unbind")
 	}
+	ts.Setenv("BATON_TEST_UNBOUND", ts.Getenv("BATON_SESSION"))
 	ts.Setenv("BATON_SESSION", "")
+}
+
+// cmdRebind binds the script again to the session unbind left.
+func cmdRebind(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: rebind")
+	}
+	ts.Setenv("BATON_SESSION", ts.Getenv("BATON_TEST_UNBOUND"))
 }
 
 // cmdSchemaValid validates the last output against a command's published

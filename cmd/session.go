@@ -15,6 +15,7 @@ import (
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/workflow"
 )
 
 func (a *App) newSessionCmd() *cobra.Command {
@@ -37,9 +38,15 @@ func (a *App) newSessionStartCmd() *cobra.Command {
 	var o sessionStartOpts
 	c := &cobra.Command{
 		Use:   "start",
-		Short: "Open a session for a role (id assigned under the lock) and print how to bind to it",
-		Long: `Open a session. Every later call made with BATON_SESSION=<id> in its environment acts as
-that session's role. When exactly one session is open, calls without BATON_SESSION act as it.`,
+		Short: "Open a session for a role (launchers and people only) and print its credential",
+		Long: `Open a session for the role the workflow computed as next, and print its credential. Every
+later call made with BATON_SESSION=<credential> in its environment acts as that session's role,
+and nothing else binds a call: hand the credential to the agent that works in the session, and to
+no one else. The credential dies when the session ends; baton keeps only its hash.
+
+Only a launcher ('baton run') or a person holding their personal key ('baton key init') opens
+sessions; a call bound to a session never does. A person opens a session for a role other than the
+computed phase only on purpose: with --as HUMAN --reason "...", which is recorded.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runSessionStart(c.Context(), c.CommandPath(), o) },
 	}
@@ -50,17 +57,43 @@ that session's role. When exactly one session is open, calls without BATON_SESSI
 	return c
 }
 
+// opener is who opens a session, with the key its credential comes from.
+func (a *App) opener() (*personKey, string, error) {
+	if a.launch != nil {
+		return a.launch.key, "launcher", nil
+	}
+	if a.insideSession() {
+		return nil, "", nil // refused inside the transaction, where it is logged
+	}
+	key, err := a.loadKey()
+	if err != nil {
+		return nil, "", err
+	}
+	if key == nil {
+		path, _ := a.keyPath()
+		return nil, "", errs.New(errs.Policy, "sessions are opened by a launcher or by a person holding the personal key, and there is no key at %s (see the README, 'Identity'); nothing was written", path)
+	}
+	return key, "person", nil
+}
+
 func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStartOpts) error {
 	role, err := progress.Choose("--agent", o.Agent, progress.AgentTypes, nil)
 	if err != nil {
 		return err
 	}
+	key, openedBy, err := a.opener()
+	if err != nil {
+		return err
+	}
+	nonce, err := randomHex(16)
+	if err != nil {
+		return err
+	}
 	ids := features.SplitIDs(o.Features)
 	var started progress.OpenSession
-	var phase string
-	var decided bool // the phase was computed, not the initial default
+	var cred string
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
-		p, err := st.progress()
+		p, haveProg, err := st.progressOpt()
 		if err != nil {
 			return err
 		}
@@ -68,43 +101,97 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 		if err != nil {
 			return err
 		}
-		if err := checkFeatureIDs(st, ids); err != nil {
-			return err
-		}
-		cur, err := p.Status()
+		who, err := st.sessionOpener(open, role, openedBy)
 		if err != nil {
 			return err
 		}
-		phase = cur.CurrentPhase
-		decided = gjson.GetBytes(p.StatusRaw(), "decision.rule").Exists()
-		p.ReserveAfter(open.MaxID())
+		if err := checkFeatureIDs(st, ids); err != nil {
+			return err
+		}
+		var phase string
+		id := open.MaxID() + 1
+		if haveProg {
+			if phase, err = st.checkPhase(p, role, who); err != nil {
+				return err
+			}
+			p.ReserveAfter(open.MaxID())
+			id = p.NextSessionID()
+		}
+		cred = sessionCredential(key.Secret, id, nonce)
 		started = progress.OpenSession{
-			SessionID: p.NextSessionID(), AgentType: role, StartedAt: st.stamp(), Features: ids,
+			SessionID: id, AgentType: role, StartedAt: st.stamp(), Features: ids,
 			Branch: progress.Nullable(o.Branch), BaseCommit: a.head(), Phase: phase,
+			CredentialHash: credentialHash(cred), Nonce: nonce, OpenedBy: openedBy,
 		}
 		if started.Features == nil {
 			started.Features = []string{}
 		}
 		open.Open = append(open.Open, started)
 		st.touch(progress.OpenFileName)
-		id := started.SessionID
-		st.who = &actor{Role: role, Session: &id, Source: "session start"}
-		st.whoResolved = true
-		st.summary = fmt.Sprintf("started session %d as %s", id, role)
+		st.opened = &openedRecord{Session: id, Role: role, Nonce: nonce, By: openedBy}
+		// the event is the session's first, made by its opener
+		opener := *who
+		opener.Role, opener.Session = role, &id
+		st.who = &opener
+		st.summary = fmt.Sprintf("opened session %d as %s", id, role)
 		st.taskID = progress.Nullable(strings.Join(ids, ","))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if phase != "" && decided && canonicalRole(phase) != canonicalRole(role) {
-		a.warn("the workflow's next phase is %s, not %s (see 'baton next')", phase, role)
-	}
-	env := map[string]string{"BATON_SESSION": strconv.Itoa(started.SessionID)}
-	return a.emit(sessionStarted{OpenSession: started, Env: env}, func(w io.Writer) {
+	shown := started
+	shown.CredentialHash, shown.Nonce = "", ""
+	env := map[string]string{"BATON_SESSION": cred}
+	return a.emit(sessionStarted{OpenSession: shown, Env: env}, func(w io.Writer) {
 		printf(w, "SUCCESS: Started session %d as %s", started.SessionID, role)
-		printf(w, "export BATON_SESSION=%d", started.SessionID)
+		printf(w, "export BATON_SESSION=%s", cred)
 	})
+}
+
+// checkPhase returns the computed phase and refuses a session for another
+// role, unless a person opens it on purpose (--as HUMAN --reason).
+func (st *state) checkPhase(p *progress.File, role string, who *actor) (string, error) {
+	cur, err := p.Status()
+	if err != nil {
+		return "", err
+	}
+	decided := gjson.GetBytes(p.StatusRaw(), "decision.rule").Exists()
+	onPurpose := who.Source == "person" && who.Reason != ""
+	if decided && cur.CurrentPhase != "" && canonicalRole(cur.CurrentPhase) != canonicalRole(role) && !onPurpose {
+		return "", st.refuse(errs.New(errs.Policy, "the workflow's next phase is %s, not %s: a %s session is not opened now (see 'baton next')", cur.CurrentPhase, role, role))
+	}
+	return cur.CurrentPhase, nil
+}
+
+// sessionOpener checks who opens a session: never a call bound to a
+// session; a launcher; or a person with their key (on purpose, with --as
+// HUMAN --reason, when the role is not the computed phase).
+func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy string) (*actor, error) {
+	a := st.app
+	if a.insideSession() {
+		who, err := st.resolveActor()
+		if err != nil {
+			return nil, err
+		}
+		return nil, st.refuse(errs.New(errs.Policy, "session %d (%s) may not open sessions: do your %s work in this session, then end it with the outcome that fits and say why in its summary", *who.Session, who.Role, who.Role))
+	}
+	var who *actor
+	switch {
+	case openedBy == "launcher":
+		who = &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.key.ID, Run: a.launch.runID, During: openIDs(open)}
+	case a.g.As != "":
+		w, err := a.personActor(open)
+		if err != nil {
+			return nil, err
+		}
+		who = w
+	default:
+		key, _ := a.loadKey()
+		who = &actor{Role: workflow.Human, Source: "person", Person: key.ID, During: openIDs(open)}
+	}
+	st.who, st.whoResolved = who, true
+	return who, nil
 }
 
 // ---- session end
@@ -123,7 +210,9 @@ func (a *App) newSessionEndCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "end",
 		Short: "Finish the bound session: record it in progress.json and compute the next phase",
-		Args:  cobra.ArbitraryArgs,
+		Long: `Finish the session this call is bound to (BATON_SESSION holds its credential): record it in
+progress.json and compute the next phase. The credential stops binding anything.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 && !c.Flags().Changed("commits") {
 				return errs.New(errs.Usage, "unexpected argument %q (commits go after --commits)", args[0])
@@ -133,7 +222,7 @@ func (a *App) newSessionEndCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&o.Session, "session", 0, "session to end (default: $BATON_SESSION, else the one open session)")
+	f.IntVar(&o.Session, "session", 0, "launchers and people: the session to end (an agent's call ends its own)")
 	f.StringVarP(&o.Outcome, "outcome", "o", "", "SUCCESS, READY_FOR_REVIEW, NEEDS_FIX, REJECTED or ERROR (required)")
 	f.StringVarP(&o.Summary, "summary", "s", "", "what the session did (required)")
 	f.StringArrayVar(&o.Commits, "commits", nil, `commits as "hash:message"`)
@@ -260,43 +349,36 @@ func (a *App) sessionBranch(p *progress.File, sess progress.OpenSession) *string
 	return cur.CurrentBranch
 }
 
-// sessionToEnd picks the session `session end` closes: --session, else
-// the bound one, else the one open session. Only that session (or a
-// person) may end it.
+// sessionToEnd picks the session `session end` closes: the bound one, or
+// for a launcher or a person the one --session names. An agent's session
+// ends only itself.
 func (a *App) sessionToEnd(st *state, open *progress.OpenSessions, flag int) (progress.OpenSession, error) {
 	who, err := st.resolveActor()
 	if err != nil {
 		return progress.OpenSession{}, err
 	}
+	if who == nil {
+		return progress.OpenSession{}, st.refuse(errs.New(errs.Policy, "no session is bound to this call, so it may not end a session: %s", unboundHelp))
+	}
 	id := flag
-	if id == 0 && who != nil && who.Session != nil {
+	if who.Session != nil {
+		if flag != 0 && flag != *who.Session {
+			return progress.OpenSession{}, st.refuse(errs.New(errs.Policy, "session %d (%s) may not end session %d: a session ends only itself; end your own session when your work is done", *who.Session, who.Role, flag))
+		}
 		id = *who.Session
 	}
 	if id == 0 {
-		switch len(open.Open) {
-		case 0:
-			return progress.OpenSession{}, errs.New(errs.NotFound, "no session is open (start one with 'baton session start --agent ROLE')")
-		case 1:
-			id = open.Open[0].SessionID
-		default:
-			return progress.OpenSession{}, errs.New(errs.Usage, "%d sessions are open: say which with BATON_SESSION or --session", len(open.Open))
-		}
+		return progress.OpenSession{}, errs.New(errs.Usage, "--session: say which session to end (open: %s)", orDash(joinInts(openIDs(open))))
 	}
-	s, err := open.Get(id)
-	if err != nil {
-		return s, err
+	return open.Get(id)
+}
+
+func joinInts(ids []int) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.Itoa(id)
 	}
-	if who != nil && who.Role != "HUMAN" && who.Session != nil && *who.Session != id {
-		return s, st.refuse(errs.New(errs.Policy, "session %d (%s) may not end session %d (%s); only that session or a person (--as HUMAN --reason) may", *who.Session, who.Role, id, s.AgentType))
-	}
-	if who == nil || who.Session == nil {
-		st.who = &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session end"}
-		if who != nil && who.Role == "HUMAN" {
-			st.who = who
-		}
-		st.whoResolved = true
-	}
-	return s, nil
+	return strings.Join(out, ",")
 }
 
 // ---- session current
@@ -313,17 +395,19 @@ func (a *App) newSessionCurrentCmd() *cobra.Command {
 				return err
 			}
 			list := open.Open
-			if v := a.env.Getenv("BATON_SESSION"); v != "" {
-				id, _ := strconv.Atoi(v)
-				s, err := open.Get(id)
+			if a.insideSession() {
+				s, err := boundSession(open, strings.TrimSpace(a.env.Getenv("BATON_SESSION")))
 				if err != nil {
-					return errs.New(errs.NotFound, "BATON_SESSION=%s names no open session", v)
+					return err
 				}
 				list = []progress.OpenSession{s}
 			}
-			if list == nil {
-				list = []progress.OpenSession{}
+			shown := make([]progress.OpenSession, len(list))
+			for i, s := range list {
+				s.CredentialHash, s.Nonce = "", ""
+				shown[i] = s
 			}
+			list = shown
 			return a.emit(map[string]any{"sessions": list}, func(w io.Writer) {
 				if len(list) == 0 {
 					printf(w, "NO_SESSION: no session is open")

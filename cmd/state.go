@@ -39,6 +39,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s.Now = a.env.Now
 	s.Tracked = trackedFiles
+	s.Probe = a.probe(s)
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)
 		if err != nil {
@@ -83,7 +84,8 @@ type state struct {
 	refused     error   // a policy refusal, logged after the transaction is discarded
 	summary     string  // what the transaction did, for the audit log
 	taskID      *string // the feature ids the transaction concerns
-	record      any     // what the transaction recorded, for the audit log
+	opened      *openedRecord
+	record      any // what the transaction recorded, for the audit log
 	// adopted says which file changed outside baton the transaction
 	// adopts (the INITIALIZER's feature list); reconciled lists a
 	// person's reconciliation. Either makes the transaction log an event.
@@ -163,7 +165,7 @@ func (st *state) logEvent() {
 	}
 	st.tx.Log(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: typ, Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened}.raw(),
 	})
 }
 

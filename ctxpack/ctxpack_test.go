@@ -17,7 +17,7 @@ func fixInput() ctxpack.Input {
 			{ID: "R4-m1", Severity: "minor", Description: "typo", Location: "auth.go:3"},
 		}},
 		Earlier: []ctxpack.Review{{ID: 2, Verdict: "REQUEST_CHANGES", Summary: "first look", Issues: []ctxpack.Issue{{ID: "R2-M1", Severity: "major", Description: "no tests"}}}},
-		Fixes:   []ctxpack.Fix{{ID: 1, ReviewID: 2, Fixed: []string{"R2-M1"}}},
+		Fixes:   []ctxpack.Fix{{ID: 1, ReviewID: 2, Fixed: []string{"R2-M1"}}, {ID: 2, ReviewID: 4, Fixed: []string{"R4-C1"}, Deferred: []string{"R4-S1"}}},
 		History: []ctxpack.Session{
 			{ID: 3, Role: "IMPLEMENT", Outcome: "READY_FOR_REVIEW", Summary: "built login"},
 			{ID: 5, Role: "FIX", Outcome: "READY_FOR_REVIEW", Summary: "added tests"},
@@ -44,7 +44,7 @@ func TestFixPackageHasWhatFixNeeds(t *testing.T) {
 		"users log in with a password", "1. open /login",
 		"[R4-C1] critical: SQL injection", "Location: auth.go:20", "Suggestion: bind parameters",
 		"Fix cycles used: 1 of 3 (2 left)", "Commit range: abc1234..def5678", "auth.go | 40",
-		"Session 5, FIX: READY_FOR_REVIEW — added tests", "Earlier review R2", "FIX-1 answered it: fixed R2-M1",
+		"Session 5, FIX: READY_FOR_REVIEW — added tests", "Earlier review R2", "FIX-1 answered it: fixed R2-M1", "FIX-2 answered it: fixed R4-C1; deferred R4-S1",
 		"Run the tests: go test ./...", "AGENTS.md", "You may not: merge",
 	} {
 		if !strings.Contains(text, want) {

@@ -78,15 +78,7 @@ func historyItems(in Input) []Item {
 		for _, is := range r.Issues {
 			p += fmt.Sprintf("  [%s] %s: %s\n", is.ID, is.Severity, is.Description)
 		}
-		for _, f := range in.Fixes {
-			if f.ReviewID == r.ID {
-				p += fmt.Sprintf("  FIX-%d answered it: fixed %s", f.ID, orNone(f.Fixed))
-				if len(f.Deferred) > 0 {
-					p += "; deferred " + strings.Join(f.Deferred, ", ")
-				}
-				p += "\n"
-			}
-		}
+		p += fixesOf(in.Fixes, r.ID)
 		out = append(out, Item{ID: fmt.Sprintf("earlier-review-%d", r.ID), Kind: "task", Source: "reviews.json", Timestamp: r.Timestamp,
 			Tags: []string{"history", "review"}, Importance: recency(0.65, i, m), Title: "Earlier review " + reviewLabel(r), Payload: p})
 	}
@@ -108,4 +100,19 @@ func orNone(ids []string) string {
 		return "nothing"
 	}
 	return strings.Join(ids, ", ")
+}
+
+// fixesOf lists the fixes answering review id.
+func fixesOf(fixes []Fix, id int) string {
+	var b strings.Builder
+	for _, f := range fixes {
+		if f.ReviewID == id {
+			fmt.Fprintf(&b, "  FIX-%d answered it: fixed %s", f.ID, orNone(f.Fixed))
+			if len(f.Deferred) > 0 {
+				b.WriteString("; deferred " + strings.Join(f.Deferred, ", "))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }

@@ -143,6 +143,7 @@ func reviewItems(in Input) []Item {
 	if len(r.Issues) > 0 {
 		payload += fmt.Sprintf("Issues: %d (ids %s…)\n", len(r.Issues), r.IssuePrefix())
 	}
+	payload += fixesOf(in.Fixes, r.ID)
 	out = append(out, Item{ID: fmt.Sprintf("review-%d", r.ID), Kind: "task", Source: "reviews.json", Timestamp: r.Timestamp,
 		Tags: []string{"review"}, Importance: 0.945, Title: "Review " + reviewLabel(*r), Payload: payload})
 	for _, is := range r.Issues {

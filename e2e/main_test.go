@@ -21,6 +21,11 @@ import (
 // batonBin is the binary built once by TestMain.
 var batonBin string
 
+// configDir holds the person's key every test uses (XDG_CONFIG_HOME).
+var configDir string
+
+const testKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
@@ -33,6 +38,15 @@ func runTests(m *testing.M) int {
 	root, err := moduleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: finding the module root:", err)
+		return 1
+	}
+	configDir = filepath.Join(tmp, "config")
+	if err := os.MkdirAll(filepath.Join(configDir, "baton"), 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(configDir, "baton", "key"), []byte(testKey+"\n"), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	batonBin = filepath.Join(tmp, "baton")
@@ -67,12 +81,12 @@ const lockTimeout = "60s"
 func batonEnv(dir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "BATON_") || strings.HasPrefix(kv, "AGENT_STATE_DIR=") {
+		if strings.HasPrefix(kv, "BATON_") || strings.HasPrefix(kv, "AGENT_STATE_DIR=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "BATON_STATE_DIR="+dir, "BATON_LOCK_TIMEOUT="+lockTimeout)
+	return append(env, "BATON_STATE_DIR="+dir, "BATON_LOCK_TIMEOUT="+lockTimeout, "XDG_CONFIG_HOME="+configDir)
 }
 
 // batonCmd prepares a baton process on the state directory dir (also its
@@ -82,7 +96,9 @@ func batonCmd(dir string, args ...string) *exec.Cmd {
 	c.Dir = dir
 	c.Env = batonEnv(dir)
 	if role := roleFor(args); role != "" {
-		c.Env = append(c.Env, "BATON_ROLE="+role)
+		// a write by the person (their key is in configDir): these tests
+		// are about concurrency and crashes, sessions_test about binding
+		c.Args = append([]string{batonBin, "--as", "HUMAN", "--reason", "e2e " + role}, args...)
 	}
 	return c
 }

@@ -6,20 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
-var exportLine = regexp.MustCompile(`(?m)^export BATON_SESSION=(\d+)$`)
-
-// sessionCmd runs baton bound to an open session (no BATON_ROLE).
-func sessionCmd(dir string, session int, args ...string) *exec.Cmd {
+// sessionCmd runs baton bound to an open session by its credential.
+func sessionCmd(dir, cred string, args ...string) *exec.Cmd {
 	c := exec.Command(batonBin, args...)
 	c.Dir = dir
-	c.Env = append(batonEnv(dir), "BATON_SESSION="+strconv.Itoa(session))
+	c.Env = append(batonEnv(dir), "BATON_SESSION="+cred)
 	return c
 }
 
@@ -131,15 +129,19 @@ func TestConcurrentSessions(t *testing.T) {
 // runAgent is one agent: session start, one write as its role (IMPLEMENT
 // marks a regression, REVIEW reviews and passes), session end.
 func runAgent(dir, role, feature string, session *int) error {
-	out, err := exec.Command(batonBin, "--state-dir", dir, "session", "start", "--agent", role, "--feature", feature).CombinedOutput()
+	// a person opens each agent's session with their key (on purpose: the
+	// roles run at once, whatever the computed phase)
+	start := exec.Command(batonBin, "--as", "HUMAN", "--reason", "e2e", "--json", "--state-dir", dir, "session", "start", "--agent", role, "--feature", feature)
+	start.Env = batonEnv(dir)
+	out, err := start.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("session start: %v\n%s", err, out)
 	}
-	m := exportLine.FindSubmatch(out)
-	if m == nil {
-		return fmt.Errorf("session start printed no export line:\n%s", out)
+	*session = int(gjson.GetBytes(out, "session_id").Int())
+	cred := gjson.GetBytes(out, "env.BATON_SESSION").String()
+	if cred == "" {
+		return fmt.Errorf("session start printed no credential:\n%s", out)
 	}
-	*session, _ = strconv.Atoi(string(m[1]))
 	steps := [][]string{{"features", "fail", feature, "-r", "regression seen"}}
 	if role == "REVIEW" {
 		steps = [][]string{
@@ -149,7 +151,7 @@ func runAgent(dir, role, feature string, session *int) error {
 	}
 	steps = append(steps, []string{"session", "end", "-o", map[string]string{"IMPLEMENT": "READY_FOR_REVIEW", "REVIEW": "SUCCESS"}[role], "-s", "done"})
 	for _, args := range steps {
-		if out, err := sessionCmd(dir, *session, args...).CombinedOutput(); err != nil {
+		if out, err := sessionCmd(dir, cred, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("session %d: baton %s: %v\n%s", *session, strings.Join(args, " "), err, out)
 		}
 	}

@@ -22,6 +22,11 @@ type OpenSession struct {
 	Branch     *string  `json:"branch"`
 	BaseCommit *string  `json:"base_commit"`
 	Phase      string   `json:"phase"`
+	// How the session's credential is checked: the credential itself is
+	// never stored, only its sha256, with the nonce it was derived from.
+	CredentialHash string `json:"credential_sha256,omitempty"`
+	Nonce          string `json:"nonce,omitempty"`
+	OpenedBy       string `json:"opened_by,omitempty"` // launcher or person
 }
 
 // OpenSessions is the parsed open-sessions file.

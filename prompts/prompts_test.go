@@ -210,3 +210,25 @@ func TestPrintPrompts(t *testing.T) {
 		t.Logf("==== %s: %d bytes\n%s", s, len(out), out)
 	}
 }
+
+func TestInitializersWithoutSpec(t *testing.T) {
+	d := situationData(ctxpack.Initializer)
+	d.SpecFile = ""
+	out, err := prompts.Render("", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, "INITIALIZER without a spec", out)
+	if strings.Contains(out, "features append") || !strings.Contains(out, `baton session end -o ERROR -s "no specification file in the project"`) {
+		t.Errorf("an INITIALIZER without a spec must not be told to append from a blank source:\n%s", out)
+	}
+	d = situationData(ctxpack.Brownfield)
+	d.SpecFile = ""
+	if out, err = prompts.Render("", d); err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, "BROWNFIELD_INITIALIZER without a spec", out)
+	if !strings.Contains(out, "baton features append -s existing-code -e") || strings.Contains(out, "Read ,") {
+		t.Errorf("a brownfield initializer without a spec takes the code as its source:\n%s", out)
+	}
+}

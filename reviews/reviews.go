@@ -535,7 +535,26 @@ func ListLine(r gjson.Result) string {
 	if feature == "" {
 		feature = "ARCHITECTURE"
 	}
-	return fmt.Sprintf("  R%d: [%s] %s - %s (%d issues)", r.Get("review_id").Int(), r.Get("agent_type").String(), feature, r.Get("verdict").String(), IssueCount(r))
+	return fmt.Sprintf("  R%d: [%s] %s - %s (%d issues)%s", r.Get("review_id").Int(), r.Get("agent_type").String(), feature, r.Get("verdict").String(), IssueCount(r), outcomeOf(r))
+}
+
+// outcomeOf says what became of a review when its verdict alone does not:
+// merged (a PASS_WITH_COMMENTS or REQUEST_CHANGES review is merged only by
+// a fix-cycle-limit decision, which it names) or rejected.
+func outcomeOf(r gjson.Result) string {
+	switch {
+	case r.Get("merge_commit").String() != "":
+		s := " - merged as " + r.Get("merge_commit").String()
+		if v := VerdictOf(r); v != "PASS" {
+			if rule := r.Get("decision.rule").String(); rule != "" {
+				s += " by the decision " + rule
+			}
+		}
+		return s
+	case r.Get("rejected_at").String() != "":
+		return " - rejected"
+	}
+	return ""
 }
 
 // FixListLine renders a fix's one-line summary as `reviews list` shows it.

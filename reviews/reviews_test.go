@@ -174,6 +174,19 @@ func TestParseSeed(t *testing.T) {
 	if got := reviews.ListLine(f.Reviews()[1]); got != "  R2: [ARCHITECTURE] ARCHITECTURE - REQUEST_CHANGES (1 issues)" {
 		t.Errorf("ListLine = %q", got)
 	}
+	merged := mustParse(t, `{"reviews": [{"review_id": 8, "agent_type": "REVIEW", "feature_id": "F002", "verdict": "PASS_WITH_COMMENTS", "issues": [],
+		"decision": {"rule": "limit/merge-with-debt", "merge": true}, "merge_commit": "abc1234"},
+		{"review_id": 9, "agent_type": "REVIEW", "feature_id": "F003", "verdict": "REJECT", "issues": [], "rejected_at": "2025-01-29T10:00:00Z"},
+		{"review_id": 10, "agent_type": "REVIEW", "feature_id": "F004", "verdict": "PASS", "issues": [], "merge_commit": "def5678"}]}`)
+	for i, want := range []string{
+		"  R8: [REVIEW] F002 - PASS_WITH_COMMENTS (0 issues) - merged as abc1234 by the decision limit/merge-with-debt",
+		"  R9: [REVIEW] F003 - REJECT (0 issues) - rejected",
+		"  R10: [REVIEW] F004 - PASS (0 issues) - merged as def5678",
+	} {
+		if got := reviews.ListLine(merged.Reviews()[i]); got != want {
+			t.Errorf("ListLine = %q, want %q", got, want)
+		}
+	}
 	if got := reviews.FixListLine(f.Fixes()[0]); got != "  FIX-1: addresses R1 for F001 - 1 fixed, 0 deferred [PENDING]" {
 		t.Errorf("FixListLine = %q", got)
 	}

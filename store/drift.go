@@ -32,10 +32,25 @@ type Drift struct {
 
 // Message says what changed, for a person or an agent.
 func (d Drift) Message() string {
+	if IsRef(d.File) {
+		return fmt.Sprintf("%s (git) moved outside baton after event %s (%s): %s", strings.TrimPrefix(d.File, "git:"), d.EventID, d.Timestamp, d.Difference)
+	}
+	if d.EventID == "" {
+		return fmt.Sprintf("%s was changed outside baton: %s", d.File, d.Difference)
+	}
 	return fmt.Sprintf("%s was changed outside baton after event %s (%s): %s", d.File, d.EventID, d.Timestamp, d.Difference)
 }
 
 func isDirName(name string) bool { return strings.HasSuffix(name, "/") }
+
+// IsRef says whether a tracked name is a git ref ("git:..."), whose value,
+// the commit it points at, Store.Probe reads.
+func IsRef(name string) bool { return strings.HasPrefix(name, "git:") }
+
+// Unknown is what Probe returns for a ref it cannot read from here (the
+// command runs outside the repository): it is not compared, and the log
+// keeps the value it had.
+const Unknown = "?"
 
 // dirListing maps each regular file of a directory to its content hash.
 func dirListing(path string) (map[string]string, error) {
@@ -82,6 +97,13 @@ func listingHash(list map[string]string) string {
 // stamps, a file whose identity matches its stamp is taken to hold the
 // content the stamp hashed, unread. The content read, if any, is returned.
 func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byte, error) {
+	if IsRef(name) {
+		if s.Probe == nil {
+			return "", nil, nil
+		}
+		v, err := s.Probe(name)
+		return v, nil, err
+	}
 	path := s.Path(name)
 	if isDirName(name) {
 		list, err := dirListing(path)
@@ -115,8 +137,14 @@ func (s *Store) CheckDrift(useStamps bool) ([]Drift, *Event, error) {
 
 func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, error) {
 	last, _, err := s.lastEvent()
-	if err != nil || last == nil {
+	if err != nil {
 		return nil, last, nil, err
+	}
+	if last == nil {
+		if _, err := os.Stat(s.stampsPath()); err == nil {
+			return []Drift{{File: ".baton/" + EventsName, Difference: "the audit log is gone (deleted or emptied) while baton's records of the files remain"}}, nil, nil, nil
+		}
+		return nil, nil, nil, nil
 	}
 	var stamps map[string]stamp
 	if useStamps {
@@ -136,7 +164,7 @@ func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, 
 		if data != nil {
 			read[name] = data
 		}
-		if now == want {
+		if now == want || now == Unknown {
 			continue
 		}
 		d := Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
@@ -174,6 +202,15 @@ func (s *Store) linkRecorded(name string) {
 
 // difference summarizes how a file differs from its recorded version.
 func (s *Store) difference(name, want, now string, data []byte) string {
+	if IsRef(name) {
+		short := func(h string) string {
+			if h == "" {
+				return "no commit"
+			}
+			return h[:min(7, len(h))]
+		}
+		return fmt.Sprintf("it was at %s, and is at %s now", short(want), short(now))
+	}
 	if isDirName(name) {
 		var before map[string]string
 		if want != "" {

@@ -123,6 +123,12 @@ func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[str
 		if err != nil {
 			return nil, 0, err
 		}
+		if h == Unknown {
+			if last == nil || last.Metadata.Files[k] == "" {
+				delete(e.Metadata.Files, k)
+			}
+			continue
+		}
 		e.Metadata.Files[k] = h
 		adopt[name] = true // hashed as it is: its stamp may say so
 	}

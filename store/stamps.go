@@ -48,6 +48,9 @@ func (s *Store) readStamps() map[string]stamp {
 func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, hashes map[string]string) {
 	stamps := s.readStamps()
 	for _, n := range names {
+		if IsRef(n) {
+			continue
+		}
 		if isDirName(n) {
 			list, _ := dirListing(s.Path(n))
 			b, _ := json.Marshal(list)

@@ -38,8 +38,12 @@ type Store struct {
 	LockTimeout time.Duration
 	Holder      string // who we are, written beside the lock for others' messages
 	Now         func() time.Time
-	// Tracked names the state files whose hashes each audit event records.
+	// Tracked names the state files whose hashes each audit event records
+	// (a name ending in "/" is a directory; "git:..." a ref, see Probe).
 	Tracked []string
+	// Probe reads the commit a tracked ref points at ("" for none,
+	// Unknown when it cannot be read from here).
+	Probe func(name string) (string, error)
 	// Create lets a transaction create the state where none exists yet
 	// (the init commands); any other is refused there, leaving nothing
 	// behind: no .baton/, no lock file.

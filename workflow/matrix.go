@@ -108,7 +108,7 @@ func (r *Refusal) Error() string {
 	if who == "" {
 		who = "no agent role"
 	}
-	return fmt.Sprintf("%s may not %s: only %s may (a person can override with --as HUMAN --reason \"...\")", r.Role, r.Action, who)
+	return fmt.Sprintf("%s may not %s: only %s may; leave it to them, do your own role's work and end your session with the outcome that fits, saying why in its summary", r.Role, r.Action, who)
 }
 
 // Check reports whether role (any accepted name) may take action: nil, or

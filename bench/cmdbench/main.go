@@ -18,6 +18,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -188,7 +189,7 @@ func fileSizes(st *state) string {
 type command struct {
 	label string
 	kind  kind
-	role  string // BATON_ROLE for a write: the role an agent's call is bound to
+	role  string // for a write: the role of the session an agent's call is bound to
 	args  func(st *state, i int) []string
 }
 
@@ -254,6 +255,7 @@ func addReviewArgs(st *state, i int) []string {
 type runner struct {
 	baton string
 	env   []string
+	creds map[string]string // state dir + role -> the credential of its session
 }
 
 func newRunner(baton string) (*runner, error) {
@@ -266,11 +268,46 @@ func newRunner(baton string) (*runner, error) {
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BATON_") && !strings.HasPrefix(kv, "AGENT_STATE_DIR=") {
+		if !strings.HasPrefix(kv, "BATON_") && !strings.HasPrefix(kv, "AGENT_STATE_DIR=") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			env = append(env, kv)
 		}
 	}
-	return &runner{baton: abs, env: env}, nil
+	// a person's key of the bench's own, so that it opens the sessions
+	// its writes are bound to (as a launcher would)
+	cfg, err := os.MkdirTemp("", "baton-bench-key-")
+	if err != nil {
+		return nil, err
+	}
+	k := exec.Command(abs, "key", "init")
+	k.Env = append(slices.Clip(env), "XDG_CONFIG_HOME="+cfg)
+	if out, err := k.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("baton key init: %v\n%s", err, out)
+	}
+	env = append(env, "XDG_CONFIG_HOME="+cfg)
+	return &runner{baton: abs, env: env, creds: map[string]string{}}, nil
+}
+
+// credential opens (once) a session for role in the state and returns its
+// credential: the bench times agents' bound calls, credential check included.
+func (r *runner) credential(st *state, role string) (string, error) {
+	if c, ok := r.creds[st.dir+"\x00"+role]; ok {
+		return c, nil
+	}
+	c := exec.Command(r.baton, "--as", "HUMAN", "--reason", "bench", "--json", "session", "start", "--agent", role)
+	c.Dir = st.dir
+	c.Env = append(slices.Clip(r.env), "BATON_STATE_DIR="+st.dir)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("opening a %s session (in the %s state): %v\n%s", role, st.name, err, out)
+	}
+	var started struct {
+		Env map[string]string `json:"env"`
+	}
+	if err := json.Unmarshal(out, &started); err != nil {
+		return "", err
+	}
+	r.creds[st.dir+"\x00"+role] = started.Env["BATON_SESSION"]
+	return started.Env["BATON_SESSION"], nil
 }
 
 // sample is one timed run: wall-clock and CPU (user+system) time.
@@ -281,7 +318,11 @@ func (r *runner) run(st *state, role string, args []string) (sample, []byte, err
 	c.Dir = st.dir
 	c.Env = append(slices.Clip(r.env), "BATON_STATE_DIR="+st.dir)
 	if role != "" {
-		c.Env = append(c.Env, "BATON_ROLE="+role)
+		cred, err := r.credential(st, role)
+		if err != nil {
+			return sample{}, nil, err
+		}
+		c.Env = append(c.Env, "BATON_SESSION="+cred)
 	}
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb

@@ -978,6 +978,7 @@ var commands = []command{
 
 type runner struct {
 	baton, self string
+	keyDir      string // XDG_CONFIG_HOME holding the bench's person key
 }
 
 func newRunner(baton string) (*runner, error) {
@@ -995,7 +996,18 @@ func newRunner(baton string) (*runner, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, errors.New("git is not installed")
 	}
-	return &runner{baton: abs, self: self}, nil
+	// a person's key of the bench's own: its writes are a person's, and it
+	// opens the sessions it times with the key
+	cfg, err := os.MkdirTemp("", "baton-bench-key-")
+	if err != nil {
+		return nil, err
+	}
+	k := exec.Command(abs, "key", "init")
+	k.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg)
+	if out, err := k.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("baton key init: %v\n%s", err, out)
+	}
+	return &runner{baton: abs, self: self, keyDir: cfg}, nil
 }
 
 // timed runs a process and returns its wall-clock time and output; exit
@@ -1019,9 +1031,21 @@ func timed(c *exec.Cmd, want int) (time.Duration, []byte, error) {
 }
 
 func (r *runner) batonCmd(info *repoInfo, dir string, env []string, args ...string) *exec.Cmd {
+	var rest []string
+	for _, kv := range env {
+		if role, ok := strings.CutPrefix(kv, "BATON_ROLE="); ok {
+			// the role's work, done by the person with their key
+			args = append([]string{"--as", "HUMAN", "--reason", "bench: " + role}, args...)
+			continue
+		}
+		rest = append(rest, kv)
+	}
+	if len(args) > 1 && args[0] == "session" && args[1] == "start" {
+		args = append([]string{"--as", "HUMAN", "--reason", "bench"}, args...)
+	}
 	c := exec.Command(r.baton, args...)
 	c.Dir = dir
-	c.Env = append(append(gitEnv(), "BATON_STATE_DIR="+info.Main), env...)
+	c.Env = append(append(gitEnv(), "BATON_STATE_DIR="+info.Main, "XDG_CONFIG_HOME="+r.keyDir), rest...)
 	return c
 }
 

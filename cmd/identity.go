@@ -1,0 +1,159 @@
+package cmd
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/progress"
+)
+
+// Identity. A session's authority is a secret credential that only its
+// agent received: the opener (a launcher or a person, both holding the
+// person's key) derives it from the key, a fresh nonce and the session id,
+// stores only its sha256 and the nonce, and hands the credential to the
+// agent in BATON_SESSION. A call proves its session by presenting the
+// credential; `baton verify`, holding the key, can recompute every
+// session's credential from the log and so check each event's MAC.
+
+// credPrefix marks a session credential (the rest is 64 hex digits).
+const credPrefix = "bts1_"
+
+// personKey is the person's key as loaded from the user's config directory.
+type personKey struct {
+	Secret []byte
+	ID     string // public fingerprint, recorded in events
+	Path   string
+}
+
+// launcher is the authority of a `baton run` process: the person's key, held
+// in memory only, and the run it belongs to. Commands the launcher runs in
+// its own process inherit it; the agents it starts never see it.
+type launcher struct {
+	key   *personKey
+	runID string
+}
+
+// keyPath is where the person's key lives: outside every project, in the
+// user's config directory.
+func (a *App) keyPath() (string, error) {
+	if a.keyFile != "" {
+		return a.keyFile, nil
+	}
+	dir := a.env.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home := a.env.Getenv("HOME")
+		switch {
+		case home != "" && runtime.GOOS == "darwin":
+			dir = filepath.Join(home, "Library", "Application Support")
+		case home != "" && runtime.GOOS != "windows":
+			dir = filepath.Join(home, ".config")
+		default:
+			d, err := os.UserConfigDir()
+			if err != nil {
+				return "", errs.New(errs.Unexpected, "cannot find your config directory for the personal key: %v", err)
+			}
+			dir = d
+		}
+	}
+	return filepath.Join(dir, "baton", "key"), nil
+}
+
+// loadKey reads the person's key; (nil, nil) when there is none.
+func (a *App) loadKey() (*personKey, error) {
+	if a.launch != nil {
+		return a.launch.key, nil
+	}
+	path, err := a.keyPath()
+	if err != nil {
+		return nil, err
+	}
+	return readKeyFile(path)
+}
+
+func readKeyFile(path string) (*personKey, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errs.New(errs.Unexpected, "reading the personal key %s: %v", path, err)
+	}
+	secret, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(secret) < 32 {
+		return nil, errs.New(errs.Invalid, "%s is not a baton key (64 hex digits expected); replace it with 'baton key init --rotate'", path)
+	}
+	return &personKey{Secret: secret, ID: keyID(secret), Path: path}, nil
+}
+
+// keyID is a key's public fingerprint.
+func keyID(secret []byte) string { return hex.EncodeToString(mac(secret, "baton key id")[:8]) }
+
+// mac is HMAC-SHA256 of the parts, joined by '|'.
+func mac(key []byte, parts ...string) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(strings.Join(parts, "|")))
+	return h.Sum(nil)
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", errs.New(errs.Unexpected, "reading random bytes: %v", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// sessionCredential derives the credential of session id from the person's
+// key and the session's nonce.
+func sessionCredential(key []byte, id int, nonce string) string {
+	return credPrefix + hex.EncodeToString(mac(key, "baton session credential", strconv.Itoa(id), nonce))
+}
+
+// credentialHash is what sessions.json keeps of a credential.
+func credentialHash(cred string) string {
+	sum := sha256.Sum256([]byte(cred))
+	return hex.EncodeToString(sum[:])
+}
+
+// wellFormed says whether v looks like a credential.
+func wellFormed(v string) bool {
+	if !strings.HasPrefix(v, credPrefix) || len(v) != len(credPrefix)+64 {
+		return false
+	}
+	_, err := hex.DecodeString(v[len(credPrefix):])
+	return err == nil
+}
+
+// credentialRefusal is the one answer to a credential that binds nothing.
+func credentialRefusal() error {
+	return errs.New(errs.Policy, "BATON_SESSION does not hold the credential of an open session (it ended, or it was never issued): "+
+		"finish your work by ending your session, or ask your launcher")
+}
+
+// boundSession finds the open session whose credential is cred.
+func boundSession(open *progress.OpenSessions, cred string) (progress.OpenSession, error) {
+	if !wellFormed(cred) {
+		return progress.OpenSession{}, credentialRefusal()
+	}
+	h := credentialHash(cred)
+	for _, s := range open.Open {
+		if s.CredentialHash != "" && hmac.Equal([]byte(s.CredentialHash), []byte(h)) {
+			return s, nil
+		}
+	}
+	return progress.OpenSession{}, credentialRefusal()
+}
+
+// insideSession says whether the call carries a session binding (an agent's
+// call): such a call acts as its session and nothing else.
+func (a *App) insideSession() bool { return strings.TrimSpace(a.env.Getenv("BATON_SESSION")) != "" }

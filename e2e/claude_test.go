@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// TestClaudeCodeDrivesSessions runs the real Claude Code CLI under
+// 'baton run --agent claude' for one IMPLEMENT and one REVIEW session. No
+// model is involved: ANTHROPIC_BASE_URL points Claude Code at a scripted
+// Messages API server on the loopback interface, which answers each
+// request with the next tool call of the session's script (the role is
+// read from the prompt baton gave Claude Code on stdin). The agent calls
+// baton and git through Claude Code's own Bash tool and writes a file with
+// its Write tool, under the preset's permissions. It runs when
+// BATON_CLAUDE_BIN names a Claude Code binary ('make agent-e2e' installs
+// one from npm).
+func TestClaudeCodeDrivesSessions(t *testing.T) {
+	bin := os.Getenv("BATON_CLAUDE_BIN")
+	if bin == "" {
+		t.Skip("BATON_CLAUDE_BIN is not set: 'make agent-e2e' installs Claude Code and runs this test")
+	}
+	proj := t.TempDir()
+	home := t.TempDir()
+	tools := t.TempDir()
+	for name, target := range map[string]string{"claude": bin, "baton": batonBin} {
+		if err := os.Symlink(target, filepath.Join(tools, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := newScriptedAPI(t, proj)
+	env := append(cleanEnv(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
+		"ANTHROPIC_BASE_URL=http://"+srv.addr, "ANTHROPIC_API_KEY=sk-scripted-test",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.test", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.test")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("git", "init", "-q", "-b", "main")
+	run("git", "commit", "-q", "--allow-empty", "-m", "initial commit")
+	run(batonBin, "init", "--name", "greeter")
+	if err := os.WriteFile(filepath.Join(proj, ".baton", "config"), []byte(`{"agent": {"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(batonBin, "--as", "HUMAN", "--reason", "agent models for the test", "reconcile")
+	start := run(batonBin, "session", "start", "--agent", "INITIALIZER")
+	bind := regexp.MustCompile(`(?m)^export (BATON_SESSION=\S+)$`).FindStringSubmatch(start)
+	if bind == nil {
+		t.Fatalf("session start printed no binding:\n%s", start)
+	}
+	envInit := append(append([]string(nil), env...), bind[1])
+	for _, args := range [][]string{
+		{"features", "append", "-s", "spec.md", "-e", `[{"id":"F001","name":"Greeting","description":"hello.sh prints hello","steps":["run sh hello.sh","see hello"]}]`},
+		{"session", "end", "-o", "SUCCESS", "-s", "one feature"},
+	} {
+		cmd := exec.Command(batonBin, args...)
+		cmd.Dir, cmd.Env = proj, envInit
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("baton %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	out := run(batonBin, "run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m")
+	t.Logf("baton run:\n%s", out)
+
+	srv.check(t)
+	status := gjson.Parse(run(batonBin, "--json", "progress", "list"))
+	var got []string
+	status.Get("sessions").ForEach(func(_, s gjson.Result) bool {
+		got = append(got, s.Get("agent_type").String()+":"+s.Get("outcome").String())
+		return true
+	})
+	if want := "INITIALIZER:SUCCESS IMPLEMENT:READY_FOR_REVIEW REVIEW:SUCCESS"; strings.Join(got, " ") != want {
+		t.Errorf("sessions %v, want %s", got, want)
+	}
+	rv := gjson.Parse(run(batonBin, "--json", "reviews", "get-last"))
+	if rv.Get("verdict").String() != "PASS" || rv.Get("merge_commit").String() == "" {
+		t.Errorf("the review: %s", rv.Raw)
+	}
+	if b, err := exec.Command("git", "-C", proj, "show", "main:hello.sh").Output(); err != nil || !strings.Contains(string(b), "echo hello") {
+		t.Errorf("main lacks the agent's hello.sh: %v %q", err, b)
+	}
+	run(batonBin, "verify")
+	for _, n := range []string{"2", "3"} {
+		log, err := os.ReadFile(filepath.Join(proj, ".baton", "logs", "session-"+n+".log"))
+		if err != nil || !strings.Contains(string(log), "=== command: claude -p --output-format stream-json") ||
+			!strings.Contains(string(log), `"type":"result"`) || !strings.Contains(string(log), "=== exit: 0") {
+			t.Errorf("session-%s.log lacks the command, Claude Code's result or the exit: %v\n%s", n, err, log)
+		}
+	}
+}
+
+// step is one tool call of a scripted session.
+type step struct {
+	tool  string
+	input map[string]any
+}
+
+// scriptedAPI is a Messages API server (streaming) that plays each role's
+// script: the n-th request of a session, after n-1 tool results, gets the
+// n-th tool call, then a closing text.
+type scriptedAPI struct {
+	addr    string
+	mu      sync.Mutex
+	scripts map[string][]step
+	models  map[string]string // role -> the model Claude Code asked for
+	errors  []string          // tool results Claude Code reported as errors
+	seen    map[string]int    // role -> requests
+}
+
+func newScriptedAPI(t *testing.T, proj string) *scriptedAPI {
+	bash := func(cmd string) step {
+		return step{"Bash", map[string]any{"command": cmd, "description": "run " + strings.Fields(cmd)[0]}}
+	}
+	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, scripts: map[string][]step{
+		"IMPLEMENT": {
+			bash("baton context --budget 2000"),
+			bash("baton branch create feature/f001 && git switch feature/f001"),
+			{"Write", map[string]any{"file_path": filepath.Join(proj, "hello.sh"), "content": "#!/bin/sh\necho hello\n"}},
+			bash("git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'"),
+			bash(`baton session end -o READY_FOR_REVIEW -s "Implemented F001: hello.sh prints hello"`),
+		},
+		"REVIEW": {
+			bash("baton context --budget 2000"),
+			bash("git switch main"),
+			bash(`baton reviews add-review -a REVIEW --feature-id F001 -b feature/f001 -v PASS -s "hello.sh prints hello: verified"`),
+			bash("baton reviews merge"),
+			bash(`baton session end -o SUCCESS -s "R1: PASS, merged"`),
+		},
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	hs := &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return s
+}
+
+var promptRole = regexp.MustCompile(`You are ([A-Z_]+) in project`)
+
+func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if r.URL.Path != "/v1/messages" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"input_tokens": 100}`)
+		return
+	}
+	req := gjson.ParseBytes(body)
+	role := ""
+	if m := promptRole.FindStringSubmatch(req.Get("messages.0").Raw); m != nil && req.Get(`tools.#(name=="Bash")`).Exists() {
+		role = m[1]
+	}
+	results := 0
+	req.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		m.Get("content").ForEach(func(_, c gjson.Result) bool {
+			if c.Get("type").String() == "tool_result" {
+				results++
+				if c.Get("is_error").Bool() {
+					s.note(fmt.Sprintf("%s: tool error: %s", role, c.Get("content").Raw))
+				}
+			}
+			return true
+		})
+		return true
+	})
+	s.mu.Lock()
+	script := s.scripts[role]
+	if role != "" {
+		s.models[role] = req.Get("model").String()
+		s.seen[role]++
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	if results < len(script) {
+		st := script[results]
+		input, _ := json.Marshal(st.input)
+		sse(w, req.Get("model").String(), "tool_use", fmt.Sprintf(`{"type":"tool_use","id":"toolu_%s_%d","name":%q,"input":{}}`, strings.ToLower(role), results, st.tool), string(input))
+		return
+	}
+	sse(w, req.Get("model").String(), "end_turn", `{"type":"text","text":""}`, "Done: the session is ended.")
+}
+
+func (s *scriptedAPI) note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errors = append(s.errors, msg)
+}
+
+// check fails the test if a tool call failed, a session's script was not
+// played, or a role did not get its configured model.
+func (s *scriptedAPI) check(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.errors {
+		t.Errorf("Claude Code reported a failed tool call: %s", e)
+	}
+	for role, script := range s.scripts {
+		if s.seen[role] < len(script)+1 {
+			t.Errorf("%s: %d requests, want %d (one per tool call and a closing one)", role, s.seen[role], len(script)+1)
+		}
+	}
+	if s.models["IMPLEMENT"] != "claude-scripted-default" || s.models["REVIEW"] != "claude-scripted-review" {
+		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
+	}
+}
+
+// sse streams one assistant message with one content block: a tool call
+// (its input sent as one input_json_delta) or a text.
+func sse(w http.ResponseWriter, model, stop, block, payload string) {
+	bw := bufio.NewWriter(w)
+	ev := func(name, data string) { fmt.Fprintf(bw, "event: %s\ndata: %s\n\n", name, data) }
+	ev("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_scripted","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}`, model))
+	ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":`+block+`}`)
+	delta, _ := json.Marshal(payload)
+	if stop == "tool_use" {
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":`+string(delta)+`}}`)
+	} else {
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+string(delta)+`}}`)
+	}
+	ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	ev("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":20}}`, stop))
+	ev("message_stop", `{"type":"message_stop"}`)
+	_ = bw.Flush()
+}
+
+// cleanEnv is the environment without baton's or Anthropic's settings.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "BATON_") || strings.HasPrefix(kv, "AGENT_STATE_DIR=") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "CLAUDE") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
