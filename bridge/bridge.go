@@ -159,11 +159,18 @@ func (b *Bridge) refuseForgottenResume(cp *Checkpoint) error {
 		return nil
 	}
 	path, data, err := b.responseFile(cp)
-	if err != nil || data == nil || judge(cp, data).resp == nil {
+	if err != nil || data == nil {
 		return err
 	}
-	return errs.New(errs.Conflict, "bridge: %s answers the outstanding %s of run %s, but the orchestrator was run without --resume: re-run it with --resume to take that answer (nothing was changed; without --resume the run would start over and ask the agent again)",
-		path, describeRecord(pend), cp.RunID)
+	if judge(cp, data).resp != nil {
+		return errs.New(errs.Conflict, "bridge: %s answers the outstanding %s of run %s, but the orchestrator was run without --resume: re-run it with --resume to take that answer (nothing was changed; without --resume the run would start over and ask the agent again)",
+			path, describeRecord(pend), cp.RunID)
+	}
+	if requestIDOf(data) == pend.RequestID {
+		return errs.New(errs.Conflict, "bridge: %s is a response to the outstanding %s of run %s, but the orchestrator was run without --resume: re-run it with --resume, which takes the response or names what is wrong with it (nothing was changed; without --resume the run would start over and ask the agent again)",
+			path, describeRecord(pend), cp.RunID)
+	}
+	return nil
 }
 
 // Paths are the bridge's files.

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -69,7 +70,15 @@ func rejected(dir string) ([]string, error) {
 // another directory), the response, the set-aside responses, temp files a
 // killed write left, the checkpoint and the run store — and returns the
 // paths it removed.
-func Clean(dir string) ([]string, error) {
+func Clean(dir string) (removed []string, err error) {
+	err = locked(context.Background(), dir, func() error {
+		removed, err = clean(dir)
+		return err
+	})
+	return removed, err
+}
+
+func clean(dir string) ([]string, error) {
 	p := PathsIn(dir)
 	set, err := rejected(dir)
 	if err != nil {

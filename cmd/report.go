@@ -216,6 +216,7 @@ func renderReport(w io.Writer, d reportData) error {
 		"str":      str,
 		"json":     func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
 		"lower":    strings.ToLower,
+		"kind":     kindName,
 		"verdict":  func(v string) string { return strings.ToLower(strings.ReplaceAll(v, "_", "-")) },
 		"sessions": func(st story) []map[string]any { return st.Sessions },
 		"get":      func(m map[string]any, k string) string { return str(m[k]) },

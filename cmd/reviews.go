@@ -566,6 +566,11 @@ func (a *App) runGetFixCount(ctx context.Context, feature string) error {
 		return err
 	}
 	res := fixCountOf(r, feature, cfg)
+	if res.Remaining == 1 && !a.g.JSON { // under --json: a warning inside the document
+		defer a.warn("FINAL FIX ATTEMPT - Next failure triggers mandatory decision")
+	} else if res.Remaining == 1 {
+		a.warn("FINAL FIX ATTEMPT - Next failure triggers mandatory decision")
+	}
 	if err := a.emit(res, func(w io.Writer) {
 		printf(w, "FIX_COUNT: %d", res.FixCount)
 		printf(w, "REMAINING: %d", res.Remaining)
@@ -574,9 +579,6 @@ func (a *App) runGetFixCount(ctx context.Context, feature string) error {
 	}
 	if res.LimitReached {
 		return errs.New(errs.Policy, "Maximum fix attempts reached (%d of %d) for %s - %s", res.FixCount, res.MaxFixCycles, feature, limitDecision(r, feature))
-	}
-	if res.Remaining == 1 {
-		a.warn("FINAL FIX ATTEMPT - Next failure triggers mandatory decision")
 	}
 	return nil
 }

@@ -306,7 +306,7 @@ func durationText(s *int64) string {
 
 func writeStory(w io.Writer, st story) {
 	state := map[bool]string{true: "passing", false: "not passing"}[st.Passes]
-	printf(w, "%s %s — %s, %s", st.ID, st.Name, strings.ToLower(st.Kind), state)
+	printf(w, "%s %s — %s, %s", st.ID, st.Name, kindName(st.Kind), state)
 	writeOrigin(w, st.Origin)
 	printf(w, "Time:      %s → %s (%s)", orDash(deref(st.StartedAt)), orDash(deref(st.FinishedAt)), durationText(st.DurationSeconds))
 	printf(w, "Sessions:  %d", len(st.Sessions))
@@ -338,6 +338,17 @@ func writeStory(w io.Writer, st story) {
 	for _, l := range st.Events {
 		printf(w, "  %s", logText(l))
 	}
+}
+
+// kindName names a work-item kind for people.
+func kindName(kind string) string {
+	switch kind {
+	case "BUG":
+		return "bug"
+	case "DEBT":
+		return "tech debt"
+	}
+	return "feature"
 }
 
 func writeOrigin(w io.Writer, o storyOrigin) {
