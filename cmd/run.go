@@ -171,6 +171,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 			return err
 		}
 		if br != nil {
+			a.logSession(st, "the agent bridge (.agent-request.json)", nil, "pending: the answer comes through the bridge")
 			_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
 				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 			return err // the first request of this process checkpoints: exit 42
@@ -298,7 +299,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 		failure = &failureSignature{Code: "tool_failure", Message: err.Error(), Severity: "error"}
 	}
 	st := step{Role: role, Session: id}
-	a.logAgentOutput(st, []byte(out))
+	a.logBridgeAnswer(st, out, err)
 	return a.checkStep(ctx, st, failure)
 }
 
