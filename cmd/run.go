@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 	"golang.org/x/term"
@@ -487,8 +488,34 @@ func (a *App) becomeLauncher() error {
 	if err != nil {
 		return err
 	}
-	a.launch = &launcher{key: key, runID: id}
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		return err
+	}
+	// held while the run lasts: a session opened meanwhile by anyone but
+	// this launcher is refused (an agent cannot launch for itself)
+	lock := flock.New(launcherLockPath(s.BatonDir()))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		return errs.New(errs.Conflict, "another 'baton run' is driving this project (%s is held): let it finish", lock.Path())
+	}
+	a.launch = &launcher{key: key, runID: id, lock: lock}
 	return nil
+}
+
+func launcherLockPath(batonDir string) string { return filepath.Join(batonDir, "launcher.lock") }
+
+// launcherRunning says whether a launcher holds the project's launcher lock.
+func launcherRunning(batonDir string) bool {
+	lock := flock.New(launcherLockPath(batonDir))
+	ok, err := lock.TryLock()
+	if err != nil || !ok {
+		return err == nil
+	}
+	_ = lock.Unlock()
+	return false
 }
 
 // agentEnviron is the environment an agent starts with: the launcher's,
