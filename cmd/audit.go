@@ -216,8 +216,53 @@ func (sn *snapshot) verify() verifyResult {
 		res.Problems = append(res.Problems, problem{"edited", d.File, d.Message()})
 	}
 	res.Problems = append(res.Problems, sn.passingWithoutReview()...)
+	res.Problems = append(res.Problems, sn.doneTooSoon()...)
 	res.OK = len(res.Problems) == 0
 	return res
+}
+
+// doneTooSoon reports a status of DONE while work is pending.
+func (sn *snapshot) doneTooSoon() []problem {
+	if sn.prog == nil || sn.feat == nil {
+		return nil
+	}
+	if st, err := sn.prog.Status(); err != nil || st.CurrentPhase != workflow.PhaseDone {
+		return nil
+	}
+	var ids []string
+	for _, f := range sn.feat.Pending("") {
+		ids = append(ids, f.ID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return []problem{{"workflow", progress.FileName, fmt.Sprintf("the status is DONE while %s are not passing", strings.Join(ids, ", "))}}
+}
+
+// unmergedAtDone lists, when the status is DONE, the passing features
+// that no recorded merge brought to main.
+func (sn *snapshot) unmergedAtDone() []string {
+	if sn.prog == nil || sn.feat == nil || sn.rev == nil {
+		return nil
+	}
+	if st, err := sn.prog.Status(); err != nil || st.CurrentPhase != workflow.PhaseDone {
+		return nil
+	}
+	merged := map[string]bool{}
+	for _, r := range sn.rev.Reviews() {
+		if r.Get("merge_commit").String() != "" {
+			for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
+				merged[id] = true
+			}
+		}
+	}
+	var out []string
+	for _, id := range sn.feat.Passing() {
+		if !merged[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // passingWithoutReview lists passing features no passing review accounts
@@ -412,6 +457,9 @@ type gitRecords struct {
 	hashes   []recordedHash
 	sessions []string // the hashes of sessions' commits
 	merges   []recordedMerge
+	// unmerged are the passing features no recorded merge brought to
+	// main, when the status says DONE.
+	unmerged []string
 }
 
 // passingOf lists the features of a review's feature_id that pass now.
@@ -433,7 +481,7 @@ func (sn *snapshot) passingOf(ids string) []string {
 }
 
 func (sn *snapshot) gitRecords() gitRecords {
-	var g gitRecords
+	g := gitRecords{unmerged: sn.unmergedAtDone()}
 	add := func(where string, v gjson.Result) {
 		if v.Type == gjson.String && strings.TrimSpace(v.Str) != "" {
 			g.hashes = append(g.hashes, recordedHash{where, strings.TrimSpace(v.Str)})
@@ -497,8 +545,11 @@ func (a *App) gitProblems(g gitRecords, base *gitBaseline, cfg store.Config) []p
 			resolved[h.Hash] = full
 		}
 		if full == "" {
-			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, gitops.Short(h.Hash), r.Top())})
+			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded outside baton)", h.Where, gitops.Short(h.Hash), r.Top())})
 		}
+	}
+	if len(g.unmerged) > 0 {
+		out = append(out, problem{"git-merge", reviews.FileName, fmt.Sprintf("the status is DONE, but no recorded merge brought %s to main: DONE needs every feature merged through 'baton reviews merge'", strings.Join(g.unmerged, ", "))})
 	}
 	return append(out, mainProblems(r, g, base, cfg, resolved)...)
 }

@@ -19,6 +19,7 @@ import (
 type project struct {
 	t       *testing.T
 	dir     string
+	config  string // holds baton/key, the person's key
 	session string // BATON_SESSION of the open session, if any
 }
 
@@ -31,6 +32,8 @@ func (p *project) run(args ...string) (int, string) {
 				return p.session
 			case "HOME":
 				return p.dir
+			case "XDG_CONFIG_HOME": // the person's key, outside the project
+				return p.config
 			}
 			return ""
 		}}
@@ -207,7 +210,13 @@ func TestDriftProperty(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))
-			p := &project{t: t, dir: t.TempDir()}
+			p := &project{t: t, dir: t.TempDir(), config: t.TempDir()}
+			if err := os.MkdirAll(filepath.Join(p.config, "baton"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.config, "baton", "key"), []byte(testKey+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			p.must("init", "--name", "prop")
 			for i := 0; i < 30; i++ {
 				if !p.step(r) {

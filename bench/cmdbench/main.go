@@ -231,13 +231,16 @@ func addSessionArgs(st *state, i int) []string {
 }
 
 // passArgs marks pending features passing in turn, never the first pending
-// one, so that `features next` keeps finding work on the small state.
+// one, so that `features next` keeps finding work on the small state. An
+// agent may mark passing only what a PASS review names, so a person does
+// it here (the same write).
 func passArgs(st *state, i int) []string {
 	p := st.gen.Pending
-	if len(p) < 2 {
-		return []string{"features", "pass", feature(st, i)}
+	id := feature(st, i)
+	if len(p) >= 2 {
+		id = p[1+i%(len(p)-1)]
 	}
-	return []string{"features", "pass", p[1+i%(len(p)-1)]}
+	return []string{"--as", "HUMAN", "--reason", "bench", "features", "pass", id}
 }
 
 const benchIssues = `{"critical":[],"major":[{"description":"Missing error handling for database connection failure in the health handler","location":"backend/app/routes/health.py:15","suggestion":"Add a try/except block with a 503 response"}],"minor":[{"description":"Response schema is not documented","location":"backend/app/routes/health.py:3","suggestion":"Add the schema to the OpenAPI spec"},{"description":"Magic number for the timeout","location":"backend/app/config.py:40","suggestion":"Move it to settings"}],"suggestions":[]}`
