@@ -88,11 +88,22 @@ claude-code:
 	  if [ -x "$$b" ] && "$$b" --version >/dev/null 2>&1; then ln -sf "$(CURDIR)/$$b" $(CLAUDE_CODE_DIR)/claude; echo "claude-code: $$("$$b" --version)"; exit 0; fi; \
 	done; echo "claude-code: no runnable Claude Code binary in $(CLAUDE_CODE_DIR)"; exit 1
 
-# baton run --agent claude drives one IMPLEMENT and one REVIEW session of the
-# real Claude Code CLI, pointed with ANTHROPIC_BASE_URL at a scripted
-# Messages API server on the loopback interface (no model, no network).
-agent-e2e: claude-code
-	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions' -v ./e2e
+# The real Codex CLI, from npm into .cache/codex (its native binary ships
+# inside the registry package; bin/codex.js starts it with Node).
+CODEX_VERSION ?= 0.169.0
+CODEX_DIR     := .cache/codex
+codex:
+	@test -d $(CODEX_DIR)/node_modules/@openai/codex || \
+	  npm install --prefix $(CODEX_DIR) --no-audit --no-fund --no-save --ignore-scripts @openai/codex@$(CODEX_VERSION)
+	@$(CODEX_DIR)/node_modules/.bin/codex --version
+
+# baton run --agent claude and --agent codex each drive one IMPLEMENT and one
+# REVIEW session of the real CLI, pointed at a scripted Messages API
+# (Claude Code) or Responses API (Codex) server on the loopback interface:
+# no model, no network.
+agent-e2e: claude-code codex
+	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude BATON_CODEX_BIN=$(CURDIR)/$(CODEX_DIR)/node_modules/.bin/codex \
+	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions' -v ./e2e
 
 clean:
 	rm -rf bin man

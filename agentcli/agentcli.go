@@ -73,13 +73,12 @@ func AllowedTools(testCommand string) []string {
 }
 
 // codex is Codex's exec mode: the prompt read from stdin ("-"), sandboxed
-// to writing the workspace plus the state and git directories (exec mode
-// asks for no approvals), without colour codes in the log.
+// to writing the workspace plus the state and git directories (--add-dir;
+// exec mode asks for no approvals), without colour codes in the log.
 func codex(o Options) []string {
 	args := []string{"codex", "exec", "--sandbox", "workspace-write", "--color", "never"}
-	if len(o.WritableDirs) > 0 {
-		roots, _ := json.Marshal(o.WritableDirs) // a JSON string array is a TOML array
-		args = append(args, "-c", "sandbox_workspace_write.writable_roots="+string(roots))
+	for _, d := range o.WritableDirs {
+		args = append(args, "--add-dir", d)
 	}
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)

@@ -19,7 +19,7 @@ func TestCommandLines(t *testing.T) {
 		{"Claude", agentcli.Options{TestCommand: "git status"}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
 		{"codex", agentcli.Options{}, "codex exec --sandbox workspace-write --color never -"},
 		{"codex", agentcli.Options{Model: "gpt-5-codex", MaxTurns: 9, WritableDirs: []string{"/p/state", `/p/a "b"`}},
-			`codex exec --sandbox workspace-write --color never -c sandbox_workspace_write.writable_roots=["/p/state","/p/a \"b\""] --model gpt-5-codex -`},
+			`codex exec --sandbox workspace-write --color never --add-dir /p/state --add-dir /p/a "b" --model gpt-5-codex -`},
 	}
 	for _, c := range cases {
 		argv, err := agentcli.Command(c.name, c.o)

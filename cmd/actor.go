@@ -87,7 +87,8 @@ func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
 			return nil, err
 		}
 		if a.g.As != "" {
-			return nil, errs.New(errs.Policy, "this call is bound to session %d (%s) and acts only as it: record your own role's work, "+
+			// the refusal is logged as the session's: the agent that tried
+			return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, errs.New(errs.Policy, "this call is bound to session %d (%s) and acts only as it: record your own role's work, "+
 				"or end your session with the outcome that fits and say why in its summary", s.SessionID, s.AgentType)
 		}
 		return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, nil

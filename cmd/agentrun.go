@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -214,4 +215,23 @@ func (w *agentOutput) progress() func() string {
 		return nil
 	}
 	return w.Latest
+}
+
+// logBridgeAnswer adds the bridge's answer to the session's log, written
+// with the prompt when the request was made: the agent's output and how
+// it ended.
+func (a *App) logBridgeAnswer(st step, out string, answerErr error) {
+	s, err := a.openStore("")
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(s.BatonDir(), "logs", fmt.Sprintf("session-%d.log", st.Session)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	fmt.Fprintf(f, "=== answer through the bridge\n%s=== exit: %s\n", out, exitText(answerErr))
 }

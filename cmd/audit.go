@@ -545,7 +545,7 @@ func (a *App) gitProblems(g gitRecords, base *gitBaseline, cfg store.Config) []p
 			resolved[h.Hash] = full
 		}
 		if full == "" {
-			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded by hand)", h.Where, gitops.Short(h.Hash), r.Top())})
+			out = append(out, problem{"git-hash", strings.SplitN(h.Where, ":", 2)[0], fmt.Sprintf("%s: %s does not exist in the repository at %s (history rewritten, or recorded outside baton)", h.Where, gitops.Short(h.Hash), r.Top())})
 		}
 	}
 	if len(g.unmerged) > 0 {

@@ -265,7 +265,7 @@ func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) er
 			if on, err := r.IsAncestor(h, branchHead); err != nil {
 				return gitErr(err, "checking commit %s", fi.Commit)
 			} else if !on {
-				return errs.New(errs.Usage, "--issues-fixed: %s: commit %s is not on the fix's branch %s (at %s): record the commit that fixed it on %s, or give the right --branch", fi.IssueID, gitops.Short(h), branch, gitops.Short(branchHead), branch)
+				return errs.New(errs.Usage, "--issues-fixed: %s: commit %s is not on the fix's branch %s (at %s): record the commit that fixed it on %s", fi.IssueID, gitops.Short(h), branch, gitops.Short(branchHead), branch)
 			}
 		}
 		if err := st.afterReviewed(r, fi.IssueID, h, reviewed); err != nil {

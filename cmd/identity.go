@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gofrs/flock"
+
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/progress"
 )
@@ -41,6 +43,7 @@ type personKey struct {
 type launcher struct {
 	key   *personKey
 	runID string
+	lock  *flock.Flock // the project's launcher lock, held for the run
 }
 
 // keyPath is where the person's key lives: outside every project, in the
@@ -119,9 +122,11 @@ func sessionCredential(key []byte, id int, nonce string) string {
 	return credPrefix + hex.EncodeToString(mac(key, "baton session credential", strconv.Itoa(id), nonce))
 }
 
-// credentialHash is what sessions.json keeps of a credential.
-func credentialHash(cred string) string {
-	sum := sha256.Sum256([]byte(cred))
+// credentialHash is what sessions.json keeps of a credential: its sha256
+// with the session's id and role, so that a session whose role or id was
+// edited in the file binds nothing.
+func credentialHash(cred string, id int, role string) string {
+	sum := sha256.Sum256([]byte(cred + "|" + strconv.Itoa(id) + "|" + role))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -145,8 +150,8 @@ func boundSession(open *progress.OpenSessions, cred string) (progress.OpenSessio
 	if !wellFormed(cred) {
 		return progress.OpenSession{}, credentialRefusal()
 	}
-	h := credentialHash(cred)
 	for _, s := range open.Open {
+		h := credentialHash(cred, s.SessionID, s.AgentType)
 		if s.CredentialHash != "" && hmac.Equal([]byte(s.CredentialHash), []byte(h)) {
 			return s, nil
 		}

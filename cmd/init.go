@@ -49,15 +49,15 @@ checkout, merge or 'git add .' touches the state. In a repository, main's head i
 .baton/git.json: 'baton verify' accounts for every commit on main after it. --scripts installs the
 drop-in scripts/progress.py, reviews.py and features.py that hand predecessor-style calls to baton.
 --hooks installs git hooks (pre-commit, pre-merge-commit, reference-transaction) refusing commits
-and ref updates on main unless BATON_ALLOW_MAIN=1 is set; hooks baton did not write are never
-overwritten.`,
+and ref updates on main (a person's override is in the README, 'Git'); hooks baton did not write
+are never overwritten.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runInit(c.Context(), c.CommandPath(), o) },
 	}
 	c.Flags().StringVarP(&o.Name, "name", "n", "", "project name (default: the directory's name)")
 	c.Flags().BoolVar(&o.Scripts, "scripts", false, "install scripts/progress.py, reviews.py, features.py")
 	c.Flags().StringVar(&o.ScriptsDir, "scripts-dir", "scripts", "where --scripts installs them (relative to the state directory)")
-	c.Flags().BoolVar(&o.Hooks, "hooks", false, "install git hooks refusing commits onto main (override: BATON_ALLOW_MAIN=1)")
+	c.Flags().BoolVar(&o.Hooks, "hooks", false, "install git hooks refusing commits onto main")
 	return c
 }
 

@@ -77,7 +77,7 @@ func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
 	case in.Commit:
 		res := gitops.MergeResult{Commit: in.Commit, Previous: in.Previous, BranchHead: in.BranchHead, Worktree: "checkout"}
 		if err := gitops.UndoMerge(r, in.Into, res); err != nil {
-			return fmt.Errorf("moving %s back from %s to %s failed: %w; move it back by hand ('git update-ref refs/heads/%s %s %s')", in.Into, gitops.Short(in.Commit), gitops.Short(in.Previous), err, in.Into, in.Previous, in.Commit)
+			return fmt.Errorf("moving %s back from %s to %s failed: %w; stop and ask a person to restore %s to %s (README, 'Git')", in.Into, gitops.Short(in.Commit), gitops.Short(in.Previous), err, in.Into, in.Previous)
 		}
 		a.undone = fmt.Sprintf("the merge was undone: %s is back at %s", in.Into, gitops.Short(in.Previous))
 	case in.Previous:

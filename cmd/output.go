@@ -233,8 +233,18 @@ func (a *App) jsonHelp(root *cobra.Command) {
 		return c.Help()
 	}
 	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			strictHelp(c)
+		}
 		if c.Name() != "completion" {
 			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return errs.New(errs.Usage, "completion: no shell %q (bash, zsh, fish or powershell)", args[0])
+			}
+			return c.Help()
 		}
 		for _, sh := range c.Commands() {
 			run := sh.RunE
@@ -264,4 +274,20 @@ func completionScript(root *cobra.Command, shell string, w io.Writer) error {
 		return root.GenPowerShellCompletionWithDesc(w)
 	}
 	return errs.New(errs.Usage, "no completion for the shell %q", shell)
+}
+
+// strictHelp makes 'baton help TOPIC' a usage error when TOPIC is no
+// command (cobra prints its usage and exits 0).
+func strictHelp(help *cobra.Command) {
+	run := help.Run
+	help.Run = nil
+	help.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			if found, rest, err := c.Root().Find(args); err != nil || found == nil || len(rest) > 0 {
+				return errs.New(errs.Usage, "help: no command %q (see 'baton --help')", strings.Join(args, " "))
+			}
+		}
+		run(c, args)
+		return nil
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 	"golang.org/x/term"
@@ -143,6 +144,7 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err
 		}
 		if br != nil {
+			a.logSession(st, "the agent bridge (.agent-request.json)", nil, "pending: the answer comes through the bridge")
 			_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
 				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 			return err // the first request of this process checkpoints: exit 42
@@ -248,7 +250,7 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 		failure = &failureSignature{Code: "tool_failure", Message: err.Error(), Severity: "error"}
 	}
 	st := step{Role: role, Session: id}
-	a.logAgentOutput(st, []byte(out))
+	a.logBridgeAnswer(st, out, err)
 	return a.checkStep(ctx, st, failure)
 }
 
@@ -429,8 +431,34 @@ func (a *App) becomeLauncher() error {
 	if err != nil {
 		return err
 	}
-	a.launch = &launcher{key: key, runID: id}
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		return err
+	}
+	// held while the run lasts: a session opened meanwhile by anyone but
+	// this launcher is refused (an agent cannot launch for itself)
+	lock := flock.New(launcherLockPath(s.BatonDir()))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		return errs.New(errs.Conflict, "another 'baton run' is driving this project (%s is held): let it finish", lock.Path())
+	}
+	a.launch = &launcher{key: key, runID: id, lock: lock}
 	return nil
+}
+
+func launcherLockPath(batonDir string) string { return filepath.Join(batonDir, "launcher.lock") }
+
+// launcherRunning says whether a launcher holds the project's launcher lock.
+func launcherRunning(batonDir string) bool {
+	lock := flock.New(launcherLockPath(batonDir))
+	ok, err := lock.TryLock()
+	if err != nil || !ok {
+		return err == nil
+	}
+	_ = lock.Unlock()
+	return false
 }
 
 // agentEnviron is the environment an agent starts with: the launcher's,

@@ -59,7 +59,7 @@ func (a *App) renderPrompt(sn *snapshot, w assignment) (string, error) {
 	return out, err
 }
 
-var unsafeBranchChars = regexp.MustCompile(`[^a-z0-9._-]+`)
+var unsafeBranchChars = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 // workBranch names the branch of work the workflow gives no branch: a
 // feature or bug branch for IMPLEMENT and BUGFIX (named after the items),
@@ -71,7 +71,7 @@ func workBranch(role, feature string, session int) string {
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
-	slug = strings.Trim(slug, "-.")
+	slug = strings.Trim(slug, "-")
 	switch role {
 	case workflow.PhaseImplement, workflow.PhaseBugfix:
 		if slug == "" {

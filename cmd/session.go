@@ -121,7 +121,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o sessionStar
 		started = progress.OpenSession{
 			SessionID: id, AgentType: role, StartedAt: st.stamp(), Features: ids,
 			Branch: progress.Nullable(o.Branch), BaseCommit: a.head(), Phase: phase,
-			CredentialHash: credentialHash(cred), Nonce: nonce, OpenedBy: openedBy,
+			CredentialHash: credentialHash(cred, id, role), Nonce: nonce, OpenedBy: openedBy,
 		}
 		if started.Features == nil {
 			started.Features = []string{}
@@ -187,6 +187,9 @@ func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy strin
 		}
 		who = w
 	default:
+		if launcherRunning(st.tx.Store().BatonDir()) {
+			return nil, st.refuse(errs.New(errs.Policy, "a launcher (baton run) is driving this project and opens every session itself: an agent works only in the session its launcher gave it"))
+		}
 		key, _ := a.loadKey()
 		who = &actor{Role: workflow.Human, Source: "person", Person: key.ID, During: openIDs(open)}
 	}
@@ -387,7 +390,7 @@ func (a *App) newSessionCurrentCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "current", Short: "Show the bound session, or every open session", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			open, err := readFile(c.Context(), a, progress.OpenFileName, "baton session start --agent ROLE", progress.ParseOpen)
+			open, err := readFile(c.Context(), a, progress.OpenFileName, "baton init", progress.ParseOpen)
 			if errs.Is(err, errs.NotFound) {
 				open, err = &progress.OpenSessions{}, nil
 			}

@@ -222,7 +222,7 @@ func load[T any](st *state, name string, parse func([]byte) (T, error), trusted 
 // invalidFile turns a parse error into the Invalid error a person can act on.
 func invalidFile(s *store.Store, name string, data []byte, err error) error {
 	path := s.Path(name)
-	advice := fmt.Sprintf("nothing was written; repair the file by hand or restore the previous version from %s, then run 'baton verify'", s.BackupPath(name))
+	advice := fmt.Sprintf("nothing was written; a person can restore the previous version from %s, then run 'baton verify'", s.BackupPath(name))
 	var ie *jsondoc.InvalidError
 	if errors.As(err, &ie) {
 		line, col := jsondoc.Position(data, ie.Offset)

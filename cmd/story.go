@@ -319,23 +319,7 @@ func reviewOf(l logLine) int {
 
 // logText is a log line as text: id, time, who, command, what.
 func logText(l logLine) string {
-	who := "-"
-	if l.Actor != nil {
-		who = l.Actor.Role
-		if l.Actor.Session != nil {
-			who += "#" + strconv.Itoa(*l.Actor.Session)
-		}
-	}
-	what := l.Summary
-	if l.Refused != "" {
-		what = "REFUSED: " + l.Refused
-	} else if what == "" {
-		what = "changed " + strings.Join(l.Changed, ", ")
-	}
-	if d := recordText(l.Record); d != "" {
-		what += " — " + d
-	}
-	return fmt.Sprintf("%s %s %-14s %-28s %s", l.EventID, l.Timestamp, who, l.Command, what)
+	return fmt.Sprintf("%s %s %-14s %-28s %s", l.EventID, l.Timestamp, logWho(l), l.Command, logWhat(l))
 }
 
 // recordText says what a session record holds: its summary and commits.

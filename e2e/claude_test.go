@@ -25,7 +25,9 @@ import (
 // request with the next tool call of the session's script (the role is
 // read from the prompt baton gave Claude Code on stdin). The agent calls
 // baton and git through Claude Code's own Bash tool and writes a file with
-// its Write tool, under the preset's permissions. It runs when
+// its Write tool, under the preset's permissions; the project's
+// SessionStart hook (as the README documents it) hands the model the
+// output of 'baton context'. It runs when
 // BATON_CLAUDE_BIN names a Claude Code binary ('make agent-e2e' installs
 // one from npm).
 func TestClaudeCodeDrivesSessions(t *testing.T) {
@@ -33,57 +35,110 @@ func TestClaudeCodeDrivesSessions(t *testing.T) {
 	if bin == "" {
 		t.Skip("BATON_CLAUDE_BIN is not set: 'make agent-e2e' installs Claude Code and runs this test")
 	}
-	proj := t.TempDir()
-	home := t.TempDir()
+	srv := newScriptedAPI(t)
+	p := newAgentProject(t, "claude", bin, []string{"ANTHROPIC_BASE_URL=http://" + srv.addr, "ANTHROPIC_API_KEY=sk-scripted-test",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
+		`{"agent": {"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}}`)
+	srv.proj = p.dir
+	proj, run := p.dir, p.run
+	// the SessionStart hook the README documents, with a budget that marks
+	// its output apart from the prompt's package
+	hooks := `{"hooks": {"SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": "baton context --budget 150 2>/dev/null || true"}]}]}}`
+	if err := os.MkdirAll(filepath.Join(proj, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".claude", "settings.json"), []byte(hooks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(batonBin, "run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m")
+	t.Logf("baton run:\n%s", out)
+
+	srv.check(t)
+	p.checkDone(t)
+	for _, n := range []string{"2", "3"} {
+		log, err := os.ReadFile(filepath.Join(proj, ".baton", "logs", "session-"+n+".log"))
+		if err != nil || !strings.Contains(string(log), "=== command: claude -p --output-format stream-json") ||
+			!strings.Contains(string(log), `"type":"result"`) || !strings.Contains(string(log), "=== exit: 0") {
+			t.Errorf("session-%s.log lacks the command, Claude Code's result or the exit: %v\n%s", n, err, log)
+		}
+	}
+}
+
+// agentProject is a git repository with baton initialized, one feature
+// written by an INITIALIZER session, and an agent CLI on PATH.
+type agentProject struct {
+	dir string
+	env []string
+	t   *testing.T
+}
+
+// newAgentProject makes the project; name is the CLI's command, bin its
+// binary, env what it needs, config the project's .baton/config.
+func newAgentProject(t *testing.T, name, bin string, env []string, config string) *agentProject {
+	p := &agentProject{dir: t.TempDir(), t: t}
 	tools := t.TempDir()
-	for name, target := range map[string]string{"claude": bin, "baton": batonBin} {
-		if err := os.Symlink(target, filepath.Join(tools, name)); err != nil {
+	for n, target := range map[string]string{name: bin, "baton": batonBin} {
+		if err := os.Symlink(target, filepath.Join(tools, n)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := newScriptedAPI(t, proj)
-	env := append(cleanEnv(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
-		"ANTHROPIC_BASE_URL=http://"+srv.addr, "ANTHROPIC_API_KEY=sk-scripted-test",
-		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.test", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.test")
-	run := func(name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir, cmd.Env = proj, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	run("git", "init", "-q", "-b", "main")
-	run("git", "commit", "-q", "--allow-empty", "-m", "initial commit")
-	run(batonBin, "init", "--name", "greeter")
-	if err := os.WriteFile(filepath.Join(proj, ".baton", "config"), []byte(`{"agent": {"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}}`), 0o644); err != nil {
+	// An agent's login shell (Codex's default) sets PATH anew from the
+	// profiles: baton must be on that PATH, as on a user's machine.
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".profile"), []byte("PATH=\""+tools+":$PATH\"\nexport PATH\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(batonBin, "--as", "HUMAN", "--reason", "agent models for the test", "reconcile")
-	start := run(batonBin, "session", "start", "--agent", "INITIALIZER")
+	p.env = append(append(cleanEnv(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
+		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.test", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.test"), env...)
+	p.run("git", "init", "-q", "-b", "main")
+	p.run("git", "commit", "-q", "--allow-empty", "-m", "initial commit")
+	p.run(batonBin, "init", "--name", "greeter")
+	if err := os.WriteFile(filepath.Join(p.dir, ".baton", "config"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.run(batonBin, "key", "init")
+	p.run(batonBin, "--as", "HUMAN", "--reason", "agent models for the test", "reconcile")
+	start := p.run(batonBin, "session", "start", "--agent", "INITIALIZER")
 	bind := regexp.MustCompile(`(?m)^export (BATON_SESSION=\S+)$`).FindStringSubmatch(start)
 	if bind == nil {
 		t.Fatalf("session start printed no binding:\n%s", start)
 	}
-	envInit := append(append([]string(nil), env...), bind[1])
+	envInit := append(append([]string(nil), p.env...), bind[1])
 	for _, args := range [][]string{
 		{"features", "append", "-s", "spec.md", "-e", `[{"id":"F001","name":"Greeting","description":"hello.sh prints hello","steps":["run sh hello.sh","see hello"]}]`},
 		{"session", "end", "-o", "SUCCESS", "-s", "one feature"},
 	} {
 		cmd := exec.Command(batonBin, args...)
-		cmd.Dir, cmd.Env = proj, envInit
+		cmd.Dir, cmd.Env = p.dir, envInit
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("baton %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+	return p
+}
 
-	out := run(batonBin, "run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m")
-	t.Logf("baton run:\n%s", out)
+// run runs a command in the project and returns its output.
+func (p *agentProject) run(name string, args ...string) string {
+	p.t.Helper()
+	out, err := p.try(name, args...)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
 
-	srv.check(t)
+// try runs a command in the project and returns its output and error.
+func (p *agentProject) try(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = p.dir, p.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// checkDone checks what the two agent sessions left: their outcomes, the
+// merged PASS review, the agent's file on main, and a clean verify.
+func (p *agentProject) checkDone(t *testing.T) {
+	proj, run := p.dir, p.run
 	status := gjson.Parse(run(batonBin, "--json", "progress", "list"))
 	var got []string
 	status.Get("sessions").ForEach(func(_, s gjson.Result) bool {
@@ -101,13 +156,6 @@ func TestClaudeCodeDrivesSessions(t *testing.T) {
 		t.Errorf("main lacks the agent's hello.sh: %v %q", err, b)
 	}
 	run(batonBin, "verify")
-	for _, n := range []string{"2", "3"} {
-		log, err := os.ReadFile(filepath.Join(proj, ".baton", "logs", "session-"+n+".log"))
-		if err != nil || !strings.Contains(string(log), "=== command: claude -p --output-format stream-json") ||
-			!strings.Contains(string(log), `"type":"result"`) || !strings.Contains(string(log), "=== exit: 0") {
-			t.Errorf("session-%s.log lacks the command, Claude Code's result or the exit: %v\n%s", n, err, log)
-		}
-	}
 }
 
 // step is one tool call of a scripted session.
@@ -121,22 +169,24 @@ type step struct {
 // n-th tool call, then a closing text.
 type scriptedAPI struct {
 	addr    string
+	proj    string
 	mu      sync.Mutex
 	scripts map[string][]step
 	models  map[string]string // role -> the model Claude Code asked for
 	errors  []string          // tool results Claude Code reported as errors
 	seen    map[string]int    // role -> requests
+	hooked  map[string]bool   // role -> the SessionStart hook's context reached the model
 }
 
-func newScriptedAPI(t *testing.T, proj string) *scriptedAPI {
+func newScriptedAPI(t *testing.T) *scriptedAPI {
 	bash := func(cmd string) step {
 		return step{"Bash", map[string]any{"command": cmd, "description": "run " + strings.Fields(cmd)[0]}}
 	}
-	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, scripts: map[string][]step{
+	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, hooked: map[string]bool{}, scripts: map[string][]step{
 		"IMPLEMENT": {
 			bash("baton context --budget 2000"),
 			bash("baton branch create feature/f001 && git switch feature/f001"),
-			{"Write", map[string]any{"file_path": filepath.Join(proj, "hello.sh"), "content": "#!/bin/sh\necho hello\n"}},
+			{"Write", map[string]any{"content": "#!/bin/sh\necho hello\n"}}, // file_path: the project's hello.sh
 			bash("git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'"),
 			bash(`baton session end -o READY_FOR_REVIEW -s "Implemented F001: hello.sh prints hello"`),
 		},
@@ -191,11 +241,17 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if role != "" {
 		s.models[role] = req.Get("model").String()
 		s.seen[role]++
+		if strings.Contains(string(body), "Left out for the budget of 150 tokens") && strings.Contains(string(body), "You are "+role+" in baton session") {
+			s.hooked[role] = true
+		}
 	}
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	if results < len(script) {
 		st := script[results]
+		if st.tool == "Write" {
+			st.input = map[string]any{"file_path": filepath.Join(s.proj, "hello.sh"), "content": st.input["content"]}
+		}
 		input, _ := json.Marshal(st.input)
 		sse(w, req.Get("model").String(), "tool_use", fmt.Sprintf(`{"type":"tool_use","id":"toolu_%s_%d","name":%q,"input":{}}`, strings.ToLower(role), results, st.tool), string(input))
 		return
@@ -224,6 +280,9 @@ func (s *scriptedAPI) check(t *testing.T) {
 	}
 	if s.models["IMPLEMENT"] != "claude-scripted-default" || s.models["REVIEW"] != "claude-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
+	}
+	if !s.hooked["IMPLEMENT"] || !s.hooked["REVIEW"] {
+		t.Errorf("the SessionStart hook's 'baton context' did not reach the model: %v", s.hooked)
 	}
 }
 

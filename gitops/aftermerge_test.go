@@ -135,7 +135,7 @@ func TestInstallHooks(t *testing.T) {
 	cmd.Dir = r.dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.test",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.test")
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "BATON_ALLOW_MAIN=1") {
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "leave the merge to REVIEW") || strings.Contains(string(out), "BATON_ALLOW_MAIN") {
 		t.Fatalf("commit onto main: %v\n%s", err, out)
 	}
 	r.git("checkout", "-q", "feature/a")

@@ -26,7 +26,7 @@ var HookNames = []string{"pre-commit", "pre-merge-commit", "reference-transactio
 type ForeignHooksError struct{ Paths []string }
 
 func (e *ForeignHooksError) Error() string {
-	return fmt.Sprintf("hooks baton did not write are installed: %s — nothing was installed; merge baton's checks into them by hand, or move them away and run 'baton init --hooks' again", strings.Join(e.Paths, ", "))
+	return fmt.Sprintf("hooks baton did not write are installed: %s — nothing was installed; merge baton's checks into them yourself, or move them away and run 'baton init --hooks' again", strings.Join(e.Paths, ", "))
 }
 
 // HooksDir is where git runs the repository's hooks from: core.hooksPath
@@ -99,12 +99,12 @@ func InstallHooks(dir, main string) ([]string, error) {
 func hookScript(name, main string) string {
 	head := "#!/bin/sh\n" + HookMarker + "\n" +
 		"# Guards the main branch: work reaches it only through 'baton reviews merge'.\n" +
-		"# A person overrides with BATON_ALLOW_MAIN=1. Re-run 'baton init --hooks' to update.\n" +
+		"# Re-run 'baton init --hooks' to update (a person's override: baton's README, Git).\n" +
 		"main=" + shellQuote(main) + "\n" +
 		"if [ \"${BATON_ALLOW_MAIN:-}\" = 1 ]; then exit 0; fi\n"
 	advice := "Work goes on a branch ('baton branch create NAME', then 'git switch NAME') and reaches $main\n" +
-		"only through 'baton reviews merge' after a passing review. A person who means it can\n" +
-		"override with BATON_ALLOW_MAIN=1 (for example: BATON_ALLOW_MAIN=1 git commit ...).\n"
+		"only through 'baton reviews merge', which REVIEW runs after a passing review: commit your\n" +
+		"work on your branch, end your session, and leave the merge to REVIEW.\n"
 	if name == "reference-transaction" {
 		return head + `[ "$1" = prepared ] || exit 0
 refused=

@@ -1,0 +1,135 @@
+package cmd_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// bypassHint is what no message an agent can read may say: a way around a
+// rule (acting as a person, a role from the environment, the main-branch
+// override, editing files by hand, another session, another branch).
+var bypassHint = regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|(another|a new|a second|new|other) session|session start|(different|another|other|right) --branch|--no-verify`)
+
+// messageCalls are the calls whose string arguments become messages.
+var messageCalls = map[string]bool{
+	"errs.New": true, "fmt.Errorf": true, "errors.New": true, "fmt.Sprintf": true,
+	"a.warn": true, "a.notice": true, "st.refuse": true, "d.warn": true, "d.notice": true,
+}
+
+// personOnly are messages only a person typing --as (or reading a person's
+// command's help) can see: they may name the person's tools. The hooks'
+// override test is shell code a person's override needs, not a message.
+func personOnly(s string) bool {
+	return strings.HasPrefix(s, "--as") || strings.HasPrefix(s, "The personal key is a person's own secret") ||
+		strings.HasPrefix(s, `if [ "${BATON_ALLOW_MAIN:-}" = 1 ]`)
+}
+
+// TestNoMessageTeachesABypass scans every error, refusal, warning and
+// notice baton can produce — the format strings of its message calls, its
+// message constants and the git hooks' texts — for bypass hints.
+func TestNoMessageTeachesABypass(t *testing.T) {
+	root := filepath.Join("..")
+	fset := token.NewFileSet()
+	checked := 0
+	for _, dir := range []string{"cmd", "workflow", "gitops", "store", "bridge", "progress", "reviews", "features", "prompts", "jsondoc", "errs", "scripts"} {
+		files, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, msg := range messages(f, strings.HasSuffix(path, "hooks.go")) {
+				checked++
+				if !personOnly(msg.text) && bypassHint.MatchString(msg.text) {
+					t.Errorf("%s: message teaches a way around a rule (%q): %q", fset.Position(msg.pos), bypassHint.FindString(msg.text), msg.text)
+				}
+			}
+		}
+	}
+	py, _ := filepath.Glob(filepath.Join(root, "scripts", "*.py"))
+	for _, path := range py {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if m := bypassHint.FindString(string(b)); m != "" {
+			t.Errorf("%s says %q", path, m)
+		}
+	}
+	if checked < 200 {
+		t.Fatalf("only %d messages found: the scan does not see baton's messages", checked)
+	}
+}
+
+type message struct {
+	pos  token.Pos
+	text string
+}
+
+// messages returns the string arguments of message calls, message
+// constants, and (all is set, for the hooks) every string literal.
+func messages(f *ast.File, all bool) []message {
+	var out []message
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && messageCalls[x.Name+"."+sel.Sel.Name] {
+					for _, arg := range n.Args {
+						if s, ok := literal(arg); ok {
+							out = append(out, message{arg.Pos(), s})
+						}
+					}
+				}
+			}
+		case *ast.GenDecl:
+			if n.Tok == token.CONST {
+				for _, spec := range n.Specs {
+					for _, v := range spec.(*ast.ValueSpec).Values {
+						if s, ok := literal(v); ok {
+							out = append(out, message{v.Pos(), s})
+						}
+					}
+				}
+			}
+		case *ast.BasicLit:
+			if all && n.Kind == token.STRING {
+				s, _ := strconv.Unquote(n.Value)
+				out = append(out, message{n.Pos(), s})
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// literal is the value of a string literal or a concatenation of them
+// (other operands are left out).
+func literal(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		l, lok := literal(e.X)
+		r, rok := literal(e.Y)
+		return l + r, lok || rok
+	case *ast.ParenExpr:
+		return literal(e.X)
+	}
+	return "", false
+}

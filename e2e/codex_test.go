@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// TestCodexDrivesSessions runs the real Codex CLI under 'baton run --agent
+// codex' for one IMPLEMENT and one REVIEW session, against a scripted
+// Responses API server on the loopback interface (a model provider named
+// in CODEX_HOME's config.toml). The agent calls baton and git through
+// Codex's exec_command tool, inside Codex's workspace-write sandbox with the
+// directories the preset adds. It runs when BATON_CODEX_BIN names a Codex
+// binary ('make agent-e2e' installs one from npm).
+func TestCodexDrivesSessions(t *testing.T) {
+	bin := os.Getenv("BATON_CODEX_BIN")
+	if bin == "" {
+		t.Skip("BATON_CODEX_BIN is not set: 'make agent-e2e' installs Codex and runs this test")
+	}
+	srv := newScriptedResponses(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			srv.logOutputs(t)
+		}
+	})
+	home := t.TempDir()
+	cfg := fmt.Sprintf("model_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n", srv.addr)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newAgentProject(t, "codex", bin, []string{"CODEX_HOME=" + home, "SCRIPTED_API_KEY=sk-scripted-test"},
+		`{"agent": {"model": "gpt-scripted-default", "models": {"REVIEW": "gpt-scripted-review"}}}`)
+	out, err := p.try(batonBin, "run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m")
+	t.Logf("baton run:\n%s", out)
+	srv.check(t)
+	if err != nil {
+		t.Fatalf("baton run --agent codex: %v", err)
+	}
+	p.checkDone(t)
+	for _, n := range []string{"2", "3"} {
+		log, err := os.ReadFile(filepath.Join(p.dir, ".baton", "logs", "session-"+n+".log"))
+		if err != nil || !strings.Contains(string(log), "=== command: codex exec --sandbox workspace-write") || !strings.Contains(string(log), "=== exit: 0") {
+			t.Errorf("session-%s.log lacks the command or the exit: %v\n%s", n, err, log)
+		}
+	}
+}
+
+// scriptedResponses is a Responses API server (streaming) that plays each
+// role's script of shell commands, one exec_command call per request.
+type scriptedResponses struct {
+	addr    string
+	mu      sync.Mutex
+	scripts map[string][]string
+	models  map[string]string
+	seen    map[string]int
+	outputs []string
+}
+
+func newScriptedResponses(t *testing.T) *scriptedResponses {
+	s := &scriptedResponses{models: map[string]string{}, seen: map[string]int{}, scripts: map[string][]string{
+		"IMPLEMENT": {
+			"baton context --budget 2000",
+			"baton branch create feature/f001 && git switch feature/f001",
+			`printf '#!/bin/sh\necho hello\n' > hello.sh`,
+			"git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'",
+			`baton session end -o READY_FOR_REVIEW -s "Implemented F001: hello.sh prints hello"`,
+		},
+		"REVIEW": {
+			"baton context --budget 2000",
+			"git switch main",
+			`baton reviews add-review -a REVIEW --feature-id F001 -b feature/f001 -v PASS -s "hello.sh prints hello: verified"`,
+			"baton reviews merge",
+			`baton session end -o SUCCESS -s "R1: PASS, merged"`,
+		},
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	hs := &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return s
+}
+
+func (s *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if r.URL.Path != "/v1/responses" {
+		http.NotFound(w, r)
+		return
+	}
+	req := gjson.ParseBytes(body)
+	role, results := "", 0
+	req.Get("input").ForEach(func(_, it gjson.Result) bool {
+		if m := promptRole.FindStringSubmatch(it.Get("content").Raw); m != nil && it.Get("role").String() == "user" && role == "" {
+			role = m[1]
+		}
+		if it.Get("type").String() == "function_call_output" {
+			results++
+			s.mu.Lock()
+			s.outputs = append(s.outputs, it.Get("output").String())
+			s.mu.Unlock()
+		}
+		return true
+	})
+	s.mu.Lock()
+	script := s.scripts[role]
+	if role != "" {
+		s.models[role] = req.Get("model").String()
+		s.seen[role]++
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	bw := bufio.NewWriter(w)
+	ev := func(data string) {
+		fmt.Fprintf(bw, "event: %s\ndata: %s\n\n", gjson.Get(data, "type").String(), data)
+	}
+	id := fmt.Sprintf("resp_%s_%d", strings.ToLower(role), results)
+	ev(`{"type":"response.created","response":{"id":"` + id + `"}}`)
+	if results < len(script) {
+		args, _ := json.Marshal(map[string]string{"cmd": script[results]})
+		argStr, _ := json.Marshal(string(args))
+		ev(fmt.Sprintf(`{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_%s","call_id":"call_%s","name":"exec_command","arguments":%s}}`, id, id, argStr))
+	} else {
+		ev(`{"type":"response.output_item.done","item":{"type":"message","role":"assistant","id":"msg_` + id + `","content":[{"type":"output_text","text":"Done: the session is ended."}]}}`)
+	}
+	ev(`{"type":"response.completed","response":{"id":"` + id + `","usage":{"input_tokens":100,"input_tokens_details":null,"output_tokens":20,"output_tokens_details":null,"total_tokens":120}}}`)
+	_ = bw.Flush()
+}
+
+// logOutputs logs what the agent's commands printed, each once.
+func (s *scriptedResponses) logOutputs(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for _, o := range s.outputs {
+		if !seen[o] {
+			seen[o] = true
+			t.Logf("exec_command output: %s", o)
+		}
+	}
+}
+
+// check fails the test if a script was not played or a role did not get
+// its configured model.
+func (s *scriptedResponses) check(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for role, script := range s.scripts {
+		if s.seen[role] < len(script)+1 {
+			t.Errorf("%s: %d requests, want %d (one per tool call and a closing one)", role, s.seen[role], len(script)+1)
+		}
+	}
+	if s.models["IMPLEMENT"] != "gpt-scripted-default" || s.models["REVIEW"] != "gpt-scripted-review" {
+		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
+	}
+}
