@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 }
 
 func testRoot() *cobra.Command {
-	a := &App{env: Env{Getenv: func(string) string { return "" }, Cwd: os.TempDir()}}
+	a := &App{env: Env{Getenv: func(string) string { return "" }, Cwd: filepath.Join(os.TempDir(), "baton-help-test-never-created")}}
 	return a.newRootCmd()
 }
 

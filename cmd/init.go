@@ -67,6 +67,9 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 	if err != nil {
 		return err
 	}
+	if gd := gitops.GitDirAt(s.Dir); gd != "" {
+		return errs.New(errs.Usage, "%s is a git directory (a bare repository, or the .git of one): baton's state belongs in a repository's worktree, beside the code the agents change. Nothing was written; clone the repository ('git clone %s work') and run 'baton init' in the clone", s.Dir, gd)
+	}
 	res := initResult{StateDir: s.Dir, Created: []string{}, Kept: []string{}, Excluded: []string{}, Scripts: []string{}, Hooks: []string{}}
 	if o.Name == "" {
 		o.Name = filepath.Base(s.Dir)

@@ -133,7 +133,7 @@ const exitCodeHelp = `Exit codes:
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
   7   baton run stopped at --max-sessions before DONE (run it again to continue)
   42  need agent: a bridge checkpoint (answer the request, re-run with --resume)
-  130 interrupted`
+  129 stopped by SIGHUP, 130 interrupted (SIGINT), 143 stopped by SIGTERM`
 
 // Main runs baton with args and returns the exit code. Nothing else in baton
 // exits the process.

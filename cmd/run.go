@@ -20,6 +20,7 @@ import (
 
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/workflow"
 )
@@ -78,10 +79,20 @@ type step struct {
 	Role, Feature, Branch, Reason string
 	Session                       int
 	Prompt                        string
-	Credential                    string // handed to the agent, and to no one else
+	mark                          *runMark // what .baton/run.json says of this step (agent-cmd runs)
+	Credential                    string   // handed to the agent, and to no one else
 }
 
+// runLoop runs the steps, stopping on SIGINT, SIGTERM or SIGHUP: the
+// agent's process group is killed, its session ended as ERROR (failure
+// interrupted), and baton exits 130, 143 or 129; the next run continues.
 func (a *App) runLoop(ctx context.Context, o runOpts) error {
+	ctx, sig := withTermSignals(ctx)
+	defer sig.stop()
+	return sig.exitFor(a.runSteps(ctx, o))
+}
+
+func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
@@ -116,6 +127,10 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		}
 	} else if o.Resume {
 		return errs.New(errs.Usage, "--resume continues a bridge run; with --agent-cmd there is nothing to resume")
+	} else if err := a.reclaimDeadRun(ctx); err != nil {
+		return err
+	} else {
+		defer a.unmarkRun() // a run that returns is not a killed one
 	}
 	var ran []runSession
 	var last *step
@@ -139,8 +154,21 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 		case workflow.PhaseStopped:
 			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 		}
+		var mark *runMark
+		if br == nil {
+			mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
+			a.markRun(mark)
+		}
 		st, err := a.openStep(ctx, next)
+		st.mark = mark
+		if mark != nil && st.Session > 0 {
+			mark.Session = st.Session
+			a.markRun(mark)
+		}
 		if err != nil {
+			if ctx.Err() != nil && st.Session > 0 {
+				return a.interrupted(ctx, st)
+			}
 			return err
 		}
 		if br != nil {
@@ -150,6 +178,9 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			return err // the first request of this process checkpoints: exit 42
 		}
 		failure := a.runAgent(ctx, o, st)
+		if ctx.Err() != nil {
+			return a.interrupted(ctx, st)
+		}
 		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
 		last = &st
 		if err := a.checkStep(ctx, st, failure); err != nil {
@@ -158,9 +189,7 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 			}
 			return err
 		}
-		if ctx.Err() != nil {
-			return errs.New(errs.Interrupted, "interrupted after session %d", st.Session)
-		}
+		a.unmarkRun()
 	}
 	next, err := a.nextStep(ctx)
 	if err != nil {
@@ -218,6 +247,27 @@ func (a *App) verifyRun(ctx context.Context, last *step) error {
 	b, _ := json.Marshal(sig)
 	a.notice("[baton run] STOPPED: failure signature %s", b)
 	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton verify')", sig.Message)
+}
+
+// interruptCleanup bounds the cleanup after a signal: ending the session
+// takes the state lock with this deadline of its own.
+const interruptCleanup = 15 * time.Second
+
+// interrupted ends a step stopped by a signal: its agent was killed (with
+// its process group), and its session, if still open, is ended as ERROR
+// with failure signature interrupted — under a context of its own, since
+// the run's is cancelled.
+func (a *App) interrupted(ctx context.Context, st step) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptCleanup)
+	defer cancel()
+	f := &failureSignature{Code: "interrupted", Message: "baton run was interrupted by a signal; the agent and its process group were killed", StageID: st.Role, Severity: "error"}
+	if err := a.checkStep(cctx, st, f); err != nil {
+		return errs.New(errs.Interrupted, "interrupted during session %d (%s), and ending it failed: %v; end it with 'baton session end -o ERROR' before the next run", st.Session, st.Role, err)
+	}
+	if st.mark != nil {
+		a.unmarkRun()
+	}
+	return errs.New(errs.Interrupted, "interrupted during session %d (%s): the agent was stopped and the session ended as ERROR (interrupted); run 'baton run' again to continue", st.Session, st.Role)
 }
 
 // phaseName ties a bridge request to its session, so that a resumed run
@@ -320,7 +370,14 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
 	stop := a.progressLine(st, start, out.progress())
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if st.mark != nil {
+			st.mark.AgentPGID = cmd.Process.Pid
+			a.markRun(st.mark)
+		}
+		err = cmd.Wait()
+	}
 	stop()
 	a.logSession(st, strings.Join(cmd.Args, " "), out.Bytes(), exitText(err))
 	took := a.env.Now().Sub(start).Round(time.Millisecond)

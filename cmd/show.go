@@ -311,7 +311,11 @@ func writeStory(w io.Writer, st story) {
 	printf(w, "Time:      %s → %s (%s)", orDash(deref(st.StartedAt)), orDash(deref(st.FinishedAt)), durationText(st.DurationSeconds))
 	printf(w, "Sessions:  %d", len(st.Sessions))
 	for _, s := range st.Sessions {
-		printf(w, "  #%v %v %v %v → %v (%s) %q", s["session_id"], s["agent_type"], orDash(str(s["outcome"])), s["started_at"], orDash(str(s["completed_at"])), durationText(int64Of(s["duration_seconds"])), str(s["summary"]))
+		rng := ""
+		if r, ok := s["commit_range"].(map[string]any); ok && (str(r["from"]) != "" || str(r["to"]) != "") {
+			rng = fmt.Sprintf(" [%s..%s]", str(r["from"]), str(r["to"]))
+		}
+		printf(w, "  #%v %v %v %v → %v (%s) %q%s", s["session_id"], s["agent_type"], orDash(str(s["outcome"])), s["started_at"], orDash(str(s["completed_at"])), durationText(int64Of(s["duration_seconds"])), str(s["summary"]), rng)
 	}
 	printf(w, "Commits:   %d", len(st.Commits))
 	for _, c := range st.Commits {

@@ -25,7 +25,9 @@ import (
 // request with the next tool call of the session's script (the role is
 // read from the prompt baton gave Claude Code on stdin). The agent calls
 // baton and git through Claude Code's own Bash tool and writes a file with
-// its Write tool, under the preset's permissions. It runs when
+// its Write tool, under the preset's permissions; the project's
+// SessionStart hook (as the README documents it) hands the model the
+// output of 'baton context'. It runs when
 // BATON_CLAUDE_BIN names a Claude Code binary ('make agent-e2e' installs
 // one from npm).
 func TestClaudeCodeDrivesSessions(t *testing.T) {
@@ -39,6 +41,15 @@ func TestClaudeCodeDrivesSessions(t *testing.T) {
 		`{"agent": {"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}}`)
 	srv.proj = p.dir
 	proj, run := p.dir, p.run
+	// the SessionStart hook the README documents, with a budget that marks
+	// its output apart from the prompt's package
+	hooks := `{"hooks": {"SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": "baton context --budget 150 2>/dev/null || true"}]}]}}`
+	if err := os.MkdirAll(filepath.Join(proj, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".claude", "settings.json"), []byte(hooks), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := run(batonBin, "run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m")
 	t.Logf("baton run:\n%s", out)
 
@@ -164,13 +175,14 @@ type scriptedAPI struct {
 	models  map[string]string // role -> the model Claude Code asked for
 	errors  []string          // tool results Claude Code reported as errors
 	seen    map[string]int    // role -> requests
+	hooked  map[string]bool   // role -> the SessionStart hook's context reached the model
 }
 
 func newScriptedAPI(t *testing.T) *scriptedAPI {
 	bash := func(cmd string) step {
 		return step{"Bash", map[string]any{"command": cmd, "description": "run " + strings.Fields(cmd)[0]}}
 	}
-	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, scripts: map[string][]step{
+	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, hooked: map[string]bool{}, scripts: map[string][]step{
 		"IMPLEMENT": {
 			bash("baton context --budget 2000"),
 			bash("baton branch create feature/f001 && git switch feature/f001"),
@@ -229,6 +241,9 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if role != "" {
 		s.models[role] = req.Get("model").String()
 		s.seen[role]++
+		if strings.Contains(string(body), "Left out for the budget of 150 tokens") && strings.Contains(string(body), "You are "+role+" in baton session") {
+			s.hooked[role] = true
+		}
 	}
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -265,6 +280,9 @@ func (s *scriptedAPI) check(t *testing.T) {
 	}
 	if s.models["IMPLEMENT"] != "claude-scripted-default" || s.models["REVIEW"] != "claude-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
+	}
+	if !s.hooked["IMPLEMENT"] || !s.hooked["REVIEW"] {
+		t.Errorf("the SessionStart hook's 'baton context' did not reach the model: %v", s.hooked)
 	}
 }
 

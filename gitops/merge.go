@@ -68,7 +68,8 @@ func (g *repo) CreateBranch(name, at string) error {
 	if _, err := g.r.CommitObject(plumbing.NewHash(at)); err != nil {
 		return fmt.Errorf("%w: %s", ErrUnknownRevision, at)
 	}
-	return g.r.Storer.SetReference(plumbing.NewHashReference(refName, plumbing.NewHash(at)))
+	g.removeStaleRefTemps(name)
+	return g.writeRef(name, "", at)
 }
 
 // DeleteBranch removes refs/heads/name if it still points at expect. The
@@ -87,11 +88,11 @@ func (g *repo) DeleteBranch(name, expect string) error {
 
 // moveBranch sets refs/heads/name from old to new, refusing if it moved.
 func (g *repo) moveBranch(name, old, new string) error {
-	refName := plumbing.NewBranchReferenceName(name)
-	err := g.r.Storer.CheckAndSetReference(
-		plumbing.NewHashReference(refName, plumbing.NewHash(new)),
-		plumbing.NewHashReference(refName, plumbing.NewHash(old)))
-	if err != nil {
+	g.removeStaleRefTemps(name)
+	if err := g.writeRef(name, old, new); err != nil {
+		if errors.Is(err, ErrRefMoved) {
+			return err
+		}
 		return fmt.Errorf("%w: %s (%v)", ErrRefMoved, name, err)
 	}
 	return nil

@@ -66,6 +66,9 @@ func (w *walker) node(h plumbing.Hash) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.g.shallowRoots()[h] {
+		c.ParentHashes = nil // a shallow clone's root: its parents were never fetched
+	}
 	n := &node{c: c}
 	w.nodes[h] = n
 	return n, nil

@@ -90,14 +90,16 @@ type Session struct {
 
 // FailureSignature is seed 002's FailureSignature.
 type FailureSignature struct {
-	Code     string `json:"code"` // plan_invalid, tool_failure, json_error, context_miss, timeout, unknown
+	Code     string `json:"code"` // plan_invalid, tool_failure, json_error, context_miss, timeout, interrupted, unknown
 	Message  string `json:"message"`
 	StageID  string `json:"stage_id,omitempty"`
 	Severity string `json:"severity"` // info, warning, error
 }
 
 // FailureCodes are the codes a FailureSignature may carry.
-var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "unknown"}
+// interrupted: `baton run` was stopped by SIGINT, SIGTERM or SIGHUP while
+// the session's agent ran.
+var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "interrupted", "unknown"}
 
 // Status is the status object.
 type Status struct {

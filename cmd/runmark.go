@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/store"
+)
+
+// A `baton run` killed outright (SIGKILL, a crash, the machine) cannot end
+// the session it drove, and its agent runs on as an orphan. So while it
+// drives a session it keeps .baton/run.json: its own pid, the session, and
+// the agent's process group. The next run finds the file, sees that its
+// pid is gone, kills the orphaned agent's process group, and ends the
+// session as ERROR (interrupted) before it goes on: it resumes cleanly.
+
+const runMarkName = "run.json"
+
+type runMark struct {
+	PID       int    `json:"pid"`
+	StartedAt string `json:"started_at"`
+	Session   int    `json:"session,omitempty"`
+	AgentPGID int    `json:"agent_pgid,omitempty"`
+}
+
+func (a *App) runMarkPath() string {
+	s, err := a.openStore("")
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(s.BatonDir(), runMarkName)
+}
+
+// markRun records what this run is doing (best effort: without it, a kill
+// leaves the session for a person to end).
+func (a *App) markRun(m *runMark) {
+	if p := a.runMarkPath(); p != "" {
+		b, _ := json.Marshal(m)
+		_ = store.WriteFileAtomic(p, b, 0o644)
+	}
+}
+
+func (a *App) unmarkRun() {
+	if p := a.runMarkPath(); p != "" {
+		_ = os.Remove(p)
+	}
+}
+
+// reclaimDeadRun settles what a killed run left: its agent's process group
+// is killed and the session it drove is ended as ERROR (interrupted). A run
+// still alive is a conflict.
+func (a *App) reclaimDeadRun(ctx context.Context) error {
+	p := a.runMarkPath()
+	if p == "" {
+		return nil
+	}
+	b, err := store.ReadRegular(p)
+	if err != nil || b == nil {
+		return err
+	}
+	var m runMark
+	if json.Unmarshal(b, &m) != nil || m.PID <= 0 {
+		return os.Remove(p)
+	}
+	if m.PID != os.Getpid() && alive(m.PID) {
+		return errs.New(errs.Conflict, "another 'baton run' (pid %d) is driving the agents in this project (session %d): wait for it to finish, or stop it (kill %d) — it ends its session when stopped", m.PID, m.Session, m.PID)
+	}
+	if m.AgentPGID > 0 {
+		_ = syscall.Kill(-m.AgentPGID, syscall.SIGKILL)
+	}
+	open, err := readFile(ctx, a, progress.OpenFileName, "", progress.ParseOpen)
+	if err != nil && !errs.Is(err, errs.NotFound) {
+		return err
+	}
+	if open != nil {
+		since, _ := jsondoc.ParseTime(m.StartedAt)
+		for _, s := range open.Open {
+			started, terr := jsondoc.ParseTime(s.StartedAt)
+			if s.SessionID != m.Session && (terr != nil || started.Before(since.Truncate(time.Second))) {
+				continue // not opened by the dead run
+			}
+			a.notice("[baton run] the run that drove session %d (pid %d) was killed: ending the session as ERROR (interrupted)", s.SessionID, m.PID)
+			f := &failureSignature{Code: "interrupted", Message: "the baton run driving it was killed; its agent was stopped by the next run", StageID: s.AgentType, Severity: "error"}
+			if err := a.checkStep(ctx, step{Role: s.AgentType, Session: s.SessionID}, f); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

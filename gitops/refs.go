@@ -1,0 +1,77 @@
+package gitops
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// writeRef sets the loose ref refs/heads/name to commit so that a process
+// killed at any moment leaves the old value or the new one: the new value
+// is written and synced to a temp file beside the ref (named with a leading
+// dot, which git never reads as a ref) and renamed over it. go-git's own
+// reference writes truncate the file in place, and a kill there left the
+// branch empty — gone. The ref must be at old ("" when it must not exist),
+// read just before the rename (compare-and-swap), and not locked by a git
+// process (name.lock).
+func (g *repo) writeRef(name, old, commit string) error {
+	refName := plumbing.NewBranchReferenceName(name)
+	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(refName.String()))
+	if _, err := os.Lstat(path + ".lock"); err == nil {
+		return fmt.Errorf("%w: %s is locked by a git process (%s.lock exists)", ErrRefMoved, name, path)
+	}
+	cur, err := g.Branch(name)
+	switch {
+	case old == "" && err == nil:
+		return fmt.Errorf("branch %s already exists", name)
+	case old == "" && errors.Is(err, ErrNoBranch):
+	case err != nil:
+		return err
+	case cur != old:
+		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(old))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".baton-"+strconv.Itoa(os.Getpid()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(commit + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", refName, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// removeStaleRefTemps removes the temp files of ref writes a killed baton
+// left (harmless to git, which ignores them, but clutter).
+func (g *repo) removeStaleRefTemps(name string) {
+	dir := filepath.Dir(filepath.Join(g.loc.CommonDir, "refs", "heads", filepath.FromSlash(name)))
+	stale, _ := filepath.Glob(filepath.Join(dir, ".*.baton-*"))
+	for _, s := range stale {
+		if err := os.Remove(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+	}
+}
