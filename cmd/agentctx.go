@@ -71,6 +71,9 @@ func (a *App) contextInput(sn *snapshot, w assignment) ctxpack.Input {
 	in.Git = a.gitFacts(sn, w.Branch)
 	if in.Situation == ctxpack.ArchitectureReview {
 		sn.architectureFacts(&in)
+		if in.LastArchitecture != nil {
+			a.gitSince(&in.Git, in.LastArchitecture.Timestamp)
+		}
 	}
 	top := a.projectTop(sn)
 	in.SpecFile = specFile(top, sn.cfg.SpecFile)

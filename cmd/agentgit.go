@@ -67,3 +67,27 @@ func shortStat(stat string) string {
 	more := len(lines) - 1 - maxStatLines
 	return strings.Join(append(lines[:maxStatLines], " … "+strconv.Itoa(more)+" more files", lines[len(lines)-1]), "\n")
 }
+
+// gitSince fills g with main's commits and diff stat since the time of
+// the last architecture review (an ISO 8601 timestamp): what changed since.
+func (a *App) gitSince(g *ctxpack.Git, since string) {
+	r := a.repo()
+	if r == nil || since == "" || g.Main == "" {
+		return
+	}
+	dir := r.Top()
+	from, err := gitOut(dir, "rev-list", "-1", "--before="+since, g.Main)
+	if err != nil || from == "" {
+		return
+	}
+	g.MergeBase = gitops.Short(from)
+	if out, err := gitOut(dir, "log", "--reverse", "--first-parent", "--format=%h %s", from+".."+g.Main); err == nil && out != "" {
+		g.Commits = strings.Split(out, "\n")
+		if len(g.Commits) > maxContextCommits {
+			g.Commits = append([]string{"… " + strconv.Itoa(len(g.Commits)-maxContextCommits) + " earlier commits"}, g.Commits[len(g.Commits)-maxContextCommits:]...)
+		}
+	}
+	if out, err := gitOut(dir, "diff", "--stat=100", from, g.Main); err == nil {
+		g.DiffStat = shortStat(out)
+	}
+}

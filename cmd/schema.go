@@ -80,7 +80,7 @@ var defs = schema{
 // schemas are the documents, by command path below baton.
 var schemas = map[string]schema{
 	"error": props(schema{"error": props(schema{"kind": schema{"enum": []string{"unexpected", "usage", "refused", "not_found", "conflict", "invalid_state", "need_agent", "interrupted"}},
-		"code": tInt, "message": tString}, "kind", "code", "message"), "warnings": ref("warnings")}, "error"),
+		"code": tInt, "message": tString}, "kind", "code", "message"), "details": tObject, "warnings": ref("warnings")}, "error"),
 	"help":       docOf(schema{"command": tString, "help": tString}, "command", "help"),
 	"version":    docOf(schema{"version": tString}, "version"),
 	"completion": docOf(schema{"shell": tString, "script": tString}, "shell", "script"),

@@ -167,9 +167,11 @@ func TestSituations(t *testing.T) {
 
 func TestArchitecturePackage(t *testing.T) {
 	in := ctxpack.Input{Situation: ctxpack.ArchitectureReview, Session: 9, Interval: 5, MergedSince: []string{"F001", "F002"},
-		LastArchitecture: &ctxpack.Review{ID: 3, Architecture: true, Verdict: "PASS", Health: "FAIR", Summary: "ok", Timestamp: "2025-01-29T15:00:00Z"}}
+		LastArchitecture: &ctxpack.Review{ID: 3, Architecture: true, Verdict: "PASS", Health: "FAIR", Summary: "ok", Timestamp: "2025-01-29T15:00:00Z"},
+		Git:              ctxpack.Git{Main: "main", Head: "bbb2222", MergeBase: "aaa1111", Commits: []string{"bbb2222 Merge F002"}, DiffStat: " a.go | 3 +++"}}
 	text := ctxpack.Build(in, 0).Text()
-	for _, want := range []string{"every 5 merged features", "Merged since the last one (2): F001, F002", "A3 (architecture, review R3), PASS, health FAIR"} {
+	for _, want := range []string{"every 5 merged features", "Merged since the last one (2): F001, F002", "A3 (architecture, review R3), PASS, health FAIR",
+		"Since the last architecture review (main at aaa1111):", "bbb2222 Merge F002", "a.go | 3"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("architecture package lacks %q:\n%s", want, text)
 		}

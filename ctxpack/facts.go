@@ -26,6 +26,9 @@ func gitItem(in Input) (Item, bool) {
 	if g.MergeBase != "" && g.BranchExists {
 		fmt.Fprintf(&b, "Commit range: %s..%s (git log %s..%s)\n", g.MergeBase, g.Tip, g.Main, g.Branch)
 	}
+	if g.MergeBase != "" && g.Branch == "" {
+		fmt.Fprintf(&b, "Since the last architecture review (%s at %s):\n", g.Main, g.MergeBase)
+	}
 	if len(g.Commits) > 0 {
 		fmt.Fprintf(&b, "Commits (%d, oldest first):\n", len(g.Commits))
 		for _, c := range g.Commits {

@@ -147,11 +147,15 @@ func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, 
 		return nil, nil, nil, nil
 	}
 	var stamps map[string]stamp
-	if useStamps {
-		stamps = s.readStamps()
-	}
 	read := map[string][]byte{}
 	var out []Drift
+	sf, ok, bad := s.loadStamps()
+	if bad != "" {
+		out = append(out, Drift{File: ".baton/" + stampsName, EventID: last.EventID, Timestamp: last.Timestamp, Difference: bad})
+	}
+	if useStamps && ok && sf.Event == last.Hash {
+		stamps = sf.Files // written after the last event: not stale
+	}
 	for _, name := range s.Tracked {
 		want, ok := last.Metadata.Files[s.key(name)]
 		if !ok {

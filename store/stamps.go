@@ -32,12 +32,55 @@ func (s *Store) stampsPath() string { return filepath.Join(s.BatonDir(), stampsN
 // identity is what a stamp compares.
 func identity(fi os.FileInfo) string { return fileID(fi) }
 
-func (s *Store) readStamps() map[string]stamp {
-	out := map[string]stamp{}
-	if b, err := ReadRegular(s.stampsPath()); err == nil && b != nil {
-		_ = json.Unmarshal(b, &out)
+// stampsFile is .baton/stamps.json: the stamps, the hash of the event
+// after whose commit they were written, and a seal over both (the stamps'
+// bytes as written), so that a change made to it outside baton is told
+// apart from stamps that are only stale (a crash between the commit and
+// the stamps) or lost.
+type stampsFile struct {
+	Event string           `json:"event"`
+	Seal  string           `json:"seal"`
+	Files map[string]stamp `json:"-"`
+}
+
+type stampsRaw struct {
+	Event string          `json:"event"`
+	Seal  string          `json:"seal"`
+	Files json.RawMessage `json:"files"`
+}
+
+func sealOf(event string, files []byte) string {
+	return HashContent(append([]byte(event+"\n"), files...))
+}
+
+// loadStamps reads the stamps file: ok is false when it is missing or
+// written before the seal; bad says what is wrong with one that is not
+// what baton wrote.
+func (s *Store) loadStamps() (sf stampsFile, ok bool, bad string) {
+	b, err := ReadRegular(s.stampsPath())
+	if err != nil || b == nil {
+		return sf, false, ""
 	}
-	return out
+	var raw stampsRaw
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return sf, false, "it is not valid JSON"
+	}
+	if raw.Seal == "" {
+		return sf, false, "" // before the seal: only stale
+	}
+	if raw.Seal != sealOf(raw.Event, raw.Files) || json.Unmarshal(raw.Files, &sf.Files) != nil {
+		return stampsFile{}, false, "its content does not match the seal baton wrote with it"
+	}
+	sf.Event, sf.Seal = raw.Event, raw.Seal
+	return sf, true, ""
+}
+
+func (s *Store) readStamps() map[string]stamp {
+	sf, ok, _ := s.loadStamps()
+	if !ok || sf.Files == nil {
+		return map[string]stamp{}
+	}
+	return sf.Files
 }
 
 // recordStamps stores the identity of the named files as they are now,
@@ -45,10 +88,10 @@ func (s *Store) readStamps() map[string]stamp {
 // without an event). Each file as recorded is also linked into
 // .baton/recorded, so that a later change outside baton can be shown as a
 // difference. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, hashes map[string]string) {
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, hashes map[string]string, event string) {
 	stamps := s.readStamps()
 	for _, n := range names {
-		if IsRef(n) {
+		if IsRef(n) || n == ".baton/"+stampsName {
 			continue
 		}
 		if isDirName(n) {
@@ -64,7 +107,8 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, h
 			delete(stamps, s.key(n))
 		}
 	}
-	b, _ := json.Marshal(stamps)
+	files, _ := json.Marshal(stamps)
+	b, _ := json.Marshal(stampsRaw{Event: event, Seal: sealOf(event, files), Files: files})
 	tmp := s.stampsPath() + ".tmp"
 	if os.WriteFile(tmp, b, 0o644) == nil {
 		_ = os.Rename(tmp, s.stampsPath())

@@ -146,11 +146,12 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	if names := tx.stampNames(); len(names) > 0 {
 		var hashes map[string]string
+		event := ""
 		if tx.event != nil {
-			hashes = tx.event.Metadata.Files
+			hashes, event = tx.event.Metadata.Files, tx.event.Hash
 		}
 		if ferr := fault(StepStamps); ferr == nil {
-			s.recordStamps(names, tx.facts, hashes)
+			s.recordStamps(names, tx.facts, hashes, event)
 		}
 	}
 	for _, hook := range tx.after {
