@@ -71,7 +71,7 @@ func TestConcurrentWriters(t *testing.T) {
 			if v == 0 { // the passing review of the two features this round passes
 				j.feature = featureID(2*r+1) + "," + featureID(2*r+2)
 				j.args = []string{"--json", "reviews", "add-review", "-a", "REVIEW", "--feature-id", j.feature,
-					"-b", "feature/" + strings.ToLower(featureID(2*r+1)), "-v", "PASS", "-s", sum}
+					"-b", fmt.Sprintf("feature/pass-r%d", r), "-v", "PASS", "-s", sum}
 				wantDone[featureID(2*r+1)], wantDone[featureID(2*r+2)] = true, true
 			} else {
 				j.feature = featureID(7 + r)
@@ -356,6 +356,9 @@ func TestVerifyDuringWrites(t *testing.T) {
 		ids = append(ids, featureID(w))
 	}
 	mustBaton(t, dir, "reviews", "add-review", "-a", "REVIEW", "--feature-id", strings.Join(ids, ","), "-b", "feature/x", "-v", "PASS", "-s", "pass")
+	for _, id := range ids { // passing, as the review decided: the status is DONE
+		mustBaton(t, dir, "features", "pass", id)
+	}
 	errc := make(chan error, writers+verifiers)
 	for w := 1; w <= writers; w++ {
 		go func(id string) { // each goroutine drives a sequence of real processes
