@@ -102,7 +102,7 @@ var schemas = map[string]schema{
 	"demo":          docOf(schema{"dir": tString, "kept": tBool, "status": tObject, "features": tObject, "sessions": tObject, "reviews": tObject, "log": tObject, "verify": tObject, "main_history": tStrings}, "dir", "kept", "status", "verify", "main_history"),
 	"branch create": docOf(schema{"branch": tString, "at": tString, "from": tString}, "branch", "at"),
 
-	"session start":   tObject,
+	"session start":   docOf(schema{"session_id": tInt, "agent_type": tString, "started_at": tString, "features": tIDs, "branch": tStrNull, "env": tObject}, "session_id", "agent_type", "env"),
 	"key init":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
 	"key show":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
 	"session end":     withWarnings2(ref("session")),
