@@ -27,6 +27,7 @@ type agentRun struct {
 // stdin, and stops the whole group when the request's timeout passes or
 // ctx is cancelled.
 func (l *loop) runAgent(ctx context.Context, req *Request, prompt string) agentRun {
+	start := time.Now() // before the timeout starts: a timed-out run lasted at least the timeout
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutSeconds)*time.Second)
 	defer cancel()
 	out := &cappedBuffer{max: l.o.MaxOutput, onOver: cancel}
@@ -40,7 +41,6 @@ func (l *loop) runAgent(ctx context.Context, req *Request, prompt string) agentR
 	startGroup(cmd)
 	cmd.Cancel = func() error { return stopGroup(cmd) }
 	cmd.WaitDelay = l.o.KillGrace
-	start := time.Now()
 	err := cmd.Run()
 	run := agentRun{output: out.buf, stderrTail: tail.String(), duration: time.Since(start), overflowed: out.over}
 	var ee *exec.ExitError

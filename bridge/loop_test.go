@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -47,6 +48,20 @@ func testOrchestrator(role string, args []string) int {
 			if errors.As(err, &ae) {
 				out, err = "error: "+ae.Message, nil
 			}
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "result.txt"), []byte(out), 0o644); err != nil {
+				return err
+			}
+			return b.Complete()
+		}
+		if role == "token" { // as 'baton run' does: requests carry the host token the loop gives
+			b, err := Open(Options{Dir: dir, Resume: slices.Contains(args, "--resume"), Warn: os.Stderr, HostToken: true, Token: os.Getenv("BATON_HOST_TOKEN")})
+			if err != nil {
+				return err
+			}
+			out, err := threeAgents(b)
 			if err != nil {
 				return err
 			}
@@ -365,5 +380,37 @@ func TestBridgeLoopOutputKeptByteForByte(t *testing.T) {
 	want := "caf\xc3\xa9 \xff\xfe raw\x00bytes" + strings.Repeat("\x00", 3000000)
 	if got := lr.result(t); got != want {
 		t.Fatalf("result differs: %d bytes, want %d; starts %q", len(got), len(want), got[:min(len(got), 40)])
+	}
+}
+
+// A run whose requests carry a host token: the loop answers with the token
+// it gave the orchestrator; interrupted, it says how to continue with that
+// token, and a loop given it finishes the run. The agent never sees it.
+func TestBridgeLoopHostToken(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	hang := `if [ "$BATON_AGENT" = coder ]; then touch started; sleep 30; fi; env | grep -c BATON_HOST_TOKEN; cat >/dev/null`
+	go func() {
+		for !exists(filepath.Join(dir, "started")) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	lr, _, err := runLoop(t, ctx, "token", hang, func(o *LoopOptions) { o.Dir, o.Cwd = dir, dir })
+	wantKind(t, err, errs.Interrupted, "continue with: BATON_HOST_TOKEN=")
+	tok := regexp.MustCompile(`BATON_HOST_TOKEN=([0-9a-f]+) `).FindStringSubmatch(err.Error())
+	if tok == nil {
+		t.Fatalf("no token in %q", err)
+	}
+	// another loop without the token cannot answer; with it, it finishes
+	_, _, err = runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume = dir, dir, true })
+	wantKind(t, err, errs.Conflict, "the orchestrator exited 5")
+	lr, _, err = runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume, o.Token = dir, dir, true, tok[1] })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lr.stderr.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "result.txt"))
+	if !strings.HasPrefix(string(got), "0\n | coder<Implement: 0>") {
+		t.Fatalf("result %q (the agent must not see the token: its first answer counts the variable)", got)
 	}
 }

@@ -139,6 +139,9 @@ orchestrator's options in it (seed 001's state file).`,
 }
 
 func (a *App) runBridgeRequest(ctx context.Context, o bridgeRequestOpts) error {
+	if err := a.refuseInsideSession("baton bridge request"); err != nil {
+		return err
+	}
 	prompt, err := a.requestPrompt(o)
 	if err != nil {
 		return err
@@ -302,7 +305,7 @@ for one that overran: --status timeout. Output is read only for success or with 
 // environment binds it to an agent session is an agent at work, and the
 // answer to a request, or the resume of a run, belongs to the host.
 func (a *App) refuseInsideSession(what string) error {
-	if a.env.Getenv("BATON_SESSION") == "" {
+	if !a.insideSession() {
 		return nil
 	}
 	return errs.New(errs.Policy, "%s is refused inside an agent session: the host that runs the orchestrator answers its requests and resumes it. Finish your work, end your session as your prompt says, and leave the answer to your host", what)
@@ -564,6 +567,9 @@ func (a *App) newBridgeCleanCmd() *cobra.Command {
 }
 
 func (a *App) runBridgeClean(_ context.Context) error {
+	if err := a.refuseInsideSession("baton bridge clean"); err != nil {
+		return err
+	}
 	dir := a.bridgeDir()
 	removed, err := bridge.Clean(dir)
 	if err != nil {
@@ -596,6 +602,9 @@ to resume (exit 4).`,
 }
 
 func (a *App) runBridgeComplete(ctx context.Context) error {
+	if err := a.refuseInsideSession("baton bridge complete"); err != nil {
+		return err
+	}
 	dir := a.bridgeDir()
 	b, err := bridge.Open(bridge.Options{Dir: dir, Resume: true, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(), Ctx: ctx})
 	if err != nil {
@@ -719,6 +728,9 @@ Without --agent-cmd (or $BATON_AGENT_CMD) the loop stops at the first request (e
 func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
 	if o.MaxIterations < 0 || o.MaxAttempts < 1 || o.MaxOutput < 1 {
 		return errs.New(errs.Usage, "--max-iterations %d, --max-attempts %d, --max-output %d: --max-attempts and --max-output must be at least 1, --max-iterations at least 0 (no limit)", o.MaxIterations, o.MaxAttempts, o.MaxOutput)
+	}
+	if err := a.refuseInsideSession("baton bridge loop"); err != nil {
+		return err
 	}
 	ctx, sig := withTermSignals(ctx)
 	defer sig.stop()

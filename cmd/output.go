@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -115,8 +116,20 @@ type jsonError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	Details  any      `json:"details,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// detailedError is an error whose JSON object carries a document about it
+// (get-fix-count at the limit: the counts).
+type detailedError struct {
+	error
+	details any
+}
+
+func (e detailedError) Unwrap() error { return e.error }
+
+func withDetails(err error, details any) error { return detailedError{err, details} }
 
 func (a *App) reportError(err error) {
 	if a.reportCheckpoint(err) {
@@ -129,6 +142,10 @@ func (a *App) reportError(err error) {
 		je.Error.Code = errs.Code(err)
 		je.Error.Message = err.Error()
 		je.Warnings = a.warnings
+		var de detailedError
+		if errors.As(err, &de) {
+			je.Details = de.details
+		}
 		fmt.Fprintf(a.env.Stderr, "%s\n", bytes.TrimSpace(jsondoc.Compact(je)))
 		return
 	}

@@ -566,6 +566,13 @@ func (a *App) runGetFixCount(ctx context.Context, feature string) error {
 		return err
 	}
 	res := fixCountOf(r, feature, cfg)
+	var limit error
+	if res.LimitReached {
+		limit = errs.New(errs.Policy, "Maximum fix attempts reached (%d of %d) for %s - %s", res.FixCount, res.MaxFixCycles, feature, limitDecision(r, feature))
+		if a.g.JSON { // one error object, the counts as its details
+			return withDetails(limit, res)
+		}
+	}
 	if res.Remaining == 1 && !a.g.JSON { // under --json: a warning inside the document
 		defer a.warn("FINAL FIX ATTEMPT - Next failure triggers mandatory decision")
 	} else if res.Remaining == 1 {
@@ -577,10 +584,7 @@ func (a *App) runGetFixCount(ctx context.Context, feature string) error {
 	}); err != nil {
 		return err
 	}
-	if res.LimitReached {
-		return errs.New(errs.Policy, "Maximum fix attempts reached (%d of %d) for %s - %s", res.FixCount, res.MaxFixCycles, feature, limitDecision(r, feature))
-	}
-	return nil
+	return limit
 }
 
 func fixCountOf(r *reviews.File, feature string, cfg store.Config) fixCountResult {

@@ -80,7 +80,7 @@ var defs = schema{
 // schemas are the documents, by command path below baton.
 var schemas = map[string]schema{
 	"error": props(schema{"error": props(schema{"kind": schema{"enum": []string{"unexpected", "usage", "refused", "not_found", "conflict", "invalid_state", "need_agent", "interrupted"}},
-		"code": tInt, "message": tString}, "kind", "code", "message"), "warnings": ref("warnings")}, "error"),
+		"code": tInt, "message": tString}, "kind", "code", "message"), "details": tObject, "warnings": ref("warnings")}, "error"),
 	"help":       docOf(schema{"command": tString, "help": tString}, "command", "help"),
 	"version":    docOf(schema{"version": tString}, "version"),
 	"completion": docOf(schema{"shell": tString, "script": tString}, "shell", "script"),
@@ -102,7 +102,7 @@ var schemas = map[string]schema{
 	"demo":          docOf(schema{"dir": tString, "kept": tBool, "status": tObject, "features": tObject, "sessions": tObject, "reviews": tObject, "log": tObject, "verify": tObject, "main_history": tStrings}, "dir", "kept", "status", "verify", "main_history"),
 	"branch create": docOf(schema{"branch": tString, "at": tString, "from": tString}, "branch", "at"),
 
-	"session start":   tObject,
+	"session start":   docOf(schema{"session_id": tInt, "agent_type": tString, "started_at": tString, "features": tIDs, "branch": tStrNull, "env": tObject}, "session_id", "agent_type", "env"),
 	"key init":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
 	"key show":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
 	"session end":     withWarnings2(ref("session")),

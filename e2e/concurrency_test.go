@@ -71,12 +71,12 @@ func TestConcurrentWriters(t *testing.T) {
 			if v == 0 { // the passing review of the two features this round passes
 				j.feature = featureID(2*r+1) + "," + featureID(2*r+2)
 				j.args = []string{"--json", "reviews", "add-review", "-a", "REVIEW", "--feature-id", j.feature,
-					"-b", "feature/" + strings.ToLower(featureID(2*r+1)), "-v", "PASS", "-s", sum}
+					"-b", fmt.Sprintf("feature/batch%d", r), "-v", "PASS", "-s", sum}
 				wantDone[featureID(2*r+1)], wantDone[featureID(2*r+2)] = true, true
 			} else {
 				j.feature = featureID(7 + r)
 				j.args = []string{"--json", "reviews", "add-review", "-a", "REVIEW", "--feature-id", j.feature,
-					"-b", "feature/" + strings.ToLower(j.feature), "-v", "REQUEST_CHANGES", "-s", sum,
+					"-b", fmt.Sprintf("feature/changes-r%d-v%d", r, v), "-v", "REQUEST_CHANGES", "-s", sum,
 					"--issues", `{"critical":[{"description":"c"}],"major":[{"description":"m1"},{"description":"m2"}],"minor":[],"suggestions":[{"description":"s"}]}`}
 			}
 			jobs = append(jobs, j)
@@ -350,7 +350,7 @@ func deref(s *string) string {
 func TestVerifyDuringWrites(t *testing.T) {
 	const writers, toggles, verifiers, verifies = 2, 40, 3, 50
 	dir := newProject(t)
-	appendFeatures(t, dir, writers, 20)
+	appendFeatures(t, dir, writers+1, 20) // one more, never passed: the project is not DONE
 	var ids []string
 	for w := 1; w <= writers; w++ {
 		ids = append(ids, featureID(w))

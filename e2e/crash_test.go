@@ -91,10 +91,10 @@ func TestCrashSafety(t *testing.T) {
 			if i%2 == 0 { // a PASS review changes features_completed: reviews.json and progress.json in one transaction
 				op.feature = featureID(1 + nextDone%nFeatures)
 				nextDone++
-				op.args = []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", op.feature, "-b", "feature/x", "-v", "PASS", "-s", sum}
+				op.args = []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", op.feature, "-b", "feature/" + strings.ToLower(op.feature), "-v", "PASS", "-s", sum}
 			} else {
 				op.feature = featureID(1 + i%nFeatures)
-				op.args = []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", op.feature, "-b", "feature/x", "-v", "REQUEST_CHANGES", "-s", sum,
+				op.args = []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", op.feature, "-b", "feature/" + strings.ToLower(op.feature), "-v", "REQUEST_CHANGES", "-s", sum,
 					"--issues", `{"major":[{"description":"m"}],"minor":[{"description":"n"}]}`}
 			}
 			return op
@@ -520,6 +520,8 @@ func inflateSessions(t *testing.T, dir string, n int) {
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// written outside baton: a person accepts it, so that writers go on
+	mustBaton(t, dir, "--as", "HUMAN", "--reason", "generated history", "reconcile")
 }
 
 // TestJournalRecovery builds by hand the states a killed writer leaves
@@ -617,6 +619,14 @@ func TestJournalRecovery(t *testing.T) {
 	t.Run("writer finishes a committed journal before its own change", func(t *testing.T) {
 		dir, _, _, newF, newP := setup(t)
 		writeJournal(t, dir, stage(t, dir, featuresName, newF), stage(t, dir, progressName, newP))
+		// the journal, made by hand, carries no audit entry: a writer finishes
+		// it, and then finds the files changed outside baton until a person
+		// accepts them (a real journal carries its entry)
+		if r := baton(t, dir, "progress", "add-session", "-a", "IMPLEMENT", "-s", "refused", "-o", "SUCCESS"); r.code != 6 {
+			t.Fatalf("a writer after a journal without its audit entry: %v, want exit 6", r)
+		}
+		requireFiles(t, dir, newF, newP) // finished before the drift check refused
+		mustBaton(t, dir, "--as", "HUMAN", "--reason", "journal made by hand", "reconcile")
 		mustBaton(t, dir, "progress", "add-session", "-a", "IMPLEMENT", "-s", "after recovery", "-o", "SUCCESS")
 		if got := readState(t, dir, featuresName); !bytes.Equal(got, newF) {
 			t.Fatalf("feature_list.json is\n%s\nwant\n%s", got, newF)

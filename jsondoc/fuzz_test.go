@@ -110,6 +110,7 @@ func strictValid(data []byte) bool {
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // 1e700 is valid JSON, though no float64
 	type level struct {
 		object bool
 		keys   map[string]bool

@@ -1,6 +1,7 @@
 package jsondoc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -40,21 +41,29 @@ type frame struct {
 	object   bool
 	expect   bool     // an object expects a key next
 	index    int      // an array's current element
-	key      string   // an object's current key, for paths
+	key      []byte   // an object's current key (raw), for paths
 	keys     [][]byte // the keys seen so far (raw, between the quotes)
 	keyIndex map[string]bool
 }
 
 // duplicateKeys scans well-formed JSON for an object with a key twice.
 func duplicateKeys(data []byte) error {
-	var stack []frame
+	stack := make([]frame, 0, 16)
+	var spare [][][]byte // key slices of closed objects, reused (no allocation per object)
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '{':
-			stack = append(stack, frame{object: true, expect: true})
+			var keys [][]byte
+			if n := len(spare); n > 0 {
+				keys, spare = spare[n-1][:0], spare[:n-1]
+			}
+			stack = append(stack, frame{object: true, expect: true, keys: keys})
 		case '[':
 			stack = append(stack, frame{})
 		case '}', ']':
+			if top := stack[len(stack)-1]; top.object && top.keyIndex == nil {
+				spare = append(spare, top.keys)
+			}
 			stack = stack[:len(stack)-1]
 		case ',':
 			if top := len(stack) - 1; top >= 0 {
@@ -66,11 +75,7 @@ func duplicateKeys(data []byte) error {
 			}
 		case '"':
 			start := i + 1
-			for i++; data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
+			i = stringEnd(data, start)
 			top := len(stack) - 1
 			if top < 0 || !stack[top].object || !stack[top].expect {
 				continue
@@ -80,7 +85,7 @@ func duplicateKeys(data []byte) error {
 			if f.seen(data[start:i]) {
 				return &InvalidError{Offset: start - 1, Path: pathOf(stack, keyText(data[start:i])), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
 			}
-			f.key = keyText(data[start:i])
+			f.key = data[start:i]
 		}
 	}
 	return nil
@@ -90,7 +95,7 @@ func duplicateKeys(data []byte) error {
 // Keys are compared decoded, so "a" and "\u0061" are the same key.
 func (f *frame) seen(raw []byte) bool {
 	if containsByte(raw, '\\') {
-		raw = []byte(keyText(raw))
+		raw = []byte(keyText(raw)) // compared decoded: "a" and "\u0061" are one key
 	}
 	if f.keyIndex != nil {
 		if f.keyIndex[string(raw)] {
@@ -147,7 +152,7 @@ func pathOf(stack []frame, key string) string {
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
-			b.WriteString(f.key)
+			b.WriteString(keyText(f.key))
 		} else {
 			b.WriteString("[" + strconv.Itoa(f.index) + "]")
 		}
@@ -157,4 +162,24 @@ func pathOf(stack []frame, key string) string {
 	}
 	b.WriteString(key)
 	return b.String()
+}
+
+// stringEnd returns the index of the quote closing the string that starts
+// at start (data is well-formed JSON).
+func stringEnd(data []byte, start int) int {
+	for i := start; ; {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return len(data) - 1
+		}
+		i += j
+		bs := 0
+		for k := i - 1; k >= start && data[k] == '\\'; k-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i
+		}
+		i++
+	}
 }

@@ -195,6 +195,9 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", s.BatonDir(), err)
 	}
+	if fi, err := os.Lstat(s.lockPath()); err == nil && !fi.Mode().IsRegular() {
+		return nil, NotRegular(s.lockPath(), fi) // a FIFO here would block the open
+	}
 	timeout := s.LockTimeout
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
