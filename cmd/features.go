@@ -164,9 +164,33 @@ func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passe
 			return err
 		}
 		st.touch(features.FileName)
+		if !passes {
+			return st.reopenAfterRegression(ids)
+		}
 		return nil
 	})
 	return already, err
+}
+
+// reopenAfterRegression takes a finished project back to work when a
+// feature is marked failing: DONE with a feature pending is not done.
+func (st *state) reopenAfterRegression(ids []string) error {
+	p, ok, err := st.progressOpt()
+	if err != nil || !ok {
+		return err
+	}
+	cur, err := p.Status()
+	if err != nil || cur.CurrentPhase != workflow.PhaseDone {
+		return err
+	}
+	sit, err := st.situation()
+	if err != nil {
+		return err
+	}
+	d := workflow.NextWork(sit)
+	d.Rule = "regression/" + d.Rule
+	d.Reason = strings.Join(ids, ", ") + " marked failing after DONE; " + d.Reason
+	return st.applyDecision(p, d)
 }
 
 func (a *App) newPassCmd() *cobra.Command {
