@@ -159,6 +159,9 @@ func (st *state) checkReady(s progress.Session, branch *string) error {
 	if s.Outcome != "READY_FOR_REVIEW" || (role != workflow.Implement && role != workflow.Fix) || st.app.repo() == nil {
 		return nil
 	}
+	if who, _ := st.resolveActor(); who != nil && who.Role == workflow.Human {
+		return nil // a person's record of work done elsewhere
+	}
 	r := st.app.repo()
 	main, _, _ := mainOf(r, st.cfg)
 	if branch == nil || *branch == main {
@@ -268,4 +271,21 @@ func (st *state) fixBranch(rv gjson.Result, given *string) (string, error) {
 		return "", st.refuse(errs.New(errs.Policy, "--branch %s: review R%d is about %s, and a fix answering it is committed there. Commit the fix on %s and record it there", *given, rv.Get("review_id").Int(), want, want))
 	}
 	return *given, nil
+}
+
+// workBranch is the branch a session's work is on: the one named, else the
+// branch checked out (nil on main or a detached HEAD).
+func (a *App) workBranch(named *string) *string {
+	if named != nil {
+		return named
+	}
+	r := a.repo()
+	if r == nil {
+		return nil
+	}
+	b, err := r.CurrentBranch()
+	if err != nil || b == "" {
+		return nil
+	}
+	return &b
 }

@@ -100,8 +100,12 @@ func (st *state) adoptInitializerList(drifts []store.Drift) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := features.Parse(data); err != nil {
+	f, err := features.Parse(data)
+	if err != nil {
 		return false, invalidFile(st.tx.Store(), features.FileName, data, err)
+	}
+	if passing := f.Passing(); len(passing) > 0 {
+		return false, st.refuse(errs.New(errs.Policy, "the %s this session wrote marks %s passing: a new feature list has every feature pending (\"passes\": false) — only REVIEW marks features passing, after a passing review. Write the list with every feature pending", features.FileName, strings.Join(passing, ", ")))
 	}
 	st.tx.Adopt(features.FileName)
 	st.adopted = fmt.Sprintf("%s was created outside baton by session %d (%s); validated and adopted", features.FileName, *who.Session, who.Role)

@@ -259,6 +259,9 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		if o.CurrentBranch != nil {
 			branch = progress.Nullable(*o.CurrentBranch)
 		}
+		if err := st.checkReady(added, a.workBranch(branch)); err != nil {
+			return err
+		}
 		if err := st.afterSession(p, added, feature, branch, added.AgentType, o.NextPhase); err != nil {
 			return err
 		}
