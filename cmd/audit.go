@@ -144,6 +144,10 @@ type verifyResult struct {
 	OK       bool      `json:"ok"`
 	Events   int       `json:"events"`
 	Problems []problem `json:"problems"`
+	// Authenticated says whether every entry's MAC was checked (with the
+	// person's key); Notes are what a person should look at.
+	Authenticated bool     `json:"authenticated"`
+	Notes         []string `json:"notes"`
 }
 
 func (a *App) newVerifyCmd() *cobra.Command {
@@ -163,6 +167,10 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 			var cfg store.Config
 			if err := a.snapshot(c.Context(), func(sn *snapshot) error {
 				res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
+				events, _ := sn.s.ReadEvents()
+				auth := a.checkAudit(sn, events)
+				res.Problems = append(res.Problems, auth.problems...)
+				res.Notes, res.Authenticated = auth.notes, auth.authenticated
 				var err error
 				if base, err = readBaseline(sn.s); err != nil {
 					res.Problems = append(res.Problems, problem{"git-main", gitBaselineName, err.Error()})
@@ -180,12 +188,19 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 				for _, p := range res.Problems {
 					printf(w, "PROBLEM: [%s] %s", p.Check, p.Message)
 				}
+				for _, n := range res.Notes {
+					printf(w, "NOTE: %s", n)
+				}
 				if res.OK {
 					git := ""
 					if gitChecked {
 						git = ", every recorded commit exists, every commit on main is accounted for"
 					}
-					printf(w, "OK: %d events, chain intact, files match the last event, every passing feature has a passing review%s", res.Events, git)
+					auth := ", every entry's MAC checked"
+					if !res.Authenticated {
+						auth = ", authenticity NOT checked (no personal key)"
+					}
+					printf(w, "OK: %d events, chain intact%s, files match the last event, every passing feature has a passing review%s", res.Events, auth, git)
 				}
 			}); err != nil {
 				return err

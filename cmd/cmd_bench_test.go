@@ -3,10 +3,14 @@ package cmd_test
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/bench/gen"
 	"github.com/baton-cli/baton/cmd"
@@ -15,7 +19,8 @@ import (
 // large is the generated 10,000-session state, made once per test binary.
 var large = sync.OnceValues(func() (*gen.State, error) { return gen.Generate(gen.Large, 1) })
 
-// benchCase is one command: role is the BATON_ROLE a write is bound to.
+// benchCase is one command: role is the role of the session a write is
+// bound to (by its credential, as an agent's call is).
 type benchCase struct {
 	name, role string
 	args       []string
@@ -70,7 +75,40 @@ func newState(b *testing.B, st *gen.State) string {
 	if err := st.WriteDir(dir); err != nil {
 		b.Fatal(err)
 	}
+	// the person's key, outside the state directory
+	if err := os.MkdirAll(filepath.Join(dir+".config", "baton"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir+".config", "baton", "key"), []byte(testKey+"\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
 	return dir
+}
+
+var (
+	credMu sync.Mutex
+	creds  = map[string]string{} // state dir + role -> its session's credential
+)
+
+// credential opens (once) a session for role in dir, as a person does,
+// and returns its credential.
+func credential(b *testing.B, dir, role string) string {
+	credMu.Lock()
+	defer credMu.Unlock()
+	if c, ok := creds[dir+"\x00"+role]; ok {
+		return c
+	}
+	var out, stderr bytes.Buffer
+	env := cmd.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &stderr, Cwd: dir, Now: time.Now,
+		Getenv: func(k string) string {
+			return map[string]string{"BATON_STATE_DIR": dir, "XDG_CONFIG_HOME": dir + ".config"}[k]
+		}}
+	if code := cmd.Main([]string{"--as", "HUMAN", "--reason", "bench", "--json", "session", "start", "--agent", role}, env); code != 0 {
+		b.Fatalf("session start %s: exit %d: %s", role, code, stderr.String())
+	}
+	c := gjson.Get(out.String(), "env.BATON_SESSION").String()
+	creds[dir+"\x00"+role] = c
+	return c
 }
 
 func benchMain(b *testing.B, dir string, c benchCase) {
@@ -82,13 +120,19 @@ func benchMain(b *testing.B, dir string, c benchCase) {
 
 func runMain(b *testing.B, dir string, c benchCase) {
 	var stderr bytes.Buffer
+	cred := ""
+	if c.role != "" {
+		cred = credential(b, dir, c.role)
+	}
 	env := cmd.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Cwd: dir, Now: time.Now,
 		Getenv: func(k string) string {
 			switch k {
 			case "BATON_STATE_DIR":
 				return dir
-			case "BATON_ROLE":
-				return c.role
+			case "BATON_SESSION":
+				return cred
+			case "XDG_CONFIG_HOME":
+				return dir + ".config"
 			}
 			return ""
 		}}

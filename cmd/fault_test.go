@@ -149,6 +149,14 @@ func TestJournalWithoutTempsIsDiscarded(t *testing.T) {
 	dir := t.TempDir()
 	mustIn(t, dir, "init")
 	before := readState(t, dir)
+	// the log's anchors as they were: a writer that died before its append
+	// never moved them
+	anchors, _ := filepath.Glob(filepath.Join(dir, ".local", "state", "baton", "anchors", "*.json"))
+	anchors = append(anchors, filepath.Join(dir, ".baton", "head.json"))
+	anchorsBefore := map[string][]byte{}
+	for _, p := range anchors {
+		anchorsBefore[p], _ = os.ReadFile(p)
+	}
 	var journal []byte
 	store.SetFaultHook(func(s string) error {
 		if s == store.StepBackup { // just after the commit point: keep a copy of the journal
@@ -168,6 +176,11 @@ func TestJournalWithoutTempsIsDiscarded(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	for p, b := range anchorsBefore {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".baton", "journal"), journal, 0o644); err != nil {

@@ -303,10 +303,11 @@ func (a *App) signature(r gitops.Repo) object.Signature {
 // branch created or deleted is something that happened.
 func (st *state) logAlways() {
 	who, _ := st.resolveActor()
-	st.tx.Log(store.Event{
+	auth, key := st.app.signer(who)
+	st.tx.LogSigned(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: "task", Timestamp: st.stamp(),
 		Payload: eventPayload{Command: st.cmdPath, Actor: who, Summary: st.summary, Record: recordJSON(st.record)}.raw(),
-	})
+	}, auth, key)
 }
 
 // ---- the main baseline

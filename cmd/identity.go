@@ -162,3 +162,46 @@ func boundSession(open *progress.OpenSessions, cred string) (progress.OpenSessio
 // insideSession says whether the call carries a session binding (an agent's
 // call): such a call acts as its session and nothing else.
 func (a *App) insideSession() bool { return strings.TrimSpace(a.env.Getenv("BATON_SESSION")) != "" }
+
+// The audit log's keys. An entry written in an agent's session is MACed
+// with a key derived from that session's credential, so an agent can MAC
+// only its own session's entries; a person's or a launcher's entry with a
+// key derived from the person's key. verify, holding the person's key,
+// derives both from the log.
+
+func personEventKey(secret []byte) []byte { return mac(secret, "baton person events") }
+
+func sessionEventKey(cred string) []byte { return mac([]byte(cred), "baton session events") }
+
+// signer is the auth name and MAC key of an entry written by who. A call
+// bound to nothing (baton init, a refusal) signs with the person's key
+// where there is one, else not at all.
+func (a *App) signer(who *actor) (string, []byte) {
+	switch {
+	case who != nil && who.Source == "session" && who.Session != nil:
+		cred := strings.TrimSpace(a.env.Getenv("BATON_SESSION"))
+		return "session:" + strconv.Itoa(*who.Session), sessionEventKey(cred)
+	case who == nil || who.Source == "person" || who.Source == "launcher":
+		key, err := a.loadKey()
+		if err != nil || key == nil {
+			return "", nil
+		}
+		return "person:" + key.ID, personEventKey(key.Secret)
+	}
+	return "", nil
+}
+
+// anchorPath is where the log's head of the state directory dir is
+// anchored outside the project: the person's state directory.
+func (a *App) anchorPath(dir string) string {
+	base := a.env.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home := a.env.Getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(dir)))
+	return filepath.Join(base, "baton", "anchors", hex.EncodeToString(sum[:8])+".json")
+}

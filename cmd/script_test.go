@@ -2,7 +2,12 @@ package cmd_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +43,11 @@ func TestMain(m *testing.M) {
 //	                         BATON_SESSION to its credential); stdout is left
 //	                         as session start printed it (--json)
 //	unbind                   later commands carry no session binding
+//	forgelog MODE [ARGS]     rewrite .baton/events.jsonl as a forger would,
+//	                         rechaining with the unkeyed sha256: delete SEQ
+//	                         (and renumber), strip (every auth and MAC),
+//	                         append JSON (a payload), resign ROLE (the last
+//	                         entry's role, re-MACed with $BATON_SESSION's key)
 //	rebind                   bind again to the session unbind left (a
 //	                         person's command between an agent's ones)
 //	schemavalid NAME [stderr] the last stdout (or stderr) must be valid
@@ -78,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"unbind":      cmdUnbind,
 			"schemavalid": cmdSchemaValid,
 			"rebind":      cmdRebind,
+			"forgelog":    cmdForgeLog,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -218,4 +229,104 @@ func cmdSchemaValid(ts *testscript.TestScript, neg bool, args []string) {
 	if (err == nil) == neg {
 		ts.Fatalf("schemavalid %s: %#v\n%s", args[0], err, out)
 	}
+}
+
+// cmdForgeLog forges the audit log the way an agent with a 20-line script
+// and its own credential could.
+func cmdForgeLog(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: forgelog delete SEQ | strip | append JSON | resign ROLE")
+	}
+	path := ts.MkAbs(filepath.Join(".baton", "events.jsonl"))
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	var events []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var raw map[string]json.RawMessage
+		ts.Check(json.Unmarshal([]byte(l), &raw))
+		e := map[string]any{}
+		for k, v := range raw {
+			e[k] = v // byte for byte, as a careful forger keeps them
+		}
+		events = append(events, e)
+	}
+	switch args[0] {
+	case "delete":
+		n, _ := strconv.Atoi(args[1])
+		events = append(events[:n-1], events[n:]...)
+	case "strip":
+		for _, e := range events {
+			delete(e, "auth")
+			delete(e, "mac")
+		}
+	case "append":
+		last := events[len(events)-1]
+		events = append(events, map[string]any{"event_id": "", "task_id": nil, "stage_id": "REVIEW", "type": "task",
+			"timestamp": last["timestamp"], "payload": json.RawMessage(args[1]), "metadata": last["metadata"]})
+	case "resign":
+		last := events[len(events)-1]
+		var payload map[string]any
+		ts.Check(json.Unmarshal(last["payload"].(json.RawMessage), &payload))
+		payload["actor"].(map[string]any)["role"] = args[1]
+		last["payload"], last["stage_id"] = payload, args[1]
+	}
+	prev := ""
+	var out bytes.Buffer
+	for i, e := range events {
+		e["seq"], e["event_id"], e["prev_hash"], e["hash"] = i+1, fmt.Sprintf("E%06d", i+1), prev, ""
+		mac, hasMAC := e["mac"]
+		delete(e, "mac")
+		b, _ := json.Marshal(orderedEvent(e))
+		sum := sha256.Sum256(b)
+		e["hash"] = hex.EncodeToString(sum[:])
+		if hasMAC {
+			e["mac"] = mac
+		}
+		if args[0] == "resign" && i == len(events)-1 {
+			k := hmac.New(sha256.New, []byte(ts.Getenv("BATON_SESSION")))
+			k.Write([]byte("baton session events"))
+			m := hmac.New(sha256.New, k.Sum(nil))
+			m.Write([]byte(e["hash"].(string)))
+			e["mac"] = hex.EncodeToString(m.Sum(nil))
+		}
+		prev = e["hash"].(string)
+		line, _ := json.Marshal(orderedEvent(e))
+		out.Write(append(line, '\n'))
+	}
+	ts.Check(os.WriteFile(path, out.Bytes(), 0o644))
+}
+
+// orderedEvent marshals an entry's fields in baton's order, as the chain
+// hash needs (a forger reads the order off the file).
+type orderedEvent map[string]any
+
+func (e orderedEvent) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, k := range []string{"seq", "event_id", "task_id", "stage_id", "type", "timestamp", "payload", "metadata", "prev_hash", "hash", "auth", "mac"} {
+		v, ok := e[k]
+		if !ok || ((k == "auth" || k == "mac") && (v == "" || string(asRaw(v)) == `""`)) {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func asRaw(v any) json.RawMessage {
+	r, _ := v.(json.RawMessage)
+	return r
 }

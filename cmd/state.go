@@ -39,6 +39,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s.Now = a.env.Now
 	s.Tracked = trackedFiles
+	s.AnchorPath = a.anchorPath(dir)
 	s.Probe = a.probe(s)
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)
@@ -163,10 +164,11 @@ func (st *state) logEvent() {
 			changed = append(changed, d.File)
 		}
 	}
-	st.tx.Log(store.Event{
+	auth, key := st.app.signer(who)
+	st.tx.LogSigned(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: typ, Timestamp: st.stamp(),
 		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened}.raw(),
-	})
+	}, auth, key)
 }
 
 func stage(who *actor) *string {
@@ -181,10 +183,11 @@ func stage(who *actor) *string {
 // of its own (the refused one changed nothing).
 func (a *App) logRefusal(ctx context.Context, s *store.Store, cmdPath string, who *actor, task *string, refused error) error {
 	return s.Update(ctx, func(tx *store.Tx) error {
-		tx.Log(store.Event{
+		auth, key := a.signer(who)
+		tx.LogSigned(store.Event{
 			TaskID: task, StageID: stage(who), Type: "error", Timestamp: jsondoc.Timestamp(a.env.Now()),
 			Payload: eventPayload{Command: cmdPath, Actor: who, Refused: refused.Error()}.raw(),
-		})
+		}, auth, key)
 		return nil
 	})
 }

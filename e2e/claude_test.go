@@ -90,13 +90,13 @@ func newAgentProject(t *testing.T, name, bin string, env []string, config string
 	}
 	p.env = append(append(cleanEnv(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
 		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.test", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.test"), env...)
+	p.run(batonBin, "key", "init")
 	p.run("git", "init", "-q", "-b", "main")
 	p.run("git", "commit", "-q", "--allow-empty", "-m", "initial commit")
 	p.run(batonBin, "init", "--name", "greeter")
 	if err := os.WriteFile(filepath.Join(p.dir, ".baton", "config"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.run(batonBin, "key", "init")
 	p.run(batonBin, "--as", "HUMAN", "--reason", "agent models for the test", "reconcile")
 	start := p.run(batonBin, "session", "start", "--agent", "INITIALIZER")
 	bind := regexp.MustCompile(`(?m)^export (BATON_SESSION=\S+)$`).FindStringSubmatch(start)

@@ -322,6 +322,10 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 		if ferr != nil && ferr.field != "id" {
 			return nil, errs.New(errs.Usage, "--entries: entry %d: %s", i, ferr.msg)
 		}
+		// the same checks a reader makes: what is appended always reads back
+		if err := jsondoc.CheckMembers(raw, 0, fmt.Sprintf("entry %d", i), itemShape); err != nil {
+			return nil, errs.New(errs.Usage, "--entries: %v", err)
+		}
 		if ferr != nil {
 			if id := gjson.GetBytes(raw, "id"); id.Exists() && id.Type != gjson.Null {
 				return nil, errs.New(errs.Usage, "--entries: entry %d: %s", i, ferr.msg)

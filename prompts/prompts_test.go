@@ -232,3 +232,26 @@ func TestInitializersWithoutSpec(t *testing.T) {
 		t.Errorf("a brownfield initializer without a spec takes the code as its source:\n%s", out)
 	}
 }
+
+func TestNothingAssigned(t *testing.T) {
+	for _, c := range []struct {
+		s    ctxpack.Situation
+		edit func(*prompts.Data)
+		want string
+	}{
+		{ctxpack.Implement, func(d *prompts.Data) { d.Feature, d.Branch = "", "" }, `baton session end -o ERROR -s "no work item was assigned to this session"`},
+		{ctxpack.Bugfix, func(d *prompts.Data) { d.Feature, d.Branch = "", "" }, `baton session end -o ERROR -s "no bug was assigned to this session"`},
+		{ctxpack.FixReview, func(d *prompts.Data) { d.ReviewID, d.IssuePrefix, d.IssueIDs = 0, "", nil }, `baton session end -o ERROR -s "no review found for this fix"`},
+	} {
+		d := situationData(c.s)
+		c.edit(&d)
+		out, err := prompts.Render("", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkClean(t, string(c.s)+" with nothing assigned", out)
+		if !strings.Contains(out, c.want) || strings.Contains(out, "# Steps") {
+			t.Errorf("%s with nothing assigned must end for a person, not work on blanks:\n%s", c.s, out)
+		}
+	}
+}

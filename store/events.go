@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -36,6 +37,15 @@ type Event struct {
 	Metadata  EventMetadata   `json:"metadata"`
 	PrevHash  string          `json:"prev_hash"`
 	Hash      string          `json:"hash"`
+	// Auth names the secret the entry's MAC is keyed with ("person:KEYID"
+	// or "session:N"; empty for an unauthenticated entry, such as the
+	// refusal of a call without a credential). It is covered by Hash.
+	Auth string `json:"auth,omitempty"`
+	// MAC is HMAC-SHA256 of Hash under the Auth secret: without that
+	// secret an entry can be neither forged nor re-chained.
+	MAC string `json:"mac,omitempty"`
+
+	macKey []byte // the key MAC is made with, set by LogSigned
 }
 
 // EventMetadata carries what verify checks against the files.
@@ -52,6 +62,19 @@ func (s *Store) EventsPath() string { return filepath.Join(s.BatonDir(), EventsN
 // sequence, chain and file hashes at commit. The event is written through
 // the journal with the files, so both or neither are kept.
 func (tx *Tx) Log(e Event) { tx.event = &e }
+
+// LogSigned is Log for an entry MACed with key and named auth.
+func (tx *Tx) LogSigned(e Event, auth string, key []byte) {
+	e.Auth, e.macKey = auth, key
+	tx.event = &e
+}
+
+// EventMAC is the MAC of an entry whose hash is hash, under key.
+func EventMAC(key []byte, hash string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(hash))
+	return hex.EncodeToString(m.Sum(nil))
+}
 
 // HashContent is the hash recorded for a file's content.
 func HashContent(b []byte) string {
@@ -73,7 +96,7 @@ func hashPieces(pieces [][]byte) string {
 
 // ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
 func ChainHash(e Event) string {
-	e.Hash = ""
+	e.Hash, e.MAC = "", ""
 	b, _ := json.Marshal(e)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -133,6 +156,9 @@ func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[str
 		adopt[name] = true // hashed as it is: its stamp may say so
 	}
 	e.Hash = ChainHash(*e)
+	if e.macKey != nil {
+		e.MAC = EventMAC(e.macKey, e.Hash)
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return nil, 0, err

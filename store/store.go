@@ -41,6 +41,9 @@ type Store struct {
 	// Tracked names the state files whose hashes each audit event records
 	// (a name ending in "/" is a directory; "git:..." a ref, see Probe).
 	Tracked []string
+	// AnchorPath is where the log's head is anchored outside the project
+	// ("" for none; see anchor.go).
+	AnchorPath string
 	// Probe reads the commit a tracked ref points at ("" for none,
 	// Unknown when it cannot be read from here).
 	Probe func(name string) (string, error)
@@ -143,6 +146,9 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	var committed *CommittedError
 	if err != nil && !errors.As(err, &committed) {
 		return s.undoIntent(tx.intent, err)
+	}
+	if tx.event != nil && tx.event.Hash != "" {
+		s.writeAnchor(tx.event)
 	}
 	if names := tx.stampNames(); len(names) > 0 {
 		var hashes map[string]string
