@@ -126,6 +126,7 @@ func NewResponse(req *Request, a Answer, now time.Time) (*Response, error) {
 	if _, ok := r.Metadata["agent_name"]; !ok && req.AgentName != "" {
 		r.Metadata["agent_name"] = req.AgentName
 	}
+	delete(r.Metadata, "response_encoding") // baton's to set: it says how "response" is encoded
 	if status == StatusSuccess || a.Output != "" {
 		out, enc := encodeOutput(a.Output)
 		r.Response = ptr(out)

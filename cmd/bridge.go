@@ -215,7 +215,7 @@ type checkpointDoc struct {
 // checkpoint document on stdout, and reports whether it did.
 func (a *App) reportCheckpoint(err error) bool {
 	var ne *bridge.NeedAgentError
-	if !a.g.JSON || !errs.Is(err, errs.NeedAgent) || !errors.As(err, &ne) {
+	if !a.g.JSON || a.emitted || !errs.Is(err, errs.NeedAgent) || !errors.As(err, &ne) {
 		return false
 	}
 	cmd := bridge.FixCommand(bridge.KindResponse, ne.StateDir)
@@ -743,7 +743,9 @@ func (a *App) runBridgeLoop(ctx context.Context, o bridgeLoopOpts) error {
 		MaxIterations: o.MaxIterations, MaxAttempts: o.MaxAttempts, MaxOutput: o.MaxOutput, Resume: o.Resume, Cwd: a.env.Cwd, Env: os.Environ(),
 		Stdout: stdout, Stderr: a.env.Stderr, Now: a.env.Now, Token: a.env.Getenv("BATON_HOST_TOKEN"),
 	})
-	if res != nil && (err == nil || a.g.JSON) {
+	// under --json a loop stopped at a checkpoint prints the checkpoint
+	// document (reportError), its one document
+	if res != nil && (err == nil || (a.g.JSON && !errs.Is(err, errs.NeedAgent))) {
 		if eerr := a.emit(res, func(w io.Writer) { printLoopResult(w, res) }); eerr != nil {
 			return eerr
 		}

@@ -83,33 +83,70 @@ func (st *state) checkDrift() error {
 	return errs.New(errs.Invalid, "%s — nothing was written; baton records no more changes until a person reconciles this", strings.Join(msgs, "; "))
 }
 
-// adoptInitializerList adopts a feature_list.json that an open INITIALIZER
-// session wrote by hand where there was none (or only the empty list baton
-// init creates), at that session's next call: the file is validated, and
-// the event records it as created outside baton by that session.
+// adoptInitializerList adopts the state files an open INITIALIZER session
+// wrote by hand where there were none (for the feature list: or only the
+// empty list baton init writes), at that session's next call: each is
+// validated, holds no recorded work yet (no passing feature, no review, no
+// session), and the event records it as created outside baton by that
+// session.
 func (st *state) adoptInitializerList(drifts []store.Drift) (bool, error) {
-	d := drifts[0]
-	if len(drifts) != 1 || d.File != features.FileName || (d.Recorded != "" && d.Recorded != emptyFeatureListHash()) || d.Now == "" {
-		return false, nil
+	for _, d := range drifts {
+		fresh := d.Recorded == "" || (d.File == features.FileName && d.Recorded == emptyFeatureListHash())
+		if !fresh || d.Now == "" || (d.File != features.FileName && d.File != reviews.FileName && d.File != progress.FileName) {
+			return false, nil
+		}
 	}
 	who, err := st.resolveActor()
 	if err != nil || who == nil || who.Session == nil || who.canonical() != workflow.Initializer {
 		return false, err
 	}
-	data, err := st.tx.Read(features.FileName)
-	if err != nil {
-		return false, err
+	var names []string
+	for _, d := range drifts {
+		if err := st.checkFresh(d.File); err != nil {
+			return false, err
+		}
+		names = append(names, d.File)
 	}
-	f, err := features.Parse(data)
-	if err != nil {
-		return false, invalidFile(st.tx.Store(), features.FileName, data, err)
-	}
-	if passing := f.Passing(); len(passing) > 0 {
-		return false, st.refuse(errs.New(errs.Policy, "the %s this session wrote marks %s passing: a new feature list has every feature pending (\"passes\": false) — only REVIEW marks features passing, after a passing review. Write the list with every feature pending", features.FileName, strings.Join(passing, ", ")))
-	}
-	st.tx.Adopt(features.FileName)
-	st.adopted = fmt.Sprintf("%s was created outside baton by session %d (%s); validated and adopted", features.FileName, *who.Session, who.Role)
+	st.tx.Adopt(names...)
+	st.adopted = names
+	st.adoptNote = fmt.Sprintf("%s was created outside baton by session %d (%s); validated and adopted", strings.Join(names, ", "), *who.Session, who.Role)
 	return true, nil
+}
+
+// checkFresh validates a state file an INITIALIZER wrote by hand: it
+// parses, and records no work (a feature passing, a review or fix, a
+// session).
+func (st *state) checkFresh(name string) error {
+	data, err := st.tx.Read(name)
+	if err != nil {
+		return err
+	}
+	var n int
+	var what string
+	switch name {
+	case features.FileName:
+		f, perr := features.Parse(data)
+		if perr != nil {
+			return invalidFile(st.tx.Store(), name, data, perr)
+		}
+		n, what = len(f.Passing()), "passing features ("+strings.Join(f.Passing(), ", ")+")"
+	case reviews.FileName:
+		r, perr := reviews.Parse(data)
+		if perr != nil {
+			return invalidFile(st.tx.Store(), name, data, perr)
+		}
+		n, what = len(r.Reviews())+len(r.Fixes()), "reviews or fixes"
+	case progress.FileName:
+		p, perr := progress.Parse(data)
+		if perr != nil {
+			return invalidFile(st.tx.Store(), name, data, perr)
+		}
+		n, what = p.Len(), "sessions"
+	}
+	if n == 0 {
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "the %s this session wrote holds %s: a new project's files record no work yet — only the roles that do the work record it, through baton. Write it with every feature pending and nothing recorded", name, what))
 }
 
 // keepRecords refuses an agent's --force that would replace a state file

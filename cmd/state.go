@@ -90,7 +90,8 @@ type state struct {
 	// adopted says which file changed outside baton the transaction
 	// adopts (the INITIALIZER's feature list); reconciled lists a
 	// person's reconciliation. Either makes the transaction log an event.
-	adopted    string
+	adopted    []string
+	adoptNote  string
 	reconciled []store.Drift
 }
 
@@ -142,7 +143,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 
 // logEvent stages the audit event of a transaction that changed anything.
 func (st *state) logEvent() {
-	if len(st.dirty) == 0 && st.adopted == "" && st.reconciled == nil {
+	if len(st.dirty) == 0 && st.adopted == nil && st.reconciled == nil {
 		return
 	}
 	who, _ := st.resolveActor()
@@ -153,10 +154,9 @@ func (st *state) logEvent() {
 		}
 	}
 	typ, summary := "task", st.summary
-	if st.adopted != "" {
-		changed = append(changed, features.FileName)
-		summary = strings.TrimPrefix(st.adopted+"; "+summary, "; ")
-		summary = strings.TrimSuffix(summary, "; ")
+	changed = append(changed, st.adopted...)
+	if st.adoptNote != "" {
+		summary = strings.TrimSuffix(st.adoptNote+"; "+summary, "; ")
 	}
 	if st.reconciled != nil {
 		typ = "reconcile"
