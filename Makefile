@@ -4,7 +4,7 @@ BIN       := bin/baton
 FUZZTIME  ?= 20000x
 BENCHTIME ?= 1s
 
-.PHONY: build test unit browser fuzz lint fmt bench demo man clean
+.PHONY: build test unit browser fuzz lint fmt bench demo man clean crash
 
 VERSION   ?=
 
@@ -32,6 +32,12 @@ unit:
 # installs Debian's chromium when it is missing).
 browser:
 	$(GO) test -count=1 ./browser
+
+# The SIGKILL loops (state writers, reviews merge/reject, baton run) with
+# many more kills than CI runs.
+crash:
+	BATON_CRASH_ITERATIONS=1000 BATON_GIT_CRASH_ITERATIONS=300 BATON_RUN_CRASH_ITERATIONS=200 \
+	  $(GO) test -count=1 -timeout 60m -run 'TestCrashSafety' -v ./e2e
 
 # Each fuzz target for FUZZTIME executions, its output shown. A count, not a
 # duration: Go 1.26's coordinator can fail a duration-limited run with a bare

@@ -154,21 +154,8 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		case workflow.PhaseStopped:
 			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 		}
-		var mark *runMark
-		if br == nil {
-			mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
-			a.markRun(mark)
-		}
-		st, err := a.openStep(ctx, next)
-		st.mark = mark
-		if mark != nil && st.Session > 0 {
-			mark.Session = st.Session
-			a.markRun(mark)
-		}
+		st, err := a.openMarkedStep(ctx, next, br == nil)
 		if err != nil {
-			if ctx.Err() != nil && st.Session > 0 {
-				return a.interrupted(ctx, st)
-			}
 			return err
 		}
 		if br != nil {
@@ -247,6 +234,27 @@ func (a *App) verifyRun(ctx context.Context, last *step) error {
 	b, _ := json.Marshal(sig)
 	a.notice("[baton run] STOPPED: failure signature %s", b)
 	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton verify')", sig.Message)
+}
+
+// openMarkedStep opens the next step; a run that runs its agents itself
+// keeps .baton/run.json meanwhile (see runmark.go), so that a kill of this
+// process is settled by the next run.
+func (a *App) openMarkedStep(ctx context.Context, next nextResult, marked bool) (step, error) {
+	var mark *runMark
+	if marked {
+		mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
+		a.markRun(mark)
+	}
+	st, err := a.openStep(ctx, next)
+	st.mark = mark
+	if mark != nil && st.Session > 0 {
+		mark.Session = st.Session
+		a.markRun(mark)
+	}
+	if err != nil && ctx.Err() != nil && st.Session > 0 {
+		return st, a.interrupted(ctx, st)
+	}
+	return st, err
 }
 
 // interruptCleanup bounds the cleanup after a signal: ending the session

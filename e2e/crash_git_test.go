@@ -98,12 +98,7 @@ func TestCrashSafetyGit(t *testing.T) {
 			}
 		}
 	}
-	for i := 0; i < iterations+2; i++ {
-		want := fmt.Sprintf("Merge branch 'feature/f%03d'", i+1)
-		if n := strings.Count(git("log", "--merges", "--format=%s", "main"), want+" "); n > 1 {
-			t.Fatalf("%s appears %d times on main: a retry merged twice", want, n)
-		}
-	}
+	checkMergedOnce(t, git("log", "--merges", "--format=%s", "main"), iterations+2)
 	mustBaton(t, dir, "verify")
 	t.Logf("%d killed (%d had committed, %d were undone and retried), %d finished before the kill", killed, mergedByKilled, undone, finished)
 }
@@ -190,5 +185,16 @@ func gitIn(t *testing.T, dir string) func(...string) string {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 		return strings.TrimSpace(string(out))
+	}
+}
+
+// checkMergedOnce checks that no branch was merged twice (by a retry).
+func checkMergedOnce(t *testing.T, merges string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		want := fmt.Sprintf("Merge branch 'feature/f%03d'", i+1)
+		if c := strings.Count(merges, want+" "); c > 1 {
+			t.Fatalf("%s appears %d times on main: a retry merged twice", want, c)
+		}
 	}
 }
