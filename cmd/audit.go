@@ -188,9 +188,6 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 				for _, p := range res.Problems {
 					printf(w, "PROBLEM: [%s] %s", p.Check, p.Message)
 				}
-				for _, n := range res.Notes {
-					printf(w, "NOTE: %s", n)
-				}
 				if res.OK {
 					git := ""
 					if gitChecked {
@@ -201,6 +198,9 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 						auth = ", authenticity NOT checked (no personal key)"
 					}
 					printf(w, "OK: %d events, chain intact%s, files match the last event, every passing feature has a passing review%s", res.Events, auth, git)
+				}
+				for _, n := range res.Notes {
+					printf(w, "NOTE: %s", n)
 				}
 			}); err != nil {
 				return err

@@ -39,7 +39,7 @@ func (a *App) newBranchCreateCmd() *cobra.Command {
 		Long: `Create a branch for the work, at the head of main unless --from names a commit, branch or tag
 (optionally with ~N or ^N). The branch is created, not checked out: switch to it with
 'git switch NAME' (or 'git worktree add DIR NAME'). Who may: IMPLEMENT any branch, FIX only a
-refactor/... branch, a person anything (--as HUMAN --reason).`,
+refactor/... branch, a person anything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Name = args[0]

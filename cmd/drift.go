@@ -198,7 +198,7 @@ type reconcileResult struct {
 func (a *App) newReconcileCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "reconcile",
-		Short: "Accept the files as they are after a change made outside baton (a person only: --as HUMAN --reason)",
+		Short: "Person only: accept the files as they are after a change made outside baton",
 		Long: `When a state or control file was changed outside baton, every write is refused (exit 6) until a
 person has looked at the change. 'baton reconcile --as HUMAN --reason "..."' checks that the files
 are valid and records, as an event of its own, each changed file with its hash before and after and

@@ -40,7 +40,7 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"branch":        "baton branch create feature/health",
 	"branch create": "baton branch create feature/health\nbaton branch create refactor/db-layer --from main",
 
-	"session":         "baton session start --agent IMPLEMENT --feature F001 --branch feature/health\nbaton session current\nbaton session end -o READY_FOR_REVIEW -s \"Implemented F001\"",
+	"session":         "baton session current                   # the session this call is bound to\nbaton session end -o READY_FOR_REVIEW -s \"Implemented F001\"",
 	"session start":   "eval \"$(baton session start --agent IMPLEMENT --feature F001 | grep '^export')\"\nbaton --json session start --agent REVIEW   # hand env.BATON_SESSION to the agent only",
 	"session end":     "baton session end -o READY_FOR_REVIEW -s \"Implemented F001\"\nbaton session end -o ERROR -s \"tests would not run\" --failure tool_failure",
 	"session current": "baton session current\nbaton session current --json",

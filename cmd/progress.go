@@ -132,7 +132,7 @@ must be among them.`,
 	f.StringArrayVar(&o.Commits, "commits", nil, `commits as "hash:message" (several may follow)`)
 	f.StringVar(&o.CommitFrom, "commit-from", "", "first commit of the range (the commit before the session's work)")
 	f.StringVar(&o.CommitTo, "commit-to", "", "last commit of the range (default HEAD)")
-	f.StringVar(&o.StartedAt, "started-at", "", "session start, ISO 8601 (default now)")
+	f.StringVar(&o.StartedAt, "started-at", "", "when the session started, ISO 8601 (default now)")
 	f.StringVar(&o.NextPhase, "next-phase", "", "next phase: "+strings.Join(progress.Phases, ", "))
 	f.StringVar(&feature, "current-feature", "", `set the current feature ("null" clears)`)
 	f.StringVar(&branch, "current-branch", "", `set the current branch ("null" clears)`)
