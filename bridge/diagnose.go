@@ -1,14 +1,11 @@
 package bridge
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/baton-cli/baton/bridge/schemacheck"
 )
 
 // Problem is one thing wrong with a bridge document, found by the schema
@@ -52,7 +49,7 @@ var responseFields = []struct{ name, want string }{
 // validator and returns its problems, the seed's common mistakes named
 // first; none means valid.
 func Diagnose(k Kind, data []byte) []Problem {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	doc, err := schemacheck.Decode(data)
 	if err != nil {
 		return []Problem{notJSON(k, err)}
 	}
@@ -60,17 +57,16 @@ func Diagnose(k Kind, data []byte) []Problem {
 	if !ok {
 		return []Problem{{Code: ProblemNotObject, Message: fmt.Sprintf("the file holds a JSON %s, not an object: %s", typeName(doc), wrapHint(k))}}
 	}
-	err = validate(k, doc)
-	var ve *jsonschema.ValidationError
-	if err == nil {
-		return nil
-	}
-	if !errors.As(err, &ve) {
+	found, err := validate(k, doc)
+	if err != nil {
 		return []Problem{{Code: ProblemSchemaViolation, Message: err.Error()}}
 	}
+	if len(found) == 0 {
+		return nil
+	}
 	var out []Problem
-	for _, leaf := range leaves(ve) {
-		out = append(out, describe(k, obj, leaf)...)
+	for _, e := range found {
+		out = append(out, describe(k, obj, e)...)
 	}
 	return tidy(out)
 }
@@ -87,34 +83,24 @@ func wrapHint(k Kind) string {
 	return "a bridge " + string(k) + " is one JSON object"
 }
 
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
-}
-
 // describe turns one validator finding into problems.
-func describe(k Kind, obj map[string]any, ve *jsonschema.ValidationError) []Problem {
-	field := strings.Join(ve.InstanceLocation, ".")
+func describe(k Kind, obj map[string]any, e *schemacheck.Error) []Problem {
+	field := strings.Join(e.Location, ".")
 	response := k == KindResponse || k == KindResponseRead
-	switch e := ve.ErrorKind.(type) {
-	case *kind.Required:
-		return missing(k, field, e.Missing)
-	case *kind.AdditionalProperties:
-		return unknown(response && field == "", field, e.Properties)
-	case *kind.Type:
-		return []Problem{wrongType(response, field, e, obj)}
-	case *kind.Enum:
-		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s; it must be one of %s", field, show(e.Got), showAll(e.Want))}}
-	case *kind.Format:
-		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, not a valid %s%s", field, show(e.Got), e.Want, formatExample[e.Want])}}
+	switch e.Kind {
+	case schemacheck.KindRequired:
+		return missing(k, field, e.Names)
+	case schemacheck.KindAdditionalProperties:
+		return unknown(response && field == "", field, e.Names)
+	case schemacheck.KindType:
+		return []Problem{wrongType(response, field, e.Got.(string), e.Want.([]string), obj)}
+	case schemacheck.KindEnum:
+		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s; it must be one of %s", field, show(e.Got), showAll(e.Want.([]any)))}}
+	case schemacheck.KindFormat:
+		format := e.Want.(string)
+		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, not a valid %s%s", field, show(e.Got), format, formatExample[format])}}
 	}
-	msg := ve.ErrorKind.LocalizedString(printer)
+	msg := e.Error()
 	if field == "" {
 		return []Problem{{Code: ProblemSchemaViolation, Message: msg}}
 	}
@@ -163,14 +149,14 @@ func unknown(envelope bool, at string, names []string) []Problem {
 	return out
 }
 
-func wrongType(response bool, field string, e *kind.Type, obj map[string]any) Problem {
+func wrongType(response bool, field, got string, want []string, obj map[string]any) Problem {
 	switch {
 	case response && field == "response":
-		return Problem{Code: ProblemResponseObject, Field: field, Message: fmt.Sprintf(`"response" is %s, not a string: JSON-encode the agent's output once and put the text in "response", e.g. "{\"sections\": [...]}" (seed 004, mistake 2)`, article(e.Got))}
-	case response && field == "duration_seconds" && e.Got == "string":
+		return Problem{Code: ProblemResponseObject, Field: field, Message: fmt.Sprintf(`"response" is %s, not a string: JSON-encode the agent's output once and put the text in "response", e.g. "{\"sections\": [...]}" (seed 004, mistake 2)`, article(got))}
+	case response && field == "duration_seconds" && got == "string":
 		return Problem{Code: ProblemDurationString, Field: field, Message: fmt.Sprintf(`"duration_seconds" is the string %s, not a number: write it without quotes (seed 004, mistake 5)`, show(obj["duration_seconds"]))}
 	}
-	return Problem{Code: ProblemWrongType, Field: field, Message: fmt.Sprintf("%q is %s; it must be %s", field, article(e.Got), strings.Join(e.Want, " or "))}
+	return Problem{Code: ProblemWrongType, Field: field, Message: fmt.Sprintf("%q is %s; it must be %s", field, article(got), strings.Join(want, " or "))}
 }
 
 var formatExample = map[string]string{

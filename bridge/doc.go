@@ -13,8 +13,10 @@
 //   - the host's half: ReadRequest, NewResponse and WriteResponse build the
 //     envelope a host must write, and Loop runs an orchestrator and an agent
 //     command in turn (seed 001's host loop);
-//   - the contract: the seeds' JSON Schemas (schemas/), checked with a real
-//     validator, and Diagnose, which names seed 004's common mistakes.
+//   - the contract: the seeds' JSON Schemas (schemas/), checked with baton's
+//     own validator (package schemacheck, held to a general validator's
+//     verdicts by the tests), and Diagnose, which names seed 004's common
+//     mistakes.
 //
 // The predecessor's bridge failed in known ways, and each is designed out
 // here: every request has a fresh request_id and a response is accepted

@@ -1,12 +1,11 @@
 package bridge
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/baton-cli/baton/bridge/schemacheck"
 )
 
 // Kind names a bridge document and the schema it is checked against.
@@ -37,27 +36,16 @@ func SchemaFile(k Kind) string { return schemaFiles[k] }
 // Schema returns the text of k's JSON Schema, as shipped.
 func Schema(k Kind) ([]byte, error) { return schemaFS.ReadFile("schemas/" + schemaFiles[k]) }
 
-const schemaBase = "https://baton.invalid/bridge/"
-
-var compiled = sync.OnceValues(func() (map[Kind]*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	for _, name := range schemaFiles {
+// compiled holds the shipped schemas, compiled the first time a document
+// is checked: a program that never checks one pays nothing for them.
+var compiled = sync.OnceValues(func() (map[Kind]*schemacheck.Schema, error) {
+	out := make(map[Kind]*schemacheck.Schema, len(schemaFiles))
+	for k, name := range schemaFiles {
 		raw, err := schemaFS.ReadFile("schemas/" + name)
 		if err != nil {
 			return nil, err
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("schema %s: %w", name, err)
-		}
-		if err := c.AddResource(schemaBase+name, doc); err != nil {
-			return nil, fmt.Errorf("schema %s: %w", name, err)
-		}
-	}
-	out := make(map[Kind]*jsonschema.Schema, len(schemaFiles))
-	for k, name := range schemaFiles {
-		s, err := c.Compile(schemaBase + name)
+		s, err := schemacheck.Compile(raw)
 		if err != nil {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
@@ -66,12 +54,13 @@ var compiled = sync.OnceValues(func() (map[Kind]*jsonschema.Schema, error) {
 	return out, nil
 })
 
-// validate checks a decoded document (numbers as json.Number) against k's
-// schema: nil, or a *jsonschema.ValidationError.
-func validate(k Kind, doc any) error {
+// validate checks a document decoded by schemacheck.Decode against k's
+// schema: the errors found, none when it is valid, or an error when the
+// embedded schemas do not compile.
+func validate(k Kind, doc any) ([]*schemacheck.Error, error) {
 	schemas, err := compiled()
 	if err != nil {
-		return fmt.Errorf("the embedded bridge schemas do not compile (a bug): %w", err)
+		return nil, fmt.Errorf("the embedded bridge schemas do not compile (a bug): %w", err)
 	}
-	return schemas[k].Validate(doc)
+	return schemas[k].Validate(doc), nil
 }

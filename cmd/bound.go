@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -288,4 +289,17 @@ func (a *App) workBranch(named *string) *string {
 		return nil
 	}
 	return &b
+}
+
+// checkPassedWork refuses, in a repository, a PASS of a branch that does
+// not exist: there is no work on it to pass (and nothing to merge).
+func (st *state) checkPassedWork(in reviews.NewReview) error {
+	r := st.app.repo()
+	if r == nil || in.Branch == nil || in.AgentType != workflow.Review || in.Verdict != "PASS" {
+		return nil
+	}
+	if _, err := r.Branch(*in.Branch); !errors.Is(err, gitops.ErrNoBranch) {
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "--verdict PASS: branch %s does not exist in the repository at %s, so there is no work on it to pass. Review the branch the work was committed on (see 'git branch --list')", *in.Branch, r.Top()))
 }

@@ -81,6 +81,9 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 	if d.keyFile, err = a.demoKey(); err != nil {
 		return err
 	}
+	if !keep {
+		defer a.demoCleanup(d, dir)
+	}
 	d.env.Stderr = a.messages()
 	// the demo's limits are in place before init, which records them
 	if err := os.MkdirAll(filepath.Join(dir, ".baton"), 0o755); err != nil {
@@ -156,6 +159,18 @@ func (a *App) demoKey() (string, error) {
 	}
 	a.notice("== you have no personal key yet: the demo uses a throwaway one, %s (create yours with 'baton key init')", k.Path)
 	return k.Path, nil
+}
+
+// demoCleanup removes what a demo that keeps nothing left outside its
+// scratch project: the log's anchor in the person's state directory and a
+// throwaway key.
+func (a *App) demoCleanup(d *App, dir string) {
+	if p := a.anchorPath(dir); p != "" {
+		_ = os.Remove(p)
+	}
+	if d.keyFile != "" {
+		_ = os.RemoveAll(filepath.Dir(filepath.Dir(d.keyFile)))
+	}
 }
 
 func demoRepo(dir string) error {

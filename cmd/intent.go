@@ -41,7 +41,7 @@ func (st *state) intend(in gitIntent) error {
 func (a *App) undoIntent(data []byte) error {
 	var in gitIntent
 	if err := json.Unmarshal(data, &in); err != nil {
-		return errs.New(errs.Invalid, "the intent of an unfinished git change is unreadable (%v); check the branches with 'git branch -v' and remove .baton/%s", err, "intent.json")
+		return errs.New(errs.Invalid, "the intent of an unfinished git change is unreadable (%v), so it cannot be undone; nothing was written. A person must check the branches ('git branch -v') and remove .baton/%s", err, "intent.json")
 	}
 	r, err := gitops.Open(in.Repo)
 	if err != nil {
@@ -92,7 +92,7 @@ func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
 			a.undone = fmt.Sprintf("nothing was merged: %s is at %s", in.Into, gitops.Short(cur))
 			break
 		}
-		return errs.New(errs.Conflict, "an unfinished merge of %s into %s moved %s to %s, and %s has moved since (to %s): it cannot be undone safely. Check %s with 'git log', then record the merge with 'baton reviews mark-merged' or revert it, and remove .baton/intent.json", in.Branch, in.Into, in.Into, gitops.Short(in.Commit), in.Into, gitops.Short(cur), in.Into)
+		return errs.New(errs.Conflict, "an unfinished merge of %s into %s moved %s to %s, and %s has moved since (to %s): it cannot be undone safely, and nothing more was changed. A person must check %s ('git log'), record the merge ('baton reviews mark-merged') or revert it, and then remove .baton/intent.json", in.Branch, in.Into, in.Into, gitops.Short(in.Commit), in.Into, gitops.Short(cur), in.Into)
 	}
 	if err := a.restoreBranch(r, in); err != nil {
 		return err

@@ -225,6 +225,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o addReviewOpts)
 		if err := st.checkReviewedWork(in); err != nil {
 			return err
 		}
+		if err := st.checkPassedWork(in); err != nil {
+			return err
+		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gofrs/flock"
@@ -85,4 +88,39 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// A committed journal left while a writer holds the lock (or a user may
+// not write) is read through: readers see the committed state without
+// waiting for the lock to finish it.
+func TestReadersReadThroughAJournal(t *testing.T) {
+	dir := readerProject(t)
+	old := readState(t, dir, featuresName)
+	staged := bytes.Replace(old, []byte(`"passes": false`), []byte(`"passes": true`), 1)
+	f, err := os.CreateTemp(dir, "."+featuresName+".*.baton-tx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(staged); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	journal, _ := json.Marshal(journalDoc{Files: []journalEntry{{Tmp: f.Name(), Dst: filepath.Join(dir, featuresName)}}})
+	fl := flock.New(filepath.Join(dir, ".baton", "lock"))
+	if ok, err := fl.TryLock(); !ok || err != nil {
+		t.Fatalf("taking the lock: %v", err)
+	}
+	defer fl.Unlock()
+	if err := os.WriteFile(filepath.Join(dir, ".baton", "journal"), journal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := batonCmd(dir, "features", "get", featureID(1), "--field", "passes")
+	c.Env = append(c.Env, "BATON_LOCK_TIMEOUT=0.2")
+	out, err := c.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		t.Fatalf("features get through a pending journal: %v\n%s (want true: the committed state)", err, out)
+	}
+	if got := readState(t, dir, featuresName); !bytes.Equal(got, old) {
+		t.Fatal("a reader applied the journal without the lock")
+	}
 }

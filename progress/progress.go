@@ -255,7 +255,7 @@ func outcomeWords() []string {
 // of the header fields.
 func checkShape(doc *jsondoc.Doc) error {
 	top := doc.Top
-	if err := top.Check("", "baton never writes progress.json without it; restore the file from its backup", topShape); err != nil {
+	if err := top.Check("", "baton never writes progress.json without it; a person restores it from .baton/backup/", topShape); err != nil {
 		return err
 	}
 	if err := jsondoc.CheckMembers(top.Raw("project"), top.MemberOffset("project"), "project", projectShape); err != nil {

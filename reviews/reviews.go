@@ -167,7 +167,7 @@ func verdictWords() []string {
 // checkShape checks the sections a reviews file must have and the types
 // of the fields baton reads in each record.
 func checkShape(doc *jsondoc.Doc, f *File) error {
-	if err := doc.Top.Check("", "baton never writes reviews.json without it; restore the file from its backup", topShape); err != nil {
+	if err := doc.Top.Check("", "baton never writes reviews.json without it; a person restores it from .baton/backup/", topShape); err != nil {
 		return err
 	}
 	rv, fx := doc.Array("reviews"), doc.Array("fixes")

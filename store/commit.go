@@ -287,7 +287,7 @@ func (s *Store) replay(j journal) error {
 		os.Remove(s.journalPath()) // never committed: no file, no audit entry
 		return SyncDir(s.BatonDir())
 	}
-	return errs.New(errs.Invalid, "%s names staged files of which %d are gone and %d are not: the transaction cannot be finished. Compare the files with 'baton verify', then remove the journal", s.journalPath(), gone, pending)
+	return errs.New(errs.Invalid, "%s names staged files of which %d are gone and %d are not: the transaction cannot be finished, and nothing was written. A person must compare the files ('baton verify') and settle the journal", s.journalPath(), gone, pending)
 }
 
 func exists(path string) bool {

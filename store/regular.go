@@ -26,7 +26,7 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if dest, lerr := os.Readlink(path); lerr == nil {
-				return nil, nil, errs.New(errs.Invalid, "%s is a symbolic link to %s, which does not exist: nothing was read or written; point the link at the state file or replace it with the file", path, dest)
+				return nil, nil, errs.New(errs.Invalid, "%s is a symbolic link to %s, which does not exist: nothing was read or written. A person must point the link at the state file", path, dest)
 			}
 			return nil, nil, err
 		}
@@ -46,7 +46,7 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 
 // NotRegular is the error for a state path that is not a regular file.
 func NotRegular(path string, fi os.FileInfo) error {
-	return errs.New(errs.Invalid, "%s is %s, not a regular file: baton keeps its state only in regular files and reads nothing from it — nothing was written; move it away and restore the file (a copy of the last version is in .baton/backup/)", path, describeMode(fi.Mode()))
+	return errs.New(errs.Invalid, "%s is %s, not a regular file: baton keeps its state only in regular files and read nothing from it; nothing was written. A person must put the file back (its last version is in .baton/backup/)", path, describeMode(fi.Mode()))
 }
 
 func describeMode(m fs.FileMode) string {
@@ -109,7 +109,7 @@ func target(path string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", errs.New(errs.Invalid, "%s is a symbolic link whose target cannot be followed (%v): nothing was written; point the link at an existing state file or replace it with the file", path, err)
+		return "", errs.New(errs.Invalid, "%s is a symbolic link whose target cannot be followed (%v): nothing was written. A person must point the link at the state file", path, err)
 	}
 	return real, nil
 }
