@@ -71,6 +71,9 @@ func (st *state) resolveActor() (*actor, error) {
 		return nil, err
 	}
 	who, err := st.app.resolveIdentity(open)
+	if err == nil && who != nil && who.Source == "person" {
+		err = st.personWhileLaunching()
+	}
 	st.who = who
 	if errs.Is(err, errs.Policy) && st.app.insideSession() {
 		st.refused = err // a credential that binds nothing is worth recording
@@ -120,6 +123,16 @@ func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
 		return nil, errs.New(errs.Policy, "--as HUMAN acts with your personal key, and there is none at %s: create it once with 'baton key init' (nothing was written)", path)
 	}
 	return &actor{Role: workflow.Human, Source: "person", Reason: a.g.Reason, Person: key.ID, During: openIDs(open)}, nil
+}
+
+// personWhileLaunching refuses a person's override while a launcher (baton
+// run) drives the project: its agents run as the same user, and a
+// person's override waits until the run has stopped.
+func (st *state) personWhileLaunching() error {
+	if !launcherRunning(st.tx.Store().BatonDir()) {
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "a launcher (baton run) is driving this project: a person's override waits until the run has stopped, and an agent works only in the session its launcher gave it"))
 }
 
 // openIDs lists the open sessions' ids (nil when none is open).

@@ -185,6 +185,9 @@ func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy strin
 		if err != nil {
 			return nil, err
 		}
+		if err := st.personWhileLaunching(); err != nil {
+			return nil, err
+		}
 		who = w
 	default:
 		if launcherRunning(st.tx.Store().BatonDir()) {
