@@ -74,6 +74,7 @@ type mergeTarget struct {
 	intoHead, head string
 	features       []string
 	featureID      *string
+	logHead        string // the audit log's head when the merge was made
 }
 
 func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o mergeOpts) error {
@@ -157,6 +158,9 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 		return t, err
 	}
 	t.id = int(t.review.Get("review_id").Int())
+	if seq, hash, err := st.tx.Store().LogHead(); err == nil && seq > 0 {
+		t.logHead = fmt.Sprintf("seq %d %s", seq, hash)
+	}
 	if err := st.checkMergeable(t.review, t.id); err != nil {
 		return t, err
 	}
@@ -248,6 +252,9 @@ func mergeTrailers(t mergeTarget) string {
 	s := fmt.Sprintf("Baton-Review: R%d\n", t.id)
 	for _, f := range t.features {
 		s += "Baton-Feature: " + f + "\n"
+	}
+	if t.logHead != "" { // the audit log as it stood: anchored in git's history
+		s += "Baton-Log: " + t.logHead + "\n"
 	}
 	return s
 }

@@ -60,6 +60,16 @@ func (s *Store) writeAnchor(e *Event) {
 	}
 }
 
+// LogHead returns the sequence and hash of the log's last entry (0 and ""
+// for an empty log), reading only its tail.
+func (s *Store) LogHead() (int, string, error) {
+	e, _, err := s.lastEvent()
+	if err != nil || e == nil {
+		return 0, "", err
+	}
+	return e.Seq, e.Hash, nil
+}
+
 // Anchors returns each anchor found, by path.
 func (s *Store) Anchors() (map[string]Anchor, error) {
 	out := map[string]Anchor{}
