@@ -110,7 +110,8 @@ var values = []string{`null`, `""`, `"x"`, `"1.0"`, `"1.0.0"`, `"v1"`, `0`, `-1`
 	`"550e8400-e29b-41d4-a716-446655440000"`, `"550e8400-e29b-41d4-a716-44665544000g"`, `"é"`, `"2025-11-24T+1:22:45Z"`, `"2025-11-24T14:22:45+-1:00"`, `"2025-11-24T14:22:45.Z"`, `"2025-11-24t14:22:45z"`, `"+025-11-24T14:22:45Z"`, `"2025-11-24T14:22:45++1:00"`, `"2025-11-24T14:+2:45Z"`}
 
 // mutations: data with each member removed, set to each value, and one
-// unknown member added; nested objects one level down likewise.
+// unknown member added; nested objects, and the first object of an array,
+// likewise.
 func mutations(data []byte) [][]byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(data, &m) != nil {
@@ -127,9 +128,17 @@ func mutations(data []byte) [][]byte {
 		for _, v := range values {
 			out = append(out, mustJSON(with2(m, n, v)))
 		}
-		if inner := m[n]; bytes.HasPrefix(inner, []byte("{")) {
+		inner := m[n]
+		if bytes.HasPrefix(inner, []byte("{")) {
 			for _, sub := range mutations(inner) {
 				out = append(out, mustJSON(with2(m, n, string(sub))))
+			}
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(inner, &items) == nil && len(items) > 0 {
+			for _, sub := range mutations(items[0]) {
+				items[0] = sub
+				out = append(out, mustJSON(with2(m, n, string(mustJSON(items)))))
 			}
 		}
 	}
