@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/store"
 )
 
@@ -81,44 +82,11 @@ func excludeFromGit(dir string) error {
 // gitCommonDir is the common git directory of the repository enclosing
 // dir (the main .git for a linked worktree), or "".
 func gitCommonDir(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		dotgit := filepath.Join(d, ".git")
-		fi, err := os.Stat(dotgit)
-		if err == nil && fi.IsDir() {
-			return dotgit
-		}
-		if err == nil {
-			return commonOfLinked(dotgit)
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
-}
-
-// commonOfLinked follows a linked worktree's .git file to the common dir.
-func commonOfLinked(dotgit string) string {
-	data, err := os.ReadFile(dotgit)
+	loc, err := gitops.Locate(dir)
 	if err != nil {
 		return ""
 	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(filepath.Dir(dotgit), gitdir)
-	}
-	common, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
-	if err != nil {
-		return gitdir
-	}
-	c := strings.TrimSpace(string(common))
-	if !filepath.IsAbs(c) {
-		c = filepath.Join(gitdir, c)
-	}
-	return filepath.Clean(c)
+	return loc.CommonDir
 }
 
 // DefaultMaxRejected is how many set-aside responses a state directory

@@ -350,6 +350,7 @@ func TestBridgeCheckpointNameConfigAndRanges(t *testing.T) {
 func TestBridgeFilesAreExcludedFromGit(t *testing.T) {
 	h := newHarness(t)
 	os.MkdirAll(filepath.Join(h.dir, ".git", "info"), 0o755)
+	os.WriteFile(filepath.Join(h.dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 	os.WriteFile(filepath.Join(h.dir, ".git", "info", "exclude"), []byte("# mine\n*.log"), 0o644)
 	excluded.Delete(filepath.Join(h.dir, ".git"))
 	threeAgents(h.mustOpen(false))

@@ -88,7 +88,9 @@ type Location struct {
 }
 
 // Locate finds the repository enclosing dir by its .git entry, following
-// a linked worktree's .git file and commondir.
+// a linked worktree's .git file and commondir. As for git, a .git entry that
+// is not a repository (a directory without HEAD, say one holding only
+// info/exclude) is passed over.
 func Locate(dir string) (Location, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -97,7 +99,7 @@ func Locate(dir string) (Location, error) {
 	for d := abs; ; d = filepath.Dir(d) {
 		dotGit := filepath.Join(d, ".git")
 		fi, err := os.Stat(dotGit)
-		if err == nil {
+		if err == nil && (!fi.IsDir() || hasHead(dotGit)) {
 			loc := Location{Top: d, GitDir: dotGit}
 			if !fi.IsDir() {
 				b, err := os.ReadFile(dotGit)
@@ -124,6 +126,12 @@ func Locate(dir string) (Location, error) {
 			return Location{}, ErrNoRepository
 		}
 	}
+}
+
+// hasHead reports whether gitDir holds a HEAD, as every repository does.
+func hasHead(gitDir string) bool {
+	fi, err := os.Stat(filepath.Join(gitDir, "HEAD"))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // openRepository opens the repository with go-git. The storer hides the
