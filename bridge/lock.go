@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/baton-cli/baton/gitops"
@@ -55,23 +54,8 @@ func excludeFromGit(dir string) error {
 	if err != nil {
 		return err
 	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add []string
-	for _, p := range gitExcludes[1:] {
-		if !have[p] {
-			add = append(add, p)
-		}
-	}
-	if len(add) > 0 {
-		text := string(old)
-		if text != "" && !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		text += strings.Join(append([]string{gitExcludes[0]}, add...), "\n") + "\n"
-		if err := writeAtomic(path, []byte(text)); err != nil {
+	if text, added := gitops.WithExcludes(old, gitExcludes[0], gitExcludes[1:]); len(added) > 0 {
+		if err := writeAtomic(path, text); err != nil {
 			return err
 		}
 	}

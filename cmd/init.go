@@ -217,26 +217,12 @@ func (a *App) excludeState(dir string) ([]string, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add []string
-	for _, e := range stateEntries {
-		if !have[e] {
-			add = append(add, e)
-		}
-	}
+	text, add := gitops.WithExcludes(old, "# baton state: kept out of code branches", stateEntries)
 	if len(add) > 0 {
-		text := string(old)
-		if text != "" && !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		text += "# baton state: kept out of code branches\n" + strings.Join(add, "\n") + "\n"
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, err
 		}
-		if err := store.WriteFileAtomic(path, []byte(text), 0o644); err != nil {
+		if err := store.WriteFileAtomic(path, text, 0o644); err != nil {
 			return nil, err
 		}
 	}
