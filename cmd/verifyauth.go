@@ -45,7 +45,7 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	}
 	c.authenticated = true
 	sessions := map[int]openedSession{}
-	missingKeys := map[string]bool{}
+	missingKeys := map[string][]int{}
 	for _, e := range events {
 		var p entryPayload
 		_ = json.Unmarshal(e.Payload, &p)
@@ -57,13 +57,15 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		c.notes = append(c.notes, fmt.Sprintf("entries MACed with key %s were not checked: that key is not here (lost, or another person's)", id))
+		seqs := missingKeys[id]
+		c.problems = append(c.problems, problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) are MACed with key %s, which is neither your key nor one of your retired keys: they cannot be authenticated, and whoever wrote them held a key that is not yours (a lost one of yours, or someone else's). Read them with 'baton log' before trusting the record",
+			len(seqs), seqs[0], seqs[len(seqs)-1], id)})
 	}
 	return c
 }
 
 // checkEntry authenticates one entry and records a session it opens.
-func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions map[int]openedSession, missing map[string]bool) {
+func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions map[int]openedSession, missing map[string][]int) {
 	bad := func(format string, args ...any) {
 		c.problems = append(c.problems, problem{"forged", store.EventsName, fmt.Sprintf("seq %d: ", e.Seq) + fmt.Sprintf(format, args...)})
 	}
@@ -77,10 +79,8 @@ func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions m
 	case kind == "person":
 		k := a.keyFor(name)
 		if k == nil {
-			missing[name] = true
-			return
-		}
-		if store.EventMAC(personEventKey(k.Secret), e.Hash) != e.MAC {
+			missing[name] = append(missing[name], e.Seq)
+		} else if store.EventMAC(personEventKey(k.Secret), e.Hash) != e.MAC {
 			bad("its MAC does not match: the entry was forged, edited or re-chained")
 			return
 		}
@@ -103,7 +103,7 @@ func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions m
 // checkSessionEntry authenticates an entry written in session name: its
 // key comes from the credential the opening recorded, and its role must be
 // the session's.
-func (c *authCheck) checkSessionEntry(a *App, e store.Event, p entryPayload, name string, sessions map[int]openedSession, missing map[string]bool, bad func(string, ...any)) {
+func (c *authCheck) checkSessionEntry(a *App, e store.Event, p entryPayload, name string, sessions map[int]openedSession, missing map[string][]int, bad func(string, ...any)) {
 	id, _ := strconv.Atoi(name)
 	s, ok := sessions[id]
 	if !ok {
@@ -112,7 +112,7 @@ func (c *authCheck) checkSessionEntry(a *App, e store.Event, p entryPayload, nam
 	}
 	k := a.keyFor(s.keyID)
 	if k == nil {
-		missing[s.keyID] = true
+		missing[s.keyID] = append(missing[s.keyID], e.Seq)
 		return
 	}
 	cred := sessionCredential(k.Secret, id, s.nonce)
