@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -256,6 +257,26 @@ func (st *state) checkReviewedWork(in reviews.NewReview) error {
 	sort.Strings(known)
 	return st.refuse(errs.New(errs.Policy, "--feature-id: %s is not part of the work under review on %s, which is %s: a review names only the features of the work it reviewed. Review %s with --feature-id %s",
 		strings.Join(extra, ", "), *in.Branch, strings.Join(known, ","), *in.Branch, strings.Join(known, ",")))
+}
+
+// fixFeatures refuses a fix naming a feature its review is not about: the
+// fix-cycle limit counts fixes per feature, so a fix filed under another
+// feature would answer the review without counting against its limit.
+func (st *state) fixFeatures(rv gjson.Result, named *string) error {
+	want := features.SplitIDs(rv.Get("feature_id").String())
+	if named == nil || len(want) == 0 {
+		return nil
+	}
+	if err := checkFeatureIDs(st, features.SplitIDs(*named)); err != nil {
+		return err
+	}
+	for _, id := range features.SplitIDs(*named) {
+		if !slices.Contains(want, id) {
+			return st.refuse(errs.New(errs.Policy, "--feature-id: review R%d is about %s, not %s: a fix answers its review's features and counts against their fix-cycle limit. Leave --feature-id out, or name only %s",
+				rv.Get("review_id").Int(), strings.Join(want, ","), id, strings.Join(want, ",")))
+		}
+	}
+	return nil
 }
 
 // fixBranch checks a fix's branch against its review: the branch the

@@ -53,6 +53,9 @@ func (a *App) undoIntent(data []byte) error {
 	case "delete-branch":
 		return a.restoreBranch(r, in)
 	case "create-branch":
+		if main, err := gitops.MainBranch(r, ""); err == nil && in.Branch == main {
+			return errs.New(errs.Invalid, ".baton/intent.json records the creation of %s, but baton never creates main: the intent is not one baton wrote, and nothing was undone. Stop and report it to a person", in.Branch)
+		}
 		cur, err := r.Branch(in.Branch)
 		if errors.Is(err, gitops.ErrNoBranch) || (err == nil && cur != in.BranchHead) {
 			return nil // never created, or no longer the one created
@@ -69,6 +72,10 @@ func (a *App) undoIntent(data []byte) error {
 // undoMergeIntent moves Into back from the merge commit (and its checkout
 // with it) and recreates the branch.
 func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
+	// a merge moves Into forward: an "undo" never moves it onto new work
+	if fwd, err := r.IsAncestor(in.Previous, in.Commit); err != nil || !fwd || in.Previous == in.Commit {
+		return errs.New(errs.Invalid, ".baton/intent.json records a merge into %s from %s to %s, which is not a merge baton made (it would not move %s forward): nothing was undone. Stop and report it to a person", in.Into, gitops.Short(in.Previous), gitops.Short(in.Commit), in.Into)
+	}
 	cur, err := r.Branch(in.Into)
 	if err != nil {
 		return err

@@ -415,6 +415,9 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o addFixOpts) error
 		if err := st.checkFixCommits(&in, branch, rv.Get("commit_range.to").String()); err != nil {
 			return err
 		}
+		if err := st.fixFeatures(rv, in.FeatureID); err != nil {
+			return err
+		}
 		key := deref(in.FeatureID)
 		if key == "" {
 			key = rv.Get("feature_id").String()

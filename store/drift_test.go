@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,17 @@ func TestCheckDrift(t *testing.T) {
 			b, _ := os.ReadFile(s.stampsPath())
 			os.WriteFile(s.stampsPath(), []byte(strings.Replace(string(b), `"id":"`, `"id":"9`, 1)), 0o644)
 		}, ".baton/stamps.json", "does not match the seal"},
+		{"edited, its stamp rewritten and resealed", func(s *Store) {
+			os.WriteFile(s.Path("state.json"), []byte("{\"a\": 2}\n"), 0o644)
+			sf, _, _ := s.loadStamps()
+			fi, _ := os.Stat(s.Path("state.json"))
+			st := sf.Files[s.key("state.json")]
+			st.ID = identity(fi)
+			sf.Files[s.key("state.json")] = st
+			files, _ := json.Marshal(sf.Files)
+			b, _ := json.Marshal(stampsRaw{Event: sf.Event, Seal: sealOf(sf.Event, files), Files: files})
+			os.WriteFile(s.stampsPath(), b, 0o644)
+		}, "state.json", `line 1 was "{\"a\": 1}", now "{\"a\": 2}"`},
 		{"log deleted", func(s *Store) { os.Remove(s.EventsPath()) }, ".baton/events.jsonl", "the audit log is gone"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
