@@ -716,7 +716,17 @@ func setupState(r *runner, info *repoInfo, seed uint64) error {
 		return fmt.Errorf("reviews add-review --json: no review_id in %q", out)
 	}
 	info.MergeReview = rv.ReviewID
-	if out, err = r.batonOut(info, info.Main, []string{"BATON_ROLE=REVIEW"}, append([]string{"--json"}, addReviewArgs(info)...)...); err != nil {
+	// The session branch's review saw it before the fix's commit (a fix is
+	// a commit after the one the review saw): the branch is moved back for
+	// the review, then to its head again.
+	if _, err := git(info.Main, "update-ref", "refs/heads/"+sessionBranch, info.FixCommit+"~1"); err != nil {
+		return err
+	}
+	out, err = r.batonOut(info, info.Main, []string{"BATON_ROLE=REVIEW"}, append([]string{"--json"}, addReviewArgs(info)...)...)
+	if _, gerr := git(info.Main, "update-ref", "refs/heads/"+sessionBranch, info.SessionHead); err == nil {
+		err = gerr
+	}
+	if err != nil {
 		return err
 	}
 	rv.ReviewID = 0
@@ -1127,7 +1137,15 @@ func (r *runner) jobs(infos []*repoInfo) []job {
 					env = append(env, "BATON_ROLE="+c.role)
 				}
 				if c.label == "session end" { // its own session, started first
+					// sessionBack commits ago: the branch is moved back for
+					// the start, then to its head again
+					if _, err := git(info.Main, "update-ref", "refs/heads/"+sessionBranch, info.SessionBase); err != nil {
+						return err
+					}
 					d, out, err := timed(r.batonCmd(info, c.dir(info), nil, "session", "start", "--agent", "IMPLEMENT"), 0)
+					if _, gerr := git(info.Main, "update-ref", "refs/heads/"+sessionBranch, info.SessionHead); err == nil {
+						err = gerr
+					}
 					if err != nil {
 						return err
 					}
