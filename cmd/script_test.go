@@ -47,7 +47,10 @@ func TestMain(m *testing.M) {
 //	                         rechaining with the unkeyed sha256: delete SEQ
 //	                         (and renumber), strip (every auth and MAC),
 //	                         append JSON (a payload), resign ROLE (the last
-//	                         entry's role, re-MACed with $BATON_SESSION's key)
+//	                         entry's role, re-MACed with $BATON_SESSION's key),
+//	                         record FILE... (a new entry of session
+//	                         $FORGE_SESSION as $FORGE_ROLE, MACed with $BATON_SESSION's key,
+//	                         recording the files as they are)
 //	rebind                   bind again to the session unbind left (a
 //	                         person's command between an agent's ones)
 //	schemavalid NAME [stderr] the last stdout (or stderr) must be valid
@@ -235,7 +238,7 @@ func cmdSchemaValid(ts *testscript.TestScript, neg bool, args []string) {
 // and its own credential could.
 func cmdForgeLog(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
-		ts.Fatalf("usage: forgelog delete SEQ | strip | append JSON | resign ROLE")
+		ts.Fatalf("usage: forgelog delete SEQ | strip | append JSON | resign ROLE | record FILE...")
 	}
 	path := ts.MkAbs(filepath.Join(".baton", "events.jsonl"))
 	data, err := os.ReadFile(path)
@@ -263,6 +266,23 @@ func cmdForgeLog(ts *testscript.TestScript, neg bool, args []string) {
 		last := events[len(events)-1]
 		events = append(events, map[string]any{"event_id": "", "task_id": nil, "stage_id": "REVIEW", "type": "task",
 			"timestamp": last["timestamp"], "payload": json.RawMessage(args[1]), "metadata": last["metadata"]})
+	case "record":
+		// an entry of the bound session recording the files as they are now
+		last := events[len(events)-1]
+		var md struct {
+			Files map[string]string `json:"files"`
+		}
+		ts.Check(json.Unmarshal(last["metadata"].(json.RawMessage), &md))
+		for _, f := range args[1:] {
+			b, err := os.ReadFile(ts.MkAbs(f))
+			ts.Check(err)
+			sum := sha256.Sum256(b)
+			md.Files[f] = hex.EncodeToString(sum[:])
+		}
+		role := ts.Getenv("FORGE_ROLE")
+		payload := json.RawMessage(`{"command":"baton progress update-status","actor":{"role":"` + role + `","session":` + ts.Getenv("FORGE_SESSION") + `,"source":"session"}}`)
+		events = append(events, map[string]any{"event_id": "", "task_id": nil, "stage_id": role, "type": "task",
+			"timestamp": last["timestamp"], "payload": payload, "metadata": md, "auth": "session:" + ts.Getenv("FORGE_SESSION")})
 	case "resign":
 		last := events[len(events)-1]
 		var payload map[string]any
@@ -282,7 +302,7 @@ func cmdForgeLog(ts *testscript.TestScript, neg bool, args []string) {
 		if hasMAC {
 			e["mac"] = mac
 		}
-		if args[0] == "resign" && i == len(events)-1 {
+		if (args[0] == "resign" || args[0] == "record") && i == len(events)-1 {
 			k := hmac.New(sha256.New, []byte(ts.Getenv("BATON_SESSION")))
 			k.Write([]byte("baton session events"))
 			m := hmac.New(sha256.New, k.Sum(nil))

@@ -3,11 +3,15 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // authCheck is what verify finds authenticating the audit log: problems
@@ -46,10 +50,13 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	c.authenticated = true
 	sessions := map[int]openedSession{}
 	missingKeys := map[string][]int{}
-	for _, e := range events {
+	for i, e := range events {
 		var p entryPayload
 		_ = json.Unmarshal(e.Payload, &p)
 		c.checkEntry(a, e, p, sessions, missingKeys)
+		if i > 0 {
+			c.checkWrites(e, events[i-1], sessions)
+		}
 	}
 	ids := make([]string, 0, len(missingKeys))
 	for id := range missingKeys {
@@ -122,6 +129,35 @@ func (c *authCheck) checkSessionEntry(a *App, e store.Event, p entryPayload, nam
 	}
 	if p.Actor != nil && canonicalRole(p.Actor.Role) != canonicalRole(s.role) {
 		bad("session %d was opened as %s but this entry acts as %s: a role changed within a session", id, s.role, p.Actor.Role)
+	}
+}
+
+// writers are, for each state file some roles never write, the roles
+// whose sessions may change it.
+var writers = []struct {
+	file  string
+	roles []string
+}{
+	{reviews.FileName, []string{workflow.Initializer, workflow.Review, workflow.Architecture, workflow.Fix}},
+	{features.FileName, []string{workflow.Initializer, workflow.Implement, workflow.Review, workflow.Architecture}},
+}
+
+// checkWrites reports an entry of an agent's session that changed a state
+// file its role never writes: its MAC may check out (an agent can MAC
+// entries of its own session), but no command of that role records it.
+func (c *authCheck) checkWrites(e, prev store.Event, sessions map[int]openedSession) {
+	kind, name, _ := strings.Cut(e.Auth, ":")
+	id, _ := strconv.Atoi(name)
+	s, ok := sessions[id]
+	if kind != "session" || !ok {
+		return
+	}
+	role := canonicalRole(s.role)
+	for _, w := range writers {
+		now, ok := e.Metadata.Files[w.file]
+		if ok && now != prev.Metadata.Files[w.file] && !slices.Contains(w.roles, role) {
+			c.problems = append(c.problems, problem{"forged", store.EventsName, fmt.Sprintf("seq %d: session %d (%s) changed %s, which %s never writes: the entry was not written by a baton command of that role", e.Seq, id, s.role, w.file, role)})
+		}
 	}
 }
 
