@@ -297,6 +297,9 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o sessionEndOpt
 			if err := checkFeatureIDs(st, ended.FeaturesTouched); err != nil {
 				return err
 			}
+			if err := st.withinSession(sess, ended.FeaturesTouched); err != nil {
+				return err
+			}
 		}
 		from := sess.BaseCommit
 		if fromFlag != nil {
@@ -431,4 +434,20 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// withinSession refuses an agent's session end naming features its
+// session was not opened for: the work it hands to REVIEW is what it was
+// given, and a PASS of it passes only that.
+func (st *state) withinSession(sess progress.OpenSession, touched []string) error {
+	if who, _ := st.resolveActor(); who == nil || who.Source != "session" || len(sess.Features) == 0 {
+		return nil
+	}
+	for _, id := range touched {
+		if !slices.Contains(sess.Features, id) {
+			return st.refuse(errs.New(errs.Policy, "--features: session %d works on %s, not %s: a session reports only the features it was given. Leave --features out, or name only %s",
+				sess.SessionID, strings.Join(sess.Features, ","), id, strings.Join(sess.Features, ",")))
+		}
+	}
+	return nil
 }
