@@ -221,6 +221,9 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 		if err := checkFeatureIDs(st, in.FeaturesTouched); err != nil {
 			return err
 		}
+		if err := st.ownFeatures(in.FeaturesTouched); err != nil {
+			return err
+		}
 		from := in.CommitRange.From
 		if from == nil {
 			from = a.mainBase(st.cfg, in.CommitRange.To)
@@ -252,6 +255,9 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 			feature = progress.Nullable(*o.CurrentFeature)
 			if feature != nil {
 				if err := checkFeatureIDs(st, features.SplitIDs(*feature)); err != nil {
+					return err
+				}
+				if err := st.ownFeatures(features.SplitIDs(*feature)); err != nil {
 					return err
 				}
 			}
@@ -358,6 +364,9 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatu
 			v := progress.Nullable(*o.Feature)
 			if v != nil {
 				if err := checkFeatureIDs(st, features.SplitIDs(*v)); err != nil {
+					return err
+				}
+				if err := st.ownFeatures(features.SplitIDs(*v)); err != nil {
 					return err
 				}
 			}

@@ -445,8 +445,28 @@ func (st *state) withinSession(sess progress.OpenSession, touched []string) erro
 	}
 	for _, id := range touched {
 		if !slices.Contains(sess.Features, id) {
-			return st.refuse(errs.New(errs.Policy, "--features: session %d works on %s, not %s: a session reports only the features it was given. Leave --features out, or name only %s",
+			return st.refuse(errs.New(errs.Policy, "session %d works on %s, not %s: a session records and reports only the features it was given; name only %s",
 				sess.SessionID, strings.Join(sess.Features, ","), id, strings.Join(sess.Features, ",")))
+		}
+	}
+	return nil
+}
+
+// ownFeatures is withinSession for a call that names features without
+// ending its session (add-session, update-status): a session's agent
+// records and points at only the features it was given.
+func (st *state) ownFeatures(ids []string) error {
+	who, _ := st.resolveActor()
+	if who == nil || who.Source != "session" || who.Session == nil || len(ids) == 0 {
+		return nil
+	}
+	open, err := st.openSessions()
+	if err != nil || open == nil {
+		return err
+	}
+	for _, s := range open.Open {
+		if s.SessionID == *who.Session {
+			return st.withinSession(s, ids)
 		}
 	}
 	return nil
