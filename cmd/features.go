@@ -433,7 +433,11 @@ func (a *App) newAppendCmd() *cobra.Command {
 			var added []string
 			a.creating = true // the initializer's first list may be the first state file
 			err = a.update(c.Context(), c.CommandPath(), features.FileName, func(st *state) error {
-				if _, err := st.require(workflow.AppendFeatures); err != nil {
+				who, err := st.require(workflow.AppendFeatures)
+				if err != nil {
+					return err
+				}
+				if err := st.appendedPassing(who, raws); err != nil {
 					return err
 				}
 				f, ok, err := st.featuresOpt()
@@ -464,4 +468,19 @@ func (a *App) newAppendCmd() *cobra.Command {
 	_ = c.MarkFlagRequired("entries")
 	_ = c.MarkFlagRequired("source-appspec")
 	return c
+}
+
+// appendedPassing refuses an agent's entry that arrives passing: a feature
+// passes only through REVIEW's PASS and its merge, never by being listed so.
+func (st *state) appendedPassing(who *actor, raws [][]byte) error {
+	if who.person() {
+		return nil
+	}
+	for i, raw := range raws {
+		if gjson.GetBytes(raw, "passes").Type == gjson.True {
+			return st.refuse(errs.New(errs.Policy, "--entries: entry %d (%s) is listed as passing: a feature passes only through REVIEW's PASS and its merge. Append it with \"passes\": false, or leave passes out",
+				i, gjson.GetBytes(raw, "id").String()))
+		}
+	}
+	return nil
 }
