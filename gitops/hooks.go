@@ -11,8 +11,8 @@ import (
 
 // Hooks that guard main: git refuses a commit onto main, a merge commit
 // onto main, and any other update of refs/heads/<main> (a fast-forward
-// merge, a reset, a cherry-pick) unless BATON_ALLOW_MAIN=1 is set — the
-// person's override. baton's own merge writes objects and refs through
+// merge, a reset, a cherry-pick) unless the person's override variable
+// (README, "Git") is set in the environment. baton's own merge writes objects and refs through
 // go-git, so the hooks do not fire for it.
 
 // HookMarker marks a hook file baton wrote; a hook without it is someone
