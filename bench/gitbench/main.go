@@ -1008,14 +1008,9 @@ func newRunner(baton string) (*runner, error) {
 	}
 	// a person's key of the bench's own: its writes are a person's, and it
 	// opens the sessions it times with the key
-	cfg, err := os.MkdirTemp("", "baton-bench-key-")
+	cfg, err := gen.PersonKey(abs, os.Environ())
 	if err != nil {
 		return nil, err
-	}
-	k := exec.Command(abs, "key", "init")
-	k.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg)
-	if out, err := k.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("baton key init: %v\n%s", err, out)
 	}
 	return &runner{baton: abs, self: self, keyDir: cfg}, nil
 }
@@ -1249,6 +1244,7 @@ func bench(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer os.RemoveAll(r.keyDir)
 	root := o.repos
 	if root == "" {
 		tmp, err := os.MkdirTemp(o.dir, "baton-gitbench-")
