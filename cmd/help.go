@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
 )
 
@@ -151,7 +152,7 @@ func (a *App) newManCmd() *cobra.Command {
 			}
 			pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
 			sort.Strings(pages)
-			return a.emit(map[string]any{"dir": dir, "pages": nonNil(pages)}, func(w io.Writer) {
+			return a.emit(map[string]any{"dir": dir, "pages": app.NonNil(pages)}, func(w io.Writer) {
 				printf(w, "SUCCESS: %d man pages in %s (read one with: man %s)", len(pages), dir, filepath.Join(dir, "baton.1"))
 			})
 		},

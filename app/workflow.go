@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -279,7 +279,7 @@ func (st *state) appendLeftovers(feat *features.File, issues []reviews.PendingIs
 	for i, is := range issues {
 		desc := gjson.GetBytes(is.Raw(), "description").String()
 		entry := map[string]any{
-			"id": ids[i], "name": truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
+			"id": ids[i], "name": Truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
 			"source_review": fmt.Sprintf("R%d", reviewID), "severity": strings.TrimSuffix(is.Severity, "s"), "passes": false,
 		}
 		if loc := gjson.GetBytes(is.Raw(), "location").String(); loc != "" {
