@@ -228,7 +228,7 @@ func (a *App) FeaturesAppend(ctx context.Context, c Caller, in AppendInput) (App
 	var added []string
 	a.creating = true // the initializer's first list may be the first state file
 	err = a.update(ctx, "baton features append", features.FileName, func(st *state) error {
-		who, err := st.require(workflow.AppendFeatures)
+		who, err := st.requireAppend(raws)
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,11 @@ func (a *App) FeaturesAppend(ctx context.Context, c Caller, in AppendInput) (App
 			f = features.New()
 			st.feat = f
 		}
-		if added, err = f.Append(raws, in.Source); err != nil {
+		fresh := st.withoutRecordedDebt(f, raws)
+		if len(fresh) == 0 {
+			return nil
+		}
+		if added, err = f.Append(fresh, in.Source); err != nil {
 			return err
 		}
 		st.summary = "appended " + strings.Join(added, ", ")

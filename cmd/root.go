@@ -98,7 +98,13 @@ type App struct {
 	env Env
 	g   globalOpts
 	app *app.App // the operations, which this front end translates to and from
-	ran bool     // a command's run started: later errors are not usage errors
+
+	// completing is set for a shell's completion request (cobra's
+	// __complete): only then are the completion functions registered.
+	completing bool
+	// versionOnly is set when the arguments ask for the version alone.
+	versionOnly bool
+	ran         bool // a command's run started: later errors are not usage errors
 
 	warnings []string // under --json: the warnings and notices for the document
 	emitted  bool     // under --json: the document was printed
@@ -125,6 +131,7 @@ func Main(args []string, env Env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	a := newApp(env)
+	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -160,6 +167,27 @@ func (a *App) caller() app.Caller {
 	c := app.Bound(a.env.Getenv("BATON_SESSION"))
 	c.As, c.Reason = a.g.As, a.g.Reason
 	return c
+}
+
+// completionRequest says whether args are a shell's completion request
+// (the hidden commands cobra's completion scripts run).
+func completionRequest(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+}
+
+// versionRequest says whether args are --version, with --json at most.
+func versionRequest(args []string) bool {
+	version := false
+	for _, s := range args {
+		switch s {
+		case "--version", "--version=true":
+			version = true
+		case "--json", "--json=true":
+		default:
+			return false
+		}
+	}
+	return version
 }
 
 // wantsJSON says whether --json (or --jq or --fields, which imply it) is
@@ -214,6 +242,9 @@ ids assigned inside the lock and counters computed from the files.
 		}
 		return pflag.NormalizedName(name)
 	})
+	if a.versionOnly {
+		return root // --version reads nothing else: the commands are not built
+	}
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
@@ -223,7 +254,9 @@ ids assigned inside the lock and counters computed from the files.
 	root.InitDefaultCompletionCmd()
 	a.jsonHelp(root)
 	addExamples(root)
-	a.addCompletions(root)
+	if a.completing {
+		a.addCompletions(root)
+	}
 	a.markRuns(root)
 	return root
 }
