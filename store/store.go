@@ -139,7 +139,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		tx.adopt = map[string]bool{}
 	}
 	if err == nil {
-		err = s.commit(tx.staged, tx.event, tx.intent, tx.adopt)
+		err = s.commit(tx.staged, tx.events(), tx.intent, tx.adopt)
 	}
 	var committed *CommittedError
 	if err != nil && !errors.As(err, &committed) {
@@ -244,7 +244,8 @@ type Tx struct {
 	facts  map[string]json.RawMessage
 	after  []func() error
 	event  *Event
-	intent bool // an intent was written: the commit removes it
+	before []*Event // imported history, appended before event
+	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
 }
 
