@@ -128,9 +128,9 @@ func codex(o Options) []string {
 
 // codexMCP configures `baton mcp` for Codex with -c overrides (Codex has
 // no MCP configuration file of its own per run): the command, its
-// arguments, and the names of the variables it inherits — the values
-// (the session's credential) stay in the environment, out of the command
-// line and the session log.
+// arguments, its tools' approval, and the names of the variables it
+// inherits — the values (the session's credential) stay in the
+// environment, out of the command line and the session log.
 func codexMCP(m *MCP) []string {
 	q := func(v string) string { b, _ := json.Marshal(v); return string(b) }
 	list := func(vs []string) string {
@@ -141,7 +141,10 @@ func codexMCP(m *MCP) []string {
 		return "[" + strings.Join(out, ",") + "]"
 	}
 	pre := "mcp_servers." + ServerName + "."
-	args := []string{"-c", pre + "command=" + q(m.Baton), "-c", pre + `args=["mcp"]`}
+	// exec mode asks no approvals: a tool Codex would ask about (merge and
+	// reject are destructive) is approved, as baton checks every call
+	// against the session's role itself
+	args := []string{"-c", pre + "command=" + q(m.Baton), "-c", pre + `args=["mcp"]`, "-c", pre + `default_tools_approval_mode="approve"`}
 	if len(m.PassEnv) > 0 {
 		args = append(args, "-c", pre+"env_vars="+list(m.PassEnv))
 	}

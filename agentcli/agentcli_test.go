@@ -57,7 +57,7 @@ func TestMCPCommandLines(t *testing.T) {
 	m := &agentcli.MCP{Baton: "/opt/bin/baton", ConfigFile: "/tmp/baton-mcp-1/claude.json", PassEnv: []string{"BATON_SESSION", "BATON_STATE_DIR"}}
 	cases := []struct{ name, want string }{
 		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --mcp-config /tmp/baton-mcp-1/claude.json --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) mcp__baton__*"},
-		{"codex", `codex exec --sandbox workspace-write --color never -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
+		{"codex", `codex exec --sandbox workspace-write --color never -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.default_tools_approval_mode="approve" -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
 	}
 	for _, c := range cases {
 		argv, err := agentcli.Command(c.name, agentcli.Options{MCP: m})

@@ -16,7 +16,7 @@ import (
 func TestAgentMCPConfig(t *testing.T) {
 	proj := t.TempDir()
 	t.Chdir(proj)
-	m, cleanup, err := agentMCP("claude", "bts1_secret", "/state/dir")
+	m, cleanup, err := agentMCP("claude", "bts1_secret", "/state/dir", proj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +41,24 @@ func TestAgentMCPConfig(t *testing.T) {
 		t.Errorf("the config's directory is still there after cleanup: %v", err)
 	}
 
-	m, cleanup, err = agentMCP("codex", "bts1_secret", "/state/dir")
+	m, cleanup, err = agentMCP("codex", "bts1_secret", "/state/dir", proj)
 	if err != nil || m.ConfigFile != "" || strings.Join(m.PassEnv, ",") != "BATON_SESSION,BATON_STATE_DIR" {
 		t.Errorf("codex: %+v %v", m, err)
 	}
 	cleanup()
-	if m, _, _ := agentMCP("", "bts1_secret", ""); m != nil {
+	if m, _, _ := agentMCP("", "bts1_secret", "", proj); m != nil {
 		t.Errorf("--agent-cmd gets no MCP configuration: %+v", m)
 	}
+
+	// a temporary directory set inside the project is not used
+	t.Setenv("TMPDIR", filepath.Join(proj, "tmp"))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if err := os.Mkdir(filepath.Join(proj, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, cleanup, err = agentMCP("claude", "bts1_secret", "", proj)
+	if err != nil || strings.HasPrefix(m.ConfigFile, proj) {
+		t.Errorf("with TMPDIR in the project: %v %+v", err, m)
+	}
+	cleanup()
 }
