@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -118,13 +118,13 @@ func (st *state) adoptHandMerge(r gitops.Repo, d store.Drift, who *actor) (bool,
 			t.featureID = &f.Str
 		}
 		t.into, _, _ = mainOf(r, st.cfg)
-		var out mergeOutcome
+		var out MergeResult
 		if err := st.recordMerge(t, gitops.MergeResult{Commit: d.Now, Previous: d.Recorded, BranchHead: to, FastForward: ff}, &out); err != nil {
 			return false, err
 		}
 		st.tx.Adopt(mainRef)
 		st.adopted = append(st.adopted, mainRef)
-		st.adoptNote = fmt.Sprintf("session %d (%s) merged %s (review R%d, at %s) into %s itself: adopted as that review's merge, %s", *who.Session, who.Role, orDash(t.branch), t.id, gitops.Short(to), t.into, gitops.Short(d.Now))
+		st.adoptNote = fmt.Sprintf("session %d (%s) merged %s (review R%d, at %s) into %s itself: adopted as that review's merge, %s", *who.Session, who.Role, t.branch, t.id, gitops.Short(to), t.into, gitops.Short(d.Now))
 		st.app.notice("%s", st.adoptNote)
 		return true, nil
 	}
