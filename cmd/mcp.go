@@ -24,7 +24,8 @@ the protocol's JSON-RPC messages; warnings go to standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			srv := mcpserver.New(c.Context(), mcpserver.Options{
-				Env:        app.Env{Stdin: a.env.Stdin, Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now},
+				// no Stdin: standard input carries the protocol, never an argument
+				Env:        app.Env{Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now},
 				AppOptions: &a.g.Options,
 				Credential: a.env.Getenv("BATON_SESSION"),
 				Version:    c.Root().Version,
