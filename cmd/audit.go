@@ -170,7 +170,7 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 				events, _ := sn.s.ReadEvents()
 				auth := a.checkAudit(sn, events)
 				res.Problems = append(res.Problems, auth.problems...)
-				res.Notes, res.Authenticated = auth.notes, auth.authenticated
+				res.Notes, res.Authenticated = append(auth.notes, migrationNotes(events)...), auth.authenticated
 				var err error
 				if base, err = readBaseline(sn.s); err != nil {
 					res.Problems = append(res.Problems, problem{"git-main", gitBaselineName, err.Error()})

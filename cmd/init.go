@@ -34,8 +34,14 @@ type initResult struct {
 	Kept     []string `json:"kept"`
 	Excluded []string `json:"excluded"`
 	Scripts  []string `json:"scripts"`
-	Hooks    []string `json:"hooks"`
-	Baseline string   `json:"git_baseline,omitempty"`
+	// ScriptBackups are the files --scripts found in its way (the
+	// predecessor's scripts), kept under another name.
+	ScriptBackups []scripts.Moved `json:"script_backups,omitempty"`
+	Hooks         []string        `json:"hooks"`
+	Baseline      string          `json:"git_baseline,omitempty"`
+	// Migrated is what adopting a predecessor's state did (absent when
+	// there was none to adopt).
+	Migrated *migratedResult `json:"migrated,omitempty"`
 }
 
 func (a *App) newInitCmd() *cobra.Command {
@@ -81,6 +87,7 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		if err := st.initControl(&res); err != nil {
 			return err
 		}
+		var kept []string
 		for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
 			old, err := st.tx.Read(name)
 			if err != nil {
@@ -88,6 +95,7 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 			}
 			if old != nil {
 				res.Kept = append(res.Kept, s.Path(name))
+				kept = append(kept, name)
 				continue
 			}
 			switch name {
@@ -114,13 +122,21 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		if _, _, err := st.reviewsOpt(); err != nil {
 			return err
 		}
-		_, _, err := st.progressOpt()
+		if _, _, err := st.progressOpt(); err != nil {
+			return err
+		}
+		scriptsDir := "" // --scripts replaces them: nothing to say about them
+		if !o.Scripts {
+			scriptsDir = filepath.Join(s.Dir, "scripts")
+		}
+		m, err := st.adoptPredecessor(kept, scriptsDir)
+		res.Migrated = m
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	excluded, err := a.excludeState(s.Dir)
+	excluded, err := a.excludeState(s.Dir, res.Migrated == nil)
 	if err != nil {
 		return err
 	}
@@ -139,7 +155,7 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(s.Dir, dir)
 		}
-		if res.Scripts, err = scripts.Install(dir); err != nil {
+		if res.Scripts, res.ScriptBackups, err = scripts.Install(dir); err != nil {
 			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
 		}
 	}
@@ -154,6 +170,9 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		if len(res.Excluded) > 0 {
 			printf(w, "  excluded from git: %s", strings.Join(res.Excluded, " "))
 		}
+		for _, m := range res.ScriptBackups {
+			printf(w, "  backup   %s -> %s (found in the way of baton's scripts; kept, not overwritten)", m.From, m.To)
+		}
 		for _, p := range res.Scripts {
 			printf(w, "  script   %s", p)
 		}
@@ -162,6 +181,9 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o initOpts) error {
 		}
 		for _, p := range res.Hooks {
 			printf(w, "  hook     %s", p)
+		}
+		if res.Migrated != nil {
+			writeMigrated(w, res.Migrated)
 		}
 	})
 }
@@ -204,7 +226,7 @@ var stateEntries = []string{"/" + progress.FileName, "/" + reviews.FileName, "/"
 
 // excludeState adds the state files to the repository's info/exclude when
 // dir is the top of a main worktree, and warns about any already tracked.
-func (a *App) excludeState(dir string) ([]string, error) {
+func (a *App) excludeState(dir string, warnTracked bool) ([]string, error) {
 	if store.MainWorktree(dir) != dir {
 		return nil, nil
 	}
@@ -227,7 +249,7 @@ func (a *App) excludeState(dir string) ([]string, error) {
 		}
 	}
 	tracked, err := gitops.Tracked(dir, []string{progress.FileName, reviews.FileName, features.FileName})
-	if err == nil && len(tracked) > 0 {
+	if err == nil && len(tracked) > 0 && warnTracked {
 		a.warn("%s tracked by git: a checkout or merge can rewind them. Run: git rm --cached %s && git commit", strings.Join(tracked, ", "), strings.Join(tracked, " "))
 	}
 	return add, nil

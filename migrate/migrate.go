@@ -53,6 +53,9 @@ type Input struct {
 	// the state directory (".backups/", ".agent_state.json", ...), each
 	// with what it holds.
 	Leftovers []Leftover
+	// Scripts lists the scripts in scripts/ that are not baton's drop-in
+	// ones (the predecessor's own), relative to the state directory.
+	Scripts []string
 }
 
 // Leftover is a file or directory the predecessor kept beside its state.
