@@ -127,6 +127,9 @@ func (st *state) migrateInput(scriptsDir string) (migrate.Input, error) {
 	if store.MainWorktree(s.Dir) == s.Dir {
 		in.Tracked, _ = gitops.Tracked(s.Dir, stateFiles)
 	}
+	if r := st.app.repo(); r != nil {
+		in.BranchExists = func(b string) bool { _, err := r.Branch(b); return err == nil }
+	}
 	in.Leftovers = leftoversIn(s.Dir)
 	if scriptsDir != "" {
 		for _, p := range scripts.Foreign(scriptsDir) {
