@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/gitops"
 )
 
 // Version is baton's version. Releases set it at build time
@@ -85,47 +85,31 @@ func ProcessEnv() Env {
 
 // globalOpts are the flags every command takes.
 type globalOpts struct {
-	StateDir string
-	File     string
-	JSON     bool
-	As       string
-	Reason   string
-	JQ       string
-	Fields   string
+	app.Options
+	JSON   bool
+	As     string
+	Reason string
+	JQ     string
+	Fields string
 }
 
 // App carries the environment and global options to every command.
 type App struct {
 	env Env
 	g   globalOpts
-	ran bool // a command's run started: later errors are not usage errors
-
-	warnings []string // under --json: the warnings and notices for the document
-	emitted  bool     // under --json: the document was printed
-	jq       *gojq.Code
-	fields   []string
-
-	repoOpened bool
-	// reconciling skips the drift check: the transaction records it.
-	reconciling bool
-	gitRepo     gitops.Repo
-	// creating marks an init command: its transaction may create the state
-	// where none exists (any other command is refused there).
-	creating bool
-	// undone says what the undo of an uncommitted git change did, for the
-	// failed command's message.
-	undone string
-
-	// keyFile overrides where the person's key is read (the demo's scratch
-	// key); launch is set in a launcher's own process (baton run).
-	keyFile string
-	launch  *launcher
+	app *app.App // the operations, which this front end translates to and from
 
 	// completing is set for a shell's completion request (cobra's
 	// __complete): only then are the completion functions registered.
 	completing bool
 	// versionOnly is set when the arguments ask for the version alone.
 	versionOnly bool
+	ran         bool // a command's run started: later errors are not usage errors
+
+	warnings []string // under --json: the warnings and notices for the document
+	emitted  bool     // under --json: the document was printed
+	jq       *gojq.Code
+	fields   []string
 }
 
 const exitCodeHelp = `Exit codes:
@@ -146,7 +130,8 @@ const exitCodeHelp = `Exit codes:
 func Main(args []string, env Env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	a := &App{env: env, completing: completionRequest(args), versionOnly: versionRequest(args)}
+	a := newApp(env)
+	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -167,6 +152,21 @@ func Main(args []string, env Env) int {
 		a.reportError(err)
 	}
 	return errs.Code(err)
+}
+
+// newApp is the command line's front end over the application.
+func newApp(env Env) *App {
+	a := &App{env: env}
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now}, &a.g.Options, a)
+	return a
+}
+
+// caller is how this call authenticates: the session credential in
+// BATON_SESSION, or a person's --as HUMAN --reason.
+func (a *App) caller() app.Caller {
+	c := app.Bound(a.env.Getenv("BATON_SESSION"))
+	c.As, c.Reason = a.g.As, a.g.Reason
+	return c
 }
 
 // completionRequest says whether args are a shell's completion request

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func (st *state) requireAppend(raws [][]byte) (*actor, error) {
 			if err != nil && workflow.Check(st.boundRole(), workflow.AppendDebt) == nil {
 				role := st.boundRole()
 				return nil, st.refuse(errs.New(errs.Policy, "%s may not add features to the feature list: only INITIALIZER may (--entries: entry %d, %s, has type %q); %s records tech debt only: append your review's leftover issues with \"type\": \"tech_debt\"",
-					role, i, orDash(gjson.GetBytes(raw, "id").String()), t, role))
+					role, i, OrDash(gjson.GetBytes(raw, "id").String()), t, role))
 			}
 			return who, err
 		}
@@ -89,7 +89,7 @@ func (st *state) appendLeftovers(feat *features.File, in reviews.NewReview, ids 
 			}
 			desc := is.Get("description").String()
 			entry := map[string]any{
-				"id": ids[len(entries)], "name": truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
+				"id": ids[len(entries)], "name": Truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
 				"source_review": fmt.Sprintf("R%d", reviewID), "source_issue": is.Get("id").String(),
 				"severity": strings.TrimSuffix(sev, "s"), "passes": false,
 			}

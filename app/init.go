@@ -1,0 +1,227 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/scripts"
+	"github.com/baton-cli/baton/store"
+)
+
+// InitInput is what init takes.
+type InitInput struct {
+	Name       string `json:"name,omitempty"`        // project name (default: the directory's)
+	Scripts    bool   `json:"scripts,omitempty"`     // install the drop-in scripts
+	ScriptsDir string `json:"scripts_dir,omitempty"` // where, relative to the state directory
+	Hooks      bool   `json:"hooks,omitempty"`       // install the git hooks
+}
+
+type InitResult struct {
+	StateDir string   `json:"state_dir"`
+	Created  []string `json:"created"`
+	Kept     []string `json:"kept"`
+	Excluded []string `json:"excluded"`
+	Scripts  []string `json:"scripts"`
+	// ScriptBackups are the files --scripts found in its way (the
+	// predecessor's scripts), kept under another name.
+	ScriptBackups []scripts.Moved `json:"script_backups,omitempty"`
+	Hooks         []string        `json:"hooks"`
+	Baseline      string          `json:"git_baseline,omitempty"`
+	// Migrated is what adopting a predecessor's state did (absent when
+	// there was none to adopt).
+	Migrated *Migrated `json:"migrated,omitempty"`
+}
+
+// initControl creates, in the init transaction, the control files that do
+// not exist: the default config, and in a repository the record of main's
+// head. Files the audit log records are never recreated: the drift check
+// has already refused a transaction in which one went missing.
+func (st *state) initControl(res *InitResult) error {
+	s := st.tx.Store()
+	old, err := st.tx.Read(configName)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		st.tx.Write(configName, append(jsondoc.Pretty(store.DefaultConfig()), '\n'))
+		st.touch(configName)
+		res.Created = append(res.Created, s.ConfigPath())
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	b, err := st.app.baseline(cfg)
+	if b == nil || err != nil {
+		return err
+	}
+	if old, err := st.tx.Read(baselineName); err != nil || old != nil {
+		return err
+	}
+	st.tx.Write(baselineName, b)
+	st.touch(baselineName)
+	res.Baseline = s.Path(baselineName)
+	return nil
+}
+
+// stateEntries are the info/exclude patterns that keep state out of code
+// branches.
+var stateEntries = []string{"/" + progress.FileName, "/" + reviews.FileName, "/" + features.FileName, "/.baton/"}
+
+// excludeState adds the state files to the repository's info/exclude when
+// dir is the top of a main worktree, and warns about any already tracked.
+func (a *App) excludeState(dir string, warnTracked bool) ([]string, error) {
+	if store.MainWorktree(dir) != dir {
+		return nil, nil
+	}
+	gitDir := filepath.Join(dir, ".git")
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	path := filepath.Join(gitDir, "info", "exclude")
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	text, add := gitops.WithExcludes(old, "# baton state: kept out of code branches", stateEntries)
+	if len(add) > 0 {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := store.WriteFileAtomic(path, text, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	tracked, err := gitops.Tracked(dir, []string{progress.FileName, reviews.FileName, features.FileName})
+	if err == nil && len(tracked) > 0 && warnTracked {
+		a.warn("%s tracked by git: a checkout or merge can rewind them. Run: git rm --cached %s && git commit", strings.Join(tracked, ", "), strings.Join(tracked, " "))
+	}
+	return add, nil
+}
+
+// Init sets up baton's state in a project: the files where missing, .baton/, the git exclude, optionally the drop-in scripts and the hooks.
+func (a *App) Init(ctx context.Context, c Caller, in InitInput) (InitResult, error) {
+	var out InitResult
+	err := a.as(c).runInit(ctx, "baton init", in, &out)
+	return out, err
+}
+
+func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *InitResult) error {
+	a.creating = true
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	if gd := gitops.GitDirAt(s.Dir); gd != "" {
+		return errs.New(errs.Usage, "%s is a git directory (a bare repository, or the .git of one): baton's state belongs in a repository's worktree, beside the code the agents change. Nothing was written; clone the repository ('git clone %s work') and run 'baton init' in the clone", s.Dir, gd)
+	}
+	res := InitResult{StateDir: s.Dir, Created: []string{}, Kept: []string{}, Excluded: []string{}, Scripts: []string{}, Hooks: []string{}}
+	if o.Name == "" {
+		o.Name = filepath.Base(s.Dir)
+	}
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		return err
+	}
+	err = a.update(ctx, cmdPath, "", func(st *state) error { return st.initFiles(o, &res) })
+	if err != nil {
+		return err
+	}
+	excluded, err := a.excludeState(s.Dir, res.Migrated == nil)
+	if err != nil {
+		return err
+	}
+	res.Excluded = append(res.Excluded, excluded...)
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if o.Hooks {
+		if _, res.Hooks, err = a.installHooks(cfg); err != nil {
+			return err
+		}
+	}
+	if o.Scripts {
+		dir := o.ScriptsDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.Dir, dir)
+		}
+		if res.Scripts, res.ScriptBackups, err = scripts.Install(dir); err != nil {
+			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
+		}
+	}
+	*dst = res
+	return nil
+}
+
+// initFiles is init's transaction: the control files, each state file
+// created where missing (existing ones kept and validated), and a
+// predecessor's state adopted.
+func (st *state) initFiles(o InitInput, res *InitResult) error {
+	s := st.tx.Store()
+	if err := st.initControl(res); err != nil {
+		return err
+	}
+	var kept []string
+	for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
+		old, err := st.tx.Read(name)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			res.Kept = append(res.Kept, s.Path(name))
+			kept = append(kept, name)
+			continue
+		}
+		if err := st.createFile(name, o.Name); err != nil {
+			return err
+		}
+		res.Created = append(res.Created, s.Path(name))
+	}
+	// validate what was kept, so a broken file is reported now
+	if _, _, err := st.featuresOpt(); err != nil {
+		return err
+	}
+	if _, _, err := st.reviewsOpt(); err != nil {
+		return err
+	}
+	if _, _, err := st.progressOpt(); err != nil {
+		return err
+	}
+	scriptsDir := "" // --scripts replaces them: nothing to say about them
+	if !o.Scripts {
+		scriptsDir = filepath.Join(s.Dir, "scripts")
+	}
+	m, err := st.adoptPredecessor(kept, scriptsDir)
+	res.Migrated = m
+	return err
+}
+
+// createFile stages a new, empty state file.
+func (st *state) createFile(name, project string) error {
+	switch name {
+	case features.FileName:
+		st.feat = features.New()
+	case reviews.FileName:
+		st.rev = reviews.New()
+	case progress.FileName:
+		st.prog, st.progNew = progress.New(project, 0, st.stamp(), st.app.head()), true
+		if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
+			// nothing to implement yet: the initializer writes the feature list
+			if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
+				return err
+			}
+		}
+	}
+	st.touch(name)
+	return nil
+}
