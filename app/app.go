@@ -74,6 +74,9 @@ type App struct {
 	// creating marks an init command: its transaction may create the state
 	// where none exists (any other command is refused there).
 	creating bool
+	// excluded are the info/exclude patterns this command added (before
+	// its first write).
+	excluded []string
 	// undone says what the undo of an uncommitted git change did, for the
 	// failed command's message.
 	undone string

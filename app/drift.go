@@ -66,6 +66,9 @@ func (st *state) checkDrift() error {
 	if len(drifts) == 0 {
 		return nil
 	}
+	if drifts, err = st.adoptMainMove(drifts); err != nil || len(drifts) == 0 {
+		return err
+	}
 	if ok, err := st.adoptInitializerList(drifts); ok || err != nil {
 		return err
 	}

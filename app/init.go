@@ -2,12 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
@@ -74,39 +73,33 @@ func (st *state) initControl(res *InitResult) error {
 	return nil
 }
 
-// stateEntries are the info/exclude patterns that keep state out of code
-// branches.
-var stateEntries = []string{"/" + progress.FileName, "/" + reviews.FileName, "/" + features.FileName, "/.baton/"}
+// stateEntries are the files baton writes in the state directory, which
+// info/exclude keeps out of code branches.
+var stateEntries = []string{progress.FileName, reviews.FileName, features.FileName, ".baton/", bridge.RequestFile, bridge.ResponseFile}
 
-// excludeState adds the state files to the repository's info/exclude when
-// dir is the top of a main worktree, and warns about any already tracked.
-func (a *App) excludeState(dir string, warnTracked bool) ([]string, error) {
+// excludeState lists the state in the info/exclude of the repository
+// enclosing dir (wherever in its worktree the state directory is). It is
+// idempotent: every command that may create state runs it before its
+// first write. extra names more files of the state directory.
+func (a *App) excludeState(dir string, extra ...string) ([]string, error) {
+	add, err := gitops.Exclude(dir, "# baton state: kept out of code branches", append(append([]string(nil), stateEntries...), extra...))
+	if err != nil {
+		return nil, errs.New(errs.Unexpected, "keeping the state out of git (info/exclude): %v", err)
+	}
+	a.excluded = append(a.excluded, add...)
+	return add, nil
+}
+
+// warnTracked warns about state files git already tracks (a checkout or
+// merge can rewind them), when dir is the top of a main worktree.
+func (a *App) warnTracked(dir string) {
 	if store.MainWorktree(dir) != dir {
-		return nil, nil
-	}
-	gitDir := filepath.Join(dir, ".git")
-	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
-		return nil, nil
-	}
-	path := filepath.Join(gitDir, "info", "exclude")
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	text, add := gitops.WithExcludes(old, "# baton state: kept out of code branches", stateEntries)
-	if len(add) > 0 {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-		if err := store.WriteFileAtomic(path, text, 0o644); err != nil {
-			return nil, err
-		}
+		return
 	}
 	tracked, err := gitops.Tracked(dir, []string{progress.FileName, reviews.FileName, features.FileName})
-	if err == nil && len(tracked) > 0 && warnTracked {
+	if err == nil && len(tracked) > 0 {
 		a.warn("%s tracked by git: a checkout or merge can rewind them. Run: git rm --cached %s && git commit", strings.Join(tracked, ", "), strings.Join(tracked, " "))
 	}
-	return add, nil
 }
 
 // Init sets up baton's state in a project: the files where missing, .baton/, the git exclude, optionally the drop-in scripts and the hooks.
@@ -136,11 +129,13 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 	if err != nil {
 		return err
 	}
-	excluded, err := a.excludeState(s.Dir, res.Migrated == nil)
-	if err != nil {
+	if _, err := a.excludeState(s.Dir); err != nil {
 		return err
 	}
-	res.Excluded = append(res.Excluded, excluded...)
+	if res.Migrated == nil { // adopting a predecessor's state lists them once, with the rest
+		a.warnTracked(s.Dir)
+	}
+	res.Excluded = append(res.Excluded, a.excluded...)
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return err

@@ -226,10 +226,13 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o ProgressIni
 			return err
 		}
 		path = st.tx.Store().Path(progress.FileName)
+		phase := ""
 		if old, err := st.tx.Read(progress.FileName); err != nil {
 			return err
 		} else if old != nil && !o.Force {
-			return errs.New(errs.Conflict, "%s already exists. Use --force to overwrite.", path)
+			if phase, err = st.emptyProgress(path); err != nil {
+				return err
+			}
 		} else if old != nil {
 			if cur, err := st.progress(); err != nil {
 				return err
@@ -238,6 +241,11 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o ProgressIni
 			}
 		}
 		p = progress.New(o.Name, o.Count, st.stamp(), a.head())
+		if phase != "" {
+			if err := p.SetStatus("current_phase", phase); err != nil {
+				return err
+			}
+		}
 		st.prog, st.progNew = p, true
 		st.touch(progress.FileName)
 		return nil

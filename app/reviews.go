@@ -456,7 +456,7 @@ func (a *App) ReviewsInit(ctx context.Context, c Caller, force bool) (string, er
 		if old, err := st.tx.Read(reviews.FileName); err != nil {
 			return err
 		} else if old != nil && !force {
-			return errs.New(errs.Conflict, "%s already exists. Use --force to overwrite.", path)
+			return st.emptyReviews(path) // an empty one is kept as it is
 		} else if old != nil {
 			cur, err := st.reviews()
 			if err != nil {

@@ -112,6 +112,11 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 		s.LockTimeout = time.Duration(cfg.LockTimeoutSeconds) * time.Second
 	}
 	s.Holder = cmdPath
+	if a.creating { // the state is kept out of git from its first write
+		if _, err := a.excludeState(s.Dir); err != nil {
+			return err
+		}
+	}
 	var refused error
 	var who *actor
 	var task *string
