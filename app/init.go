@@ -125,10 +125,77 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
 		return err
 	}
-	err = a.update(ctx, cmdPath, "", func(st *state) error { return st.initFiles(o, &res) })
+	err = a.update(ctx, cmdPath, "", func(st *state) error {
+		if err := st.initControl(&res); err != nil {
+			return err
+		}
+		kept, err := st.initFiles(s, o.Name, &res)
+		if err != nil {
+			return err
+		}
+		scriptsDir := "" // --scripts replaces them: nothing to say about them
+		if !o.Scripts {
+			scriptsDir = filepath.Join(s.Dir, "scripts")
+		}
+		res.Migrated, err = st.adoptPredecessor(kept, scriptsDir)
+		return err
+	})
 	if err != nil {
 		return err
 	}
+	if err := a.initOutside(s, o, &res); err != nil {
+		return err
+	}
+	*dst = res
+	return nil
+}
+
+// initFiles creates the state files that are missing and validates the
+// ones kept, so that a broken file is reported now. It returns the names
+// of the files kept.
+func (st *state) initFiles(s *store.Store, name string, res *InitResult) ([]string, error) {
+	a := st.app
+	var kept []string
+	for _, file := range []string{features.FileName, reviews.FileName, progress.FileName} {
+		old, err := st.tx.Read(file)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil {
+			res.Kept = append(res.Kept, s.Path(file))
+			kept = append(kept, file)
+			continue
+		}
+		switch file {
+		case features.FileName:
+			st.feat = features.New()
+		case reviews.FileName:
+			st.rev = reviews.New()
+		case progress.FileName:
+			st.prog, st.progNew = progress.New(name, 0, st.stamp(), a.head()), true
+			if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
+				// nothing to implement yet: the initializer writes the feature list
+				if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		st.touch(file)
+		res.Created = append(res.Created, s.Path(file))
+	}
+	if _, _, err := st.featuresOpt(); err != nil {
+		return nil, err
+	}
+	if _, _, err := st.reviewsOpt(); err != nil {
+		return nil, err
+	}
+	_, _, err := st.progressOpt()
+	return kept, err
+}
+
+// initOutside does init's work outside the state files: git's exclude,
+// the hooks and the drop-in scripts.
+func (a *App) initOutside(s *store.Store, o InitInput, res *InitResult) error {
 	if _, err := a.excludeState(s.Dir); err != nil {
 		return err
 	}
@@ -154,69 +221,5 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
 		}
 	}
-	*dst = res
-	return nil
-}
-
-// initFiles is init's transaction: the control files, each state file
-// created where missing (existing ones kept and validated), and a
-// predecessor's state adopted.
-func (st *state) initFiles(o InitInput, res *InitResult) error {
-	s := st.tx.Store()
-	if err := st.initControl(res); err != nil {
-		return err
-	}
-	var kept []string
-	for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
-		old, err := st.tx.Read(name)
-		if err != nil {
-			return err
-		}
-		if old != nil {
-			res.Kept = append(res.Kept, s.Path(name))
-			kept = append(kept, name)
-			continue
-		}
-		if err := st.createFile(name, o.Name); err != nil {
-			return err
-		}
-		res.Created = append(res.Created, s.Path(name))
-	}
-	// validate what was kept, so a broken file is reported now
-	if _, _, err := st.featuresOpt(); err != nil {
-		return err
-	}
-	if _, _, err := st.reviewsOpt(); err != nil {
-		return err
-	}
-	if _, _, err := st.progressOpt(); err != nil {
-		return err
-	}
-	scriptsDir := "" // --scripts replaces them: nothing to say about them
-	if !o.Scripts {
-		scriptsDir = filepath.Join(s.Dir, "scripts")
-	}
-	m, err := st.adoptPredecessor(kept, scriptsDir)
-	res.Migrated = m
-	return err
-}
-
-// createFile stages a new, empty state file.
-func (st *state) createFile(name, project string) error {
-	switch name {
-	case features.FileName:
-		st.feat = features.New()
-	case reviews.FileName:
-		st.rev = reviews.New()
-	case progress.FileName:
-		st.prog, st.progNew = progress.New(project, 0, st.stamp(), st.app.head()), true
-		if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
-			// nothing to implement yet: the initializer writes the feature list
-			if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
-				return err
-			}
-		}
-	}
-	st.touch(name)
 	return nil
 }
