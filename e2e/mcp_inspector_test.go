@@ -186,3 +186,12 @@ func (p *agentProject) tryEnv(extra []string, name string, args ...string) (stri
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// checkOffered checks the baton MCP tools an agent CLI offered its model
+// in each session (role -> " name name ... "): the session role's.
+func checkOffered(t *testing.T, offered map[string]string) {
+	t.Helper()
+	for role, want := range map[string][2]string{"IMPLEMENT": {"create_branch", "merge"}, "REVIEW": {"merge", "add_fix"}} {
+		wantTools(t, role+" (as offered to the model)", strings.Fields(offered[role]), []string{"context", "session_end", want[0]}, []string{want[1]})
+	}
+}
