@@ -101,6 +101,9 @@ func (a *App) agentOptions(role string) agentcli.Options {
 		top = r.Top()
 	}
 	o.TestCommand = testCommand(top, cfg.TestCommand)
+	if a.launch != nil && a.launch.box != nil {
+		return o // the agent's clone is its working directory, and all it writes
+	}
 	o.WritableDirs = []string{s.Dir}
 	if gd, err := gitOut(top, "rev-parse", "--path-format=absolute", "--git-common-dir"); err == nil && gd != "" {
 		o.WritableDirs = append(o.WritableDirs, filepath.Clean(gd))

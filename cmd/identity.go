@@ -44,6 +44,10 @@ type launcher struct {
 	key   *personKey
 	runID string
 	lock  *flock.Flock // the project's launcher lock, held for the run
+	// box is how the run confines its agents (nil: unconfined); tried is
+	// what the last sandboxed agent tried that its broker refused.
+	box   *sandboxConf
+	tried *failureSignature
 }
 
 // keyPath is where the person's key lives: outside every project, in the

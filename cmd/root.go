@@ -74,7 +74,10 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	Cwd            string
-	Now            func() time.Time
+	// FileDir is where relative file arguments are read and written (a
+	// sandboxed agent's working copy); empty: Cwd.
+	FileDir string
+	Now     func() time.Time
 }
 
 // ProcessEnv reads the real process environment.
@@ -120,6 +123,13 @@ type App struct {
 	// key); launch is set in a launcher's own process (baton run).
 	keyFile string
 	launch  *launcher
+
+	// guard, when set, may refuse a command once its arguments are parsed
+	// (the sandbox's broker: see sandboxbroker.go).
+	guard func(*cobra.Command) error
+	// wrapRepo, when set, wraps the repository once opened (the broker
+	// shows a call the HEAD of the agent's working copy).
+	wrapRepo func(gitops.Repo) gitops.Repo
 }
 
 const exitCodeHelp = `Exit codes:
@@ -138,9 +148,17 @@ const exitCodeHelp = `Exit codes:
 // Main runs baton with args and returns the exit code. Nothing else in baton
 // exits the process.
 func Main(args []string, env Env) int {
+	if code, ok := agentSide(args, env); ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	a := &App{env: env}
+	return execute(ctx, &App{env: env}, args)
+}
+
+// execute runs one baton command with a and returns its exit code.
+func execute(ctx context.Context, a *App, args []string) int {
+	env := a.env
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -238,6 +256,11 @@ func (a *App) markRuns(c *cobra.Command) {
 				return err
 			}
 			a.ran = true
+			if a.guard != nil {
+				if err := a.guard(c); err != nil {
+					return err
+				}
+			}
 			if err := checkInputText(c, args); err != nil {
 				return err
 			}

@@ -383,6 +383,9 @@ func (a *App) repo() gitops.Repo {
 	if !a.repoOpened {
 		a.repoOpened = true
 		a.gitRepo, _ = gitops.Open(a.env.Cwd)
+		if a.gitRepo != nil && a.wrapRepo != nil {
+			a.gitRepo = a.wrapRepo(a.gitRepo)
+		}
 	}
 	return a.gitRepo
 }

@@ -24,6 +24,7 @@ type Copy struct {
 	Main   string // the main repository's top
 	Branch string // the session's branch ("" for none)
 	Base   string // the branch the clone starts on when Branch is new, or is empty
+	last   string // the branch's head as last imported (or cloned)
 }
 
 // hardened are the settings every git command of this package runs with:
@@ -58,6 +59,17 @@ func Make(ctx context.Context, main, dir, branch, base string) (*Copy, error) {
 			return nil, err
 		}
 	}
+	c.last = c.headOf(branch)
+	// the agent commits as the project does (an identity set in the main
+	// repository's own config is not cloned)
+	for _, k := range []string{"user.name", "user.email"} {
+		if v, err := git(ctx, main, "config", "--get", k); err == nil && v != "" {
+			if _, err := git(ctx, dir, "config", k, v); err != nil {
+				_ = os.RemoveAll(dir)
+				return nil, err
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -80,12 +92,13 @@ func (c *Copy) Import(ctx context.Context) (string, error) {
 	if c.Branch == "" || c.Branch == c.Base {
 		return "", nil
 	}
-	head, err := git(ctx, c.Dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+c.Branch+"^{commit}")
-	if err != nil {
-		return "", nil // the agent deleted its branch: nothing to import
+	head := c.headOf(c.Branch)
+	if head == "" || head == c.last {
+		return "", nil // unchanged, or deleted: nothing to import
 	}
 	old, _ := git(ctx, c.Main, "rev-parse", "--verify", "--quiet", "refs/heads/"+c.Branch)
 	if old == head {
+		c.last = head
 		return "", nil
 	}
 	ref := "refs/heads/" + c.Branch
@@ -97,7 +110,58 @@ func (c *Copy) Import(ctx context.Context) (string, error) {
 		}
 		return "", err
 	}
+	c.last = head
 	return head, nil
+}
+
+// Head is what the clone has checked out: the commit, and the branch
+// ("" when detached or unreadable). It reads the clone's files and runs
+// no git.
+func (c *Copy) Head() (hash, branch string) {
+	b, err := os.ReadFile(filepath.Join(c.Dir, ".git", "HEAD"))
+	if err != nil {
+		return "", ""
+	}
+	s := strings.TrimSpace(string(b))
+	if ref, ok := strings.CutPrefix(s, "ref: refs/heads/"); ok {
+		return c.headOf(ref), ref
+	}
+	return hexHash(s), ""
+}
+
+// headOf reads the commit a branch of the clone points at, from its loose
+// ref or packed-refs ("" when it has none or the ref is not a hash).
+func (c *Copy) headOf(branch string) string {
+	if branch == "" || strings.Contains(branch, "..") {
+		return ""
+	}
+	gd := filepath.Join(c.Dir, ".git")
+	if b, err := os.ReadFile(filepath.Join(gd, "refs", "heads", filepath.FromSlash(branch))); err == nil {
+		return hexHash(strings.TrimSpace(string(b)))
+	}
+	b, err := os.ReadFile(filepath.Join(gd, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if h, ref, ok := strings.Cut(strings.TrimSpace(line), " "); ok && ref == "refs/heads/"+branch {
+			return hexHash(h)
+		}
+	}
+	return ""
+}
+
+// hexHash is s when it is a full SHA-1 or SHA-256 hash, else "".
+func hexHash(s string) string {
+	if len(s) != 40 && len(s) != 64 {
+		return ""
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return ""
+		}
+	}
+	return s
 }
 
 // Remove deletes the clone.
