@@ -14,7 +14,7 @@ import (
 
 // demoOpts are `baton demo`'s options.
 type demoOpts struct {
-	Dir    string
+	Dir     string
 	Bridge  bool
 	Keep    bool
 	Sandbox string
