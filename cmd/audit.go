@@ -383,6 +383,9 @@ func (a *App) newStatusCmd() *cobra.Command {
 					return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 				}
 				res = sn.status()
+				if w := a.sandboxStatus(sn.cfg); w != "" {
+					a.warn("%s", w)
+				}
 				return nil
 			}); err != nil {
 				return err
