@@ -185,13 +185,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		}
 		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
 		last = &st
-		if err := a.checkStep(ctx, st, failure); err != nil {
-			if verr := a.verifyRun(ctx, last); verr != nil {
-				return verr // what the agent did is why its session could not be ended
-			}
-			return err
-		}
-		if err := a.stopOnAttempts(st, failure); err != nil {
+		if err := a.afterStep(ctx, st, failure, last); err != nil {
 			return err
 		}
 		a.unmarkRun()
@@ -204,6 +198,18 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		return err
 	}
 	return errs.New(errs.MaxSessions, "the run stopped after --max-sessions %d before DONE; run it again to continue", o.MaxSessions)
+}
+
+// afterStep checks what the agent of st recorded, and stops the run when
+// its sandbox's broker refused what it tried.
+func (a *App) afterStep(ctx context.Context, st step, failure *failureSignature, last *step) error {
+	if err := a.checkStep(ctx, st, failure); err != nil {
+		if verr := a.verifyRun(ctx, last); verr != nil {
+			return verr // what the agent did is why its session could not be ended
+		}
+		return err
+	}
+	return a.stopOnAttempts(st, failure)
 }
 
 // runSession is one agent session a run drove.
