@@ -433,7 +433,7 @@ func (a *App) newAppendCmd() *cobra.Command {
 			var added []string
 			a.creating = true // the initializer's first list may be the first state file
 			err = a.update(c.Context(), c.CommandPath(), features.FileName, func(st *state) error {
-				who, err := st.require(workflow.AppendFeatures)
+				who, err := st.requireAppend(raws)
 				if err != nil {
 					return err
 				}
@@ -448,7 +448,11 @@ func (a *App) newAppendCmd() *cobra.Command {
 					f = features.New()
 					st.feat = f
 				}
-				if added, err = f.Append(raws, source); err != nil {
+				fresh := st.withoutRecordedDebt(f, raws)
+				if len(fresh) == 0 {
+					return nil
+				}
+				if added, err = f.Append(fresh, source); err != nil {
 					return err
 				}
 				st.summary = "appended " + strings.Join(added, ", ")

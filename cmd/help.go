@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/cobra/doc"
 
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/manpage"
 )
 
 // examples is every command's Example, by its path below baton. Each line is
@@ -143,13 +143,11 @@ func (a *App) newManCmd() *cobra.Command {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return errs.New(errs.Usage, "man: %v", err)
 			}
-			root := c.Root()
-			root.DisableAutoGenTag = true
-			hdr := &doc.GenManHeader{Title: "BATON", Section: "1", Source: "baton " + version(), Manual: "baton manual"}
-			if err := doc.GenManTree(root, hdr, dir); err != nil {
+			hdr := manpage.Header{Section: "1", Date: a.env.Now().Format("Jan 2006"), Source: "baton " + version(), Manual: "baton manual"}
+			pages, err := manpage.WriteTree(c.Root(), hdr, dir)
+			if err != nil {
 				return errs.New(errs.Unexpected, "man: %v", err)
 			}
-			pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
 			sort.Strings(pages)
 			return a.emit(map[string]any{"dir": dir, "pages": nonNil(pages)}, func(w io.Writer) {
 				printf(w, "SUCCESS: %d man pages in %s (read one with: man %s)", len(pages), dir, filepath.Join(dir, "baton.1"))

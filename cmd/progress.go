@@ -211,9 +211,11 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o addSessionOpt
 	}
 	var added progress.Session
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
-		if _, err := st.requireAs(workflow.RecordSession, in.AgentType); err != nil {
+		who, err := st.requireAs(workflow.RecordSession, in.AgentType)
+		if err != nil {
 			return err
 		}
+		st.debtFixForReview(who, &in)
 		p, err := st.progress()
 		if err != nil {
 			return err
@@ -384,7 +386,7 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o updateStatu
 			if reason == "" {
 				reason = "the current phase"
 			}
-			if err := st.checkNextPhase("--phase", o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}); err != nil {
+			if err := st.checkNextPhase("--phase", o.Phase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}, "", ""); err != nil {
 				return err
 			}
 		}

@@ -124,6 +124,12 @@ type App struct {
 	keyFile string
 	launch  *launcher
 
+	// completing is set for a shell's completion request (cobra's
+	// __complete): only then are the completion functions registered.
+	completing bool
+	// versionOnly is set when the arguments ask for the version alone.
+	versionOnly bool
+
 	// guard, when set, may refuse a command once its arguments are parsed
 	// (the sandbox's broker: see sandboxbroker.go).
 	guard func(*cobra.Command) error
@@ -159,6 +165,7 @@ func Main(args []string, env Env) int {
 // execute runs one baton command with a and returns its exit code.
 func execute(ctx context.Context, a *App, args []string) int {
 	env := a.env
+	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -179,6 +186,27 @@ func execute(ctx context.Context, a *App, args []string) int {
 		a.reportError(err)
 	}
 	return errs.Code(err)
+}
+
+// completionRequest says whether args are a shell's completion request
+// (the hidden commands cobra's completion scripts run).
+func completionRequest(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+}
+
+// versionRequest says whether args are --version, with --json at most.
+func versionRequest(args []string) bool {
+	version := false
+	for _, s := range args {
+		switch s {
+		case "--version", "--version=true":
+			version = true
+		case "--json", "--json=true":
+		default:
+			return false
+		}
+	}
+	return version
 }
 
 // wantsJSON says whether --json (or --jq or --fields, which imply it) is
@@ -233,6 +261,9 @@ ids assigned inside the lock and counters computed from the files.
 		}
 		return pflag.NormalizedName(name)
 	})
+	if a.versionOnly {
+		return root // --version reads nothing else: the commands are not built
+	}
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
@@ -242,7 +273,9 @@ ids assigned inside the lock and counters computed from the files.
 	root.InitDefaultCompletionCmd()
 	a.jsonHelp(root)
 	addExamples(root)
-	a.addCompletions(root)
+	if a.completing {
+		a.addCompletions(root)
+	}
 	a.markRuns(root)
 	return root
 }

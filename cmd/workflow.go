@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -115,10 +114,14 @@ func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
 	return nil
 }
 
-// checkNextPhase refuses a --next-phase that contradicts the computed one.
+// checkNextPhase judges a --next-phase against the computed one
+// (workflow.JudgeClaim): agreeing, it passes; naming the predecessor's
+// coarser next step, it is recorded as the agent's suggestion with a
+// warning and the computed phase stands; contradicting it, it is refused.
 // A person (--as HUMAN) overrides instead: the phase given is applied and
-// recorded with the person's reason.
-func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
+// recorded with the person's reason. role and outcome are the session's
+// ("" outside a session end, where only agreement passes).
+func (st *state) checkNextPhase(flag, given string, d workflow.Decision, role, outcome string) error {
 	if given == "" {
 		return nil
 	}
@@ -126,7 +129,11 @@ func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
 	if err != nil {
 		return err
 	}
-	if g == d.Phase || canonicalRole(g) == canonicalRole(d.Phase) {
+	if who, _ := st.resolveActor(); role != "" && who != nil && who.Session != nil {
+		role = who.Role // the session's own role: GLOBAL_FIX records its work as FIX
+	}
+	kind, why := workflow.JudgeClaim(workflow.Claim{Role: role, Outcome: outcome, Given: g, Computed: d.Phase})
+	if kind == workflow.ClaimAgrees {
 		return nil
 	}
 	if who, _ := st.resolveActor(); who != nil && who.Role == workflow.Human && st.prog != nil {
@@ -137,7 +144,31 @@ func (st *state) checkNextPhase(flag, given string, d workflow.Decision) error {
 		return st.applyDecision(st.prog, workflow.Decision{Phase: g, Feature: cur.CurrentFeature, Branch: cur.CurrentBranch,
 			Rule: "human-override", Reason: fmt.Sprintf("set to %s by a person (computed: %s): %s", g, d.Phase, who.Reason)})
 	}
-	return st.refuse(errs.New(errs.Policy, "%s %s contradicts the computed next phase %s (%s); the phase is computed from the files — leave %s out or correct it", flag, g, d.Phase, d.Reason, flag))
+	if kind == workflow.ClaimCoarse && role != "" {
+		return st.suggestPhase(flag, g, d, role, why)
+	}
+	return st.refuse(errs.New(errs.Policy, "%s %s contradicts the computed next phase %s (%s; %s); the phase is computed from the files — leave %s out or correct it", flag, g, d.Phase, why, d.Reason, flag))
+}
+
+// phaseSuggestion is what the status keeps of a coarse --next-phase.
+type phaseSuggestion struct {
+	Phase    string `json:"phase"`
+	Role     string `json:"role"`
+	Computed string `json:"computed"`
+	Note     string `json:"note"`
+}
+
+// suggestPhase records a coarse --next-phase as the agent's suggestion and
+// warns that the computed phase stands.
+func (st *state) suggestPhase(flag, given string, d workflow.Decision, role, why string) error {
+	if st.prog != nil {
+		if err := st.prog.SetStatus("suggested_next_phase", phaseSuggestion{Phase: given, Role: role, Computed: d.Phase, Note: why}); err != nil {
+			return err
+		}
+		st.touch(progress.FileName)
+	}
+	st.app.warn("%s %s is recorded as your suggestion; the next phase is %s (%s), computed from the files", flag, given, d.Phase, why)
+	return nil
 }
 
 // afterSession applies the transition for a finished session. phase is the
@@ -163,9 +194,9 @@ func (st *state) afterSession(p *progress.File, s progress.Session, feature, bra
 		if reason == "" {
 			reason = "the phase before this session"
 		}
-		return st.checkNextPhase("--next-phase", nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason})
+		return st.checkNextPhase("--next-phase", nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}, phase, s.Outcome)
 	}
-	if err := st.checkNextPhase("--next-phase", nextPhase, d); err != nil {
+	if err := st.checkNextPhase("--next-phase", nextPhase, d, phase, s.Outcome); err != nil {
 		return err
 	}
 	return st.applyDecision(p, d)
@@ -194,13 +225,13 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 		sit.FixCount = rev.FixCount(*in.FeatureID)
 		res.DebtItem = haveFeat && allKind(feat, res.Features, "DEBT")
 	}
-	if haveFeat && sit.FixCount >= sit.Limits.MaxFixCycles {
+	if haveFeat && (sit.FixCount >= sit.Limits.MaxFixCycles || (in.Verdict == "PASS" && !res.Architecture)) {
 		res.LeftoverIDs = nextDebtIDs(feat, len(issues))
 	}
 	d := workflow.AfterReview(res, sit)
 	d.Limits = &sit.Limits
 	if d.LeftoversToDebt {
-		if err := st.appendLeftovers(feat, issues, res.LeftoverIDs, id); err != nil {
+		if err := st.appendLeftovers(feat, in, res.LeftoverIDs, id, d.Verdict); err != nil {
 			return d, err
 		}
 	}
@@ -271,29 +302,4 @@ func nextDebtIDs(feat *features.File, n int) []string {
 		ids = append(ids, fmt.Sprintf("DEBT-%03d", start+i))
 	}
 	return ids
-}
-
-// appendLeftovers records a review's remaining issues as tech-debt items.
-func (st *state) appendLeftovers(feat *features.File, issues []reviews.PendingIssue, ids []string, reviewID int) error {
-	entries := make([][]byte, 0, len(issues))
-	for i, is := range issues {
-		desc := gjson.GetBytes(is.Raw(), "description").String()
-		entry := map[string]any{
-			"id": ids[i], "name": truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
-			"source_review": fmt.Sprintf("R%d", reviewID), "severity": strings.TrimSuffix(is.Severity, "s"), "passes": false,
-		}
-		if loc := gjson.GetBytes(is.Raw(), "location").String(); loc != "" {
-			entry["location"] = loc
-		}
-		b, err := json.Marshal(entry)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, b)
-	}
-	if _, err := feat.Append(entries, fmt.Sprintf("review R%d (fix-cycle limit)", reviewID)); err != nil {
-		return err
-	}
-	st.touch(features.FileName)
-	return nil
 }

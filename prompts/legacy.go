@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Placeholders maps the predecessor's {{PLACEHOLDER}} names, which its
@@ -27,15 +28,15 @@ var Placeholders = map[string]string{
 	"CONTEXT":               ".Context",
 }
 
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`) })
 
 // legacy turns {{PLACEHOLDER}} names into template fields, keeping every
 // line where it was (so errors name the file's own lines). An unknown
 // name is an error naming its line and the names there are.
 func legacy(origin, src string) (string, error) {
 	var bad *Error
-	out := placeholder.ReplaceAllStringFunc(src, func(m string) string {
-		name := placeholder.FindStringSubmatch(m)[1]
+	out := placeholder().ReplaceAllStringFunc(src, func(m string) string {
+		name := placeholder().FindStringSubmatch(m)[1]
 		if f, ok := Placeholders[name]; ok {
 			return "{{" + f + "}}"
 		}

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -156,10 +157,10 @@ func tidy(s string) string {
 	return strings.TrimSpace(strings.Join(out, "\n")) + "\n"
 }
 
-var templateLine = regexp.MustCompile(`^template: (.*?):(\d+):(?:\d+:)? ?(.*)$`)
+var templateLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^template: (.*?):(\d+):(?:\d+:)? ?(.*)$`) })
 
 func templateError(origin string, err error) error {
-	m := templateLine.FindStringSubmatch(err.Error())
+	m := templateLine().FindStringSubmatch(err.Error())
 	if m == nil {
 		return &Error{File: origin, Msg: err.Error()}
 	}

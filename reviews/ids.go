@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/baton-cli/baton/errs"
 )
@@ -12,24 +13,25 @@ import (
 // issues as R3-M1 (A3-M1 for an architecture review), add-fix prints a fix
 // as FIX-3, and people type 3. Every command that takes a review or fix id
 // accepts the bare number and its own printed form, and says which kind of
-// id it was given when it is the other kind.
+// id it was given when it is the other kind. The forms are compiled on
+// first use: package initialisation is paid by every baton process.
 var (
-	reviewForm = regexp.MustCompile(`^[RA](\d+)$`)
-	fixForm    = regexp.MustCompile(`^FIX-(\d+)$`)
-	issueForm  = regexp.MustCompile(`^([RA])(\d+)-[CMS]\d+$`)
+	reviewForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[RA](\d+)$`) })
+	fixForm    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^FIX-(\d+)$`) })
+	issueForm  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([RA])(\d+)-[CMS]\d+$`) })
 )
 
 // ParseReviewID reads a review id given as 3, R3 or A3 (case-insensitive).
 func ParseReviewID(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, ok := idNumber(t, reviewForm); ok {
+	if n, ok := idNumber(t, reviewForm()); ok {
 		return n, nil
 	}
 	switch {
-	case fixForm.MatchString(t):
+	case fixForm().MatchString(t):
 		return 0, errs.New(errs.Usage, "%q is a fix id, not a review id: give the id of the review (3 or R3; 'baton reviews list' shows them)", s)
-	case issueForm.MatchString(t):
-		m := issueForm.FindStringSubmatch(t)
+	case issueForm().MatchString(t):
+		m := issueForm().FindStringSubmatch(t)
 		return 0, errs.New(errs.Usage, "%q is an issue id, not a review id: the review it belongs to is R%s", s, m[2])
 	}
 	return 0, errs.New(errs.Usage, "%q is not a review id (write 3 or R3)", s)
@@ -38,10 +40,10 @@ func ParseReviewID(s string) (int, error) {
 // ParseFixID reads a fix id given as 3 or FIX-3 (case-insensitive).
 func ParseFixID(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, ok := idNumber(t, fixForm); ok {
+	if n, ok := idNumber(t, fixForm()); ok {
 		return n, nil
 	}
-	if reviewForm.MatchString(t) {
+	if reviewForm().MatchString(t) {
 		return 0, errs.New(errs.Usage, "%q is a review id, not a fix id: give the id of the fix (3 or FIX-3; 'baton reviews list' shows them)", s)
 	}
 	return 0, errs.New(errs.Usage, "%q is not a fix id (write 3 or FIX-3)", s)

@@ -80,8 +80,8 @@ func hashOf(pieces [][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (s *Store) commit(staged map[string][][]byte, event *Event, intent bool, adopt map[string]bool) error {
-	if len(staged) == 0 && event == nil {
+func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool, adopt map[string]bool) error {
+	if len(staged) == 0 && len(events) == 0 {
 		if intent {
 			return s.removeIntent()
 		}
@@ -96,12 +96,12 @@ func (s *Store) commit(staged map[string][][]byte, event *Event, intent bool, ad
 	if err != nil {
 		return err
 	}
-	if event != nil {
+	if len(events) > 0 {
 		if err := fault(StepEvent); err != nil {
 			s.discardTemps(j)
 			return err
 		}
-		line, offset, err := s.prepareEvent(event, staged, adopt)
+		line, offset, err := s.prepareEvents(events, staged, adopt)
 		if err != nil {
 			s.discardTemps(j)
 			return err

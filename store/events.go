@@ -69,6 +69,24 @@ func (tx *Tx) LogSigned(e Event, auth string, key []byte) {
 	tx.event = &e
 }
 
+// LogBefore stages an entry appended before the transaction's own event,
+// in the order staged: history the transaction imports, chained and
+// committed with the transaction's event (all of them or none). It is
+// MACed with key and named auth, as LogSigned's. The transaction must also
+// stage its own event.
+func (tx *Tx) LogBefore(e Event, auth string, key []byte) {
+	e.Auth, e.macKey = auth, key
+	tx.before = append(tx.before, &e)
+}
+
+// events are the entries the transaction appends, in order.
+func (tx *Tx) events() []*Event {
+	if tx.event == nil {
+		return nil
+	}
+	return append(append([]*Event(nil), tx.before...), tx.event)
+}
+
 // EventMAC is the MAC of an entry whose hash is hash, under key.
 func EventMAC(key []byte, hash string) string {
 	m := hmac.New(sha256.New, key)
@@ -102,16 +120,31 @@ func ChainHash(e Event) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// prepareEvents completes the staged events, each chained to the one before
+// (the first to the log's last entry), and returns their lines and the
+// log's size.
+func (s *Store) prepareEvents(events []*Event, staged map[string][][]byte, adopt map[string]bool) ([]byte, int64, error) {
+	last, size, err := s.lastEvent()
+	if err != nil {
+		return nil, 0, err
+	}
+	var data []byte
+	for _, e := range events {
+		line, err := s.prepareEvent(e, last, staged, adopt)
+		if err != nil {
+			return nil, 0, err
+		}
+		data, last = append(data, line...), e
+	}
+	return data, size, nil
+}
+
 // prepareEvent completes a staged event: sequence and chain from the last
 // entry of the log, file hashes from the staged content or, for files this
 // transaction did not change, from the last entry (or the file itself when
 // the log does not record it yet, or the transaction adopts it; such names
 // are added to adopt).
-func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[string]bool) ([]byte, int64, error) {
-	last, size, err := s.lastEvent()
-	if err != nil {
-		return nil, 0, err
-	}
+func (s *Store) prepareEvent(e *Event, last *Event, staged map[string][][]byte, adopt map[string]bool) ([]byte, error) {
 	e.Seq = 1
 	if last != nil {
 		e.Seq = last.Seq + 1
@@ -144,7 +177,7 @@ func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[str
 		}
 		h, _, err := s.currentHash(name, nil)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if h == Unknown {
 			if last == nil || last.Metadata.Files[k] == "" {
@@ -161,9 +194,9 @@ func (s *Store) prepareEvent(e *Event, staged map[string][][]byte, adopt map[str
 	}
 	line, err := json.Marshal(e)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return append(line, '\n'), size, nil
+	return append(line, '\n'), nil
 }
 
 // lastEvent reads the final entry of the log (nil for an empty or missing

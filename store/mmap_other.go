@@ -2,11 +2,7 @@
 
 package store
 
-import (
-	"errors"
-	"io/fs"
-	"os"
-)
+import "os"
 
 // Map reads a state file whole where memory mapping is not available.
 func Map(path string) ([]byte, os.FileInfo, func(), error) {

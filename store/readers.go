@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -71,11 +72,38 @@ func (s *Store) ReadConsistent(ctx context.Context, fn func() error) error {
 	for i := 0; i < 200; i++ {
 		before := s.generation()
 		err = fn()
-		if s.generation() == before || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return err
+		}
+		if s.generation() == before {
+			if !s.applying() {
+				return err
+			}
+			// a writer is between its commit point and its log entry: the
+			// files may be ahead of the log for a moment
+			time.Sleep(time.Millisecond)
 		}
 	}
 	return err
+}
+
+// applying says whether a writer is applying a committed journal now (the
+// journal exists and the lock is held). A journal left by a killed writer
+// on a state this process cannot recover is read through instead.
+func (s *Store) applying() bool {
+	if !exists(s.journalPath()) {
+		return false
+	}
+	fl := flock.New(s.lockPath())
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return false
+	}
+	if ok {
+		_ = fl.Unlock()
+		return false // nobody holds it: the journal is a crashed writer's
+	}
+	return true
 }
 
 // generation identifies the state as it is on disk: each tracked file's

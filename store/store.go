@@ -23,8 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/baton-cli/baton/errs"
 )
 
@@ -141,7 +139,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		tx.adopt = map[string]bool{}
 	}
 	if err == nil {
-		err = s.commit(tx.staged, tx.event, tx.intent, tx.adopt)
+		err = s.commit(tx.staged, tx.events(), tx.intent, tx.adopt)
 	}
 	var committed *CommittedError
 	if err != nil && !errors.As(err, &committed) {
@@ -210,8 +208,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	fl := flock.New(s.lockPath())
-	ok, err := fl.TryLockContext(lctx, 5*time.Millisecond)
+	release, ok, err := lockWait(lctx, s.lockPath())
 	if !ok {
 		if ctx.Err() != nil {
 			return nil, errs.New(errs.Interrupted, "interrupted while waiting for the state lock %s", s.lockPath())
@@ -221,7 +218,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		if who == "" {
 			who = "another process"
 		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err != nil {
 			return nil, fmt.Errorf("locking %s: %w", s.lockPath(), err)
 		}
 		return nil, errs.New(errs.Conflict, "timed out after %s waiting for the state lock %s, held by %s; retry, or raise BATON_LOCK_TIMEOUT", timeout, s.lockPath(), who)
@@ -234,7 +231,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		if s.Holder != "" {
 			os.Remove(s.holderPath()) // so a later wait never names a holder that has gone
 		}
-		_ = fl.Unlock()
+		release()
 	}, nil
 }
 
@@ -247,7 +244,8 @@ type Tx struct {
 	facts  map[string]json.RawMessage
 	after  []func() error
 	event  *Event
-	intent bool // an intent was written: the commit removes it
+	before []*Event // imported history, appended before event
+	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
 }
 

@@ -61,6 +61,7 @@ const (
 	MarkMerged           Action = "mark a fix merged"
 	InitFiles            Action = "create the state files"
 	AppendFeatures       Action = "add features to the feature list"
+	AppendDebt           Action = "add tech-debt items to the feature list"
 	RecordSession        Action = "record a session"
 	SetStatus            Action = "set the current feature or branch"
 )
@@ -79,6 +80,7 @@ var matrix = map[Action][]string{
 	MarkMerged:           {Review},
 	InitFiles:            {Initializer},
 	AppendFeatures:       {Initializer},
+	AppendDebt:           {Initializer, Review, Architecture}, // the seed's reviewer records debt
 	RecordSession:        {Initializer, Implement, Review, Fix, Architecture},
 	SetStatus:            {Initializer, Implement},
 }

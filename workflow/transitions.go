@@ -119,7 +119,8 @@ type ReviewResult struct {
 	// ends).
 	DebtItem bool
 	// LeftoverIDs are the ids the review's issues get if they are turned
-	// into tech debt at the fix-cycle limit.
+	// into tech debt: the minor issues and suggestions a PASS leaves, or
+	// what is left at the fix-cycle limit.
 	LeftoverIDs []string
 }
 
@@ -139,8 +140,8 @@ func AfterReview(r ReviewResult, sit Situation) Decision {
 	}
 	feature := joinIDs(r.Features)
 	switch r.Verdict {
-	case "PASS":
-		return merged(r, sit, "passed", "PASS", false)
+	case "PASS": // minor issues and suggestions a PASS leaves become tech debt
+		return merged(r, sit, "passed", "PASS", !r.DebtItem && len(r.LeftoverIDs) > 0)
 	case "PASS_WITH_COMMENTS", "REQUEST_CHANGES":
 		if sit.FixCount < sit.Limits.MaxFixCycles {
 			return Decision{Phase: PhaseFix, Feature: feature, Branch: r.Branch, Rule: "changes-requested", Verdict: r.Verdict,

@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/workflow"
+)
+
+// This file holds what makes the predecessor's prompts run unchanged where
+// its flow was coarser than baton's.
+
+// debtFixForReview records a GLOBAL_FIX session's SUCCESS as
+// READY_FOR_REVIEW: the predecessor merged tech-debt fixes unreviewed, baton
+// reviews them like any other work, so the session's end hands them to
+// REVIEW (and a session without commits on its branch is refused there).
+func (st *state) debtFixForReview(who *actor, s *progress.Session) {
+	if who == nil || who.Session == nil || who.Role != workflow.PhaseGlobalFix || s.Outcome != "SUCCESS" {
+		return
+	}
+	s.Outcome = "READY_FOR_REVIEW"
+	st.app.warn("a GLOBAL_FIX session's work is reviewed before it reaches main: recorded as READY_FOR_REVIEW")
+}
+
+// requireAppend checks who may append these entries: INITIALIZER adds
+// features, bugs and debt; REVIEW and ARCHITECTURE record tech debt
+// (type tech_debt) and nothing else.
+func (st *state) requireAppend(raws [][]byte) (*actor, error) {
+	for i, raw := range raws {
+		if t := gjson.GetBytes(raw, "type").String(); t != features.TypeTechDebt {
+			who, err := st.require(workflow.AppendFeatures)
+			if err != nil && workflow.Check(st.boundRole(), workflow.AppendDebt) == nil {
+				role := st.boundRole()
+				return nil, st.refuse(errs.New(errs.Policy, "%s may not add features to the feature list: only INITIALIZER may (--entries: entry %d, %s, has type %q); %s records tech debt only: append your review's leftover issues with \"type\": \"tech_debt\"",
+					role, i, orDash(gjson.GetBytes(raw, "id").String()), t, role))
+			}
+			return who, err
+		}
+	}
+	return st.require(workflow.AppendDebt)
+}
+
+// boundRole is the role bound to this call, or "".
+func (st *state) boundRole() string {
+	if who, _ := st.resolveActor(); who != nil {
+		return who.Role
+	}
+	return ""
+}
+
+// withoutRecordedDebt drops the tech-debt entries the list already records
+// (features.SameDebt: the same source review and the same issue id,
+// location or description), saying which item records each: a passing
+// review's leftovers are recorded by baton at the review, and the
+// predecessor's REVIEW prompt appends them again.
+func (st *state) withoutRecordedDebt(f *features.File, raws [][]byte) [][]byte {
+	var fresh [][]byte
+	for i, raw := range raws {
+		if id := f.DuplicateDebt(raw); id != "" {
+			st.app.warn("--entries: entry %d is already recorded as %s (same review and issue): not appended again", i, id)
+			continue
+		}
+		fresh = append(fresh, raw)
+	}
+	return fresh
+}
+
+// appendLeftovers records a review's remaining issues as tech-debt items,
+// each naming its review and issue (source_review, source_issue), so that
+// a reviewer's own append of the same issue is recognised
+// (withoutRecordedDebt).
+func (st *state) appendLeftovers(feat *features.File, in reviews.NewReview, ids []string, reviewID int, verdict string) error {
+	grouped, err := reviews.AssignIDs(in.Issues, reviews.IssuePrefix(in.AgentType, reviewID))
+	if err != nil {
+		return err
+	}
+	var entries [][]byte
+	for _, sev := range reviews.Severities {
+		for _, is := range gjson.GetBytes(grouped, sev).Array() {
+			if len(entries) == len(ids) {
+				break
+			}
+			desc := is.Get("description").String()
+			entry := map[string]any{
+				"id": ids[len(entries)], "name": truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
+				"source_review": fmt.Sprintf("R%d", reviewID), "source_issue": is.Get("id").String(),
+				"severity": strings.TrimSuffix(sev, "s"), "passes": false,
+			}
+			if loc := is.Get("location").String(); loc != "" {
+				entry["location"] = loc
+			}
+			b, err := json.Marshal(entry)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, b)
+		}
+	}
+	source := fmt.Sprintf("review R%d (fix-cycle limit)", reviewID)
+	if verdict == "PASS" {
+		source = fmt.Sprintf("review R%d (left by a PASS)", reviewID)
+	}
+	if _, err := feat.Append(entries, source); err != nil {
+		return err
+	}
+	st.touch(features.FileName)
+	return nil
+}

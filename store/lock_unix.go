@@ -1,0 +1,66 @@
+//go:build unix
+
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+)
+
+// lockWait takes an exclusive flock on path, waiting until ctx is done
+// (acquired false, no error). The wait is the kernel's: a waiter wakes the
+// moment the holder lets go, with no polling interval left idle between two
+// transactions (which bounded how many a second eight writers got through).
+func lockWait(ctx context.Context, path string) (release func(), acquired bool, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	fd := int(f.Fd())
+	unlock := func() {
+		_ = syscall.Flock(fd, syscall.LOCK_UN)
+		f.Close()
+	}
+	err = flockRetry(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return unlock, true, nil
+	}
+	if !errors.Is(err, syscall.EWOULDBLOCK) {
+		f.Close()
+		return nil, false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- flockRetry(fd, syscall.LOCK_EX) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
+			return nil, false, err
+		}
+		return unlock, true, nil
+	case <-ctx.Done():
+		// the waiting call cannot be cancelled: should it still get the
+		// lock, it lets go at once, so that no writer waits on a process
+		// that gave up
+		go func() {
+			if <-done == nil {
+				unlock()
+			} else {
+				f.Close()
+			}
+		}()
+		return nil, false, nil
+	}
+}
+
+// flockRetry is flock(2), repeated when a signal interrupts it.
+func flockRetry(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
