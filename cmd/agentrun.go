@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/agentcli"
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/jsondoc"
-	"github.com/baton-cli/baton/store"
 )
 
 // checkAgentOpts checks --agent and --agent-cmd, and that the agent's
@@ -79,36 +79,12 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step) *exec.Cmd {
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
-	argv, _ := agentcli.Command(o.Agent, a.agentOptions(st.Role))
+	opts := a.app.AgentOptions(st.Role)
+	if a.box != nil {
+		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
+	}
+	argv, _ := agentcli.Command(o.Agent, opts)
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
-}
-
-// agentOptions are the preset's options for role from .baton/config and
-// the repository.
-func (a *App) agentOptions(role string) agentcli.Options {
-	var o agentcli.Options
-	s, err := a.openStore("")
-	if err != nil {
-		return o
-	}
-	cfg, err := s.LoadConfig()
-	if err != nil {
-		cfg = store.DefaultConfig()
-	}
-	o.Model, o.MaxTurns = cfg.Agent.ModelFor(role), cfg.Agent.MaxTurns
-	top := s.Dir
-	if r := a.repo(); r != nil {
-		top = r.Top()
-	}
-	o.TestCommand = testCommand(top, cfg.TestCommand)
-	if a.launch != nil && a.launch.box != nil {
-		return o // the agent's clone is its working directory, and all it writes
-	}
-	o.WritableDirs = []string{s.Dir}
-	if gd, err := gitOut(top, "rev-parse", "--path-format=absolute", "--git-common-dir"); err == nil && gd != "" {
-		o.WritableDirs = append(o.WritableDirs, filepath.Clean(gd))
-	}
-	return o
 }
 
 // agentOutput collects an agent's output for its log, keeps its latest
@@ -171,7 +147,7 @@ func (a *App) newAgentOutput(o runOpts) *agentOutput {
 // the agent exited.
 func (a *App) logSession(st step, command string, out []byte, exit string) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "=== baton session %d: %s %s on %s\n=== command: %s\n=== prompt\n%s\n=== output\n", st.Session, st.Role, orDash(st.Feature), orDash(st.Branch), command, strings.TrimRight(st.Prompt, "\n"))
+	fmt.Fprintf(&b, "=== baton session %d: %s %s on %s\n=== command: %s\n=== prompt\n%s\n=== output\n", st.Session, st.Role, app.OrDash(st.Feature), app.OrDash(st.Branch), command, strings.TrimRight(st.Prompt, "\n"))
 	b.Write(out)
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		b.WriteByte('\n')
@@ -224,11 +200,11 @@ func (w *agentOutput) progress() func() string {
 // with the prompt when the request was made: the agent's output and how
 // it ended.
 func (a *App) logBridgeAnswer(st step, out string, answerErr error) {
-	s, err := a.openStore("")
+	_, batonDir, err := a.app.StateDirs()
 	if err != nil {
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(s.BatonDir(), "logs", fmt.Sprintf("session-%d.log", st.Session)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(batonDir, "logs", fmt.Sprintf("session-%d.log", st.Session)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return
 	}

@@ -305,7 +305,7 @@ for one that overran: --status timeout. Output is read only for success or with 
 // environment binds it to an agent session is an agent at work, and the
 // answer to a request, or the resume of a run, belongs to the host.
 func (a *App) refuseInsideSession(what string) error {
-	if !a.insideSession() {
+	if a.caller().Session == "" {
 		return nil
 	}
 	return errs.New(errs.Policy, "%s is refused inside an agent session: the host that runs the orchestrator answers its requests and resumes it. Finish your work, end your session as your prompt says, and leave the answer to your host", what)

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/baton-cli/baton/app"
 )
 
 // demoOpts are `baton demo`'s options.
@@ -39,7 +41,7 @@ is a new temporary directory, removed at the end unless --keep (or --dir DIR) is
 	c.Flags().BoolVar(&o.Bridge, "bridge", false, "run the agents through the bridge (exit 42 / --resume) instead of --agent-cmd")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the scratch project (a --dir is always kept)")
 	c.Flags().StringVar(&o.Sandbox, "sandbox", "", "run the agents as 'baton run --sandbox' does: on, auto or off")
-	c.Flags().Lookup("sandbox").NoOptDefVal = sandboxOn
+	c.Flags().Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	agent := &cobra.Command{
 		Use: "agent", Short: "The scripted agent (run by baton run during the demo)", Hidden: true, Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.demoAgent(c.Context()) },
@@ -81,9 +83,11 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 		return err
 	}
 	d := a.at(dir)
-	if d.keyFile, err = a.demoKey(); err != nil {
+	keyFile, err := a.demoKey()
+	if err != nil {
 		return err
 	}
+	d.app.SetKeyFile(keyFile)
 	if !keep {
 		defer a.demoCleanup(d, dir)
 	}
@@ -131,7 +135,9 @@ func selfPath() (string, error) {
 func (a *App) at(dir string) *App {
 	e := a.env
 	e.Cwd = dir
-	return &App{env: e, g: globalOpts{StateDir: dir}}
+	d := newApp(e)
+	d.g.StateDir = dir
+	return d
 }
 
 // demoThroughBridge runs the same loop through the bridge: 'baton bridge
@@ -139,10 +145,10 @@ func (a *App) at(dir string) *App {
 // for each agent and is re-run with --resume.
 func (a *App) demoThroughBridge(ctx context.Context, exe, agentCmd string) error {
 	orchestrator := []string{exe, "--state-dir", a.env.Cwd, "run"}
-	if a.keyFile != "" {
+	if keyFile := a.app.KeyFile(); keyFile != "" {
 		// only the orchestrator (the launcher) is told where the key is;
 		// the agents the loop starts are not
-		orchestrator = append([]string{"env", "XDG_CONFIG_HOME=" + filepath.Dir(filepath.Dir(a.keyFile))}, orchestrator...)
+		orchestrator = append([]string{"env", "XDG_CONFIG_HOME=" + filepath.Dir(filepath.Dir(keyFile))}, orchestrator...)
 	}
 	_, err := a.sub(ctx, nil, append([]string{"bridge", "loop", "--max-iterations", "100", "--agent-cmd", agentCmd, "--"}, orchestrator...)...)
 	return err
@@ -152,15 +158,14 @@ func (a *App) demoThroughBridge(ctx context.Context, exe, agentCmd string) error
 // someone who has none yet, a throwaway key outside the scratch project
 // ("" means the person's own).
 func (a *App) demoKey() (string, error) {
-	key, err := a.loadKey()
-	if err != nil || key != nil {
+	if has, err := a.app.HasPersonKey(); err != nil || has {
 		return "", err
 	}
 	tmp, err := os.MkdirTemp("", "baton-demo-key-")
 	if err != nil {
 		return "", err
 	}
-	k, err := writeNewKey(filepath.Join(tmp, "baton", "key"), nil)
+	k, err := app.NewKeyAt(filepath.Join(tmp, "baton", "key"))
 	if err != nil {
 		return "", err
 	}
@@ -172,11 +177,11 @@ func (a *App) demoKey() (string, error) {
 // scratch project: the log's anchor in the person's state directory and a
 // throwaway key.
 func (a *App) demoCleanup(d *App, dir string) {
-	if p := a.anchorPath(dir); p != "" {
+	if p := a.app.AnchorPath(dir); p != "" {
 		_ = os.Remove(p)
 	}
-	if d.keyFile != "" {
-		_ = os.RemoveAll(filepath.Dir(filepath.Dir(d.keyFile)))
+	if keyFile := d.app.KeyFile(); keyFile != "" {
+		_ = os.RemoveAll(filepath.Dir(filepath.Dir(keyFile)))
 	}
 }
 
@@ -215,16 +220,6 @@ func git(dir string, args ...string) error {
 	return nil
 }
 
-func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 // demoReport prints what happened, for a person to follow.
 func (a *App) demoReport(ctx context.Context, dir string, keep bool) error {
 	for _, s := range []struct {
@@ -244,7 +239,7 @@ func (a *App) demoReport(ctx context.Context, dir string, keep bool) error {
 			return err
 		}
 	}
-	graph, err := gitOut(dir, "log", "--oneline", "--graph", "main")
+	graph, err := app.GitOut(dir, "log", "--oneline", "--graph", "main")
 	if err != nil {
 		return err
 	}
@@ -271,7 +266,7 @@ func (a *App) demoJSON(ctx context.Context, d *App, dir string, keep bool) error
 		}
 		doc[s.key] = json.RawMessage(out)
 	}
-	graph, err := gitOut(dir, "log", "--oneline", "main")
+	graph, err := app.GitOut(dir, "log", "--oneline", "main")
 	if err != nil {
 		return err
 	}

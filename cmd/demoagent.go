@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -76,7 +77,7 @@ func (a *App) demoAgent(ctx context.Context) error {
 	if branch == "" {
 		branch = status.Get("current_branch").String()
 	}
-	fmt.Fprintf(a.env.Stdout, "demo agent: %s session %d on %s %s\n", role, s.Get("session_id").Int(), orDash(feature), orDash(branch))
+	fmt.Fprintf(a.env.Stdout, "demo agent: %s session %d on %s %s\n", role, s.Get("session_id").Int(), app.OrDash(feature), app.OrDash(branch))
 	canon, _ := workflow.Canonical(role)
 	switch canon {
 	case workflow.Initializer:
@@ -141,13 +142,13 @@ func (a *App) commit(msg string, paths ...string) (string, error) {
 	if err := git(a.env.Cwd, "commit", "-q", "-m", msg); err != nil {
 		return "", err
 	}
-	return gitOut(a.env.Cwd, "rev-parse", "--short", "HEAD")
+	return app.GitOut(a.env.Cwd, "rev-parse", "--short", "HEAD")
 }
 
 // switchTo checks out branch, creating it through baton from main first
 // when it does not exist.
 func (a *App) switchTo(ctx context.Context, branch string) error {
-	if _, err := gitOut(a.env.Cwd, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
+	if _, err := app.GitOut(a.env.Cwd, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
 		if err := a.baton(ctx, "branch", "create", branch); err != nil {
 			return err
 		}
@@ -245,10 +246,10 @@ func (a *App) demoFix(ctx context.Context, role, feature, branch string, session
 	if err := a.switchTo(ctx, branch); err != nil {
 		return err
 	}
-	if err := a.write("src/NOTES.md", fmt.Sprintf("- %s session %d: %s\n", role, session, orDash(feature)), true); err != nil {
+	if err := a.write("src/NOTES.md", fmt.Sprintf("- %s session %d: %s\n", role, session, app.OrDash(feature)), true); err != nil {
 		return err
 	}
-	hash, err := a.commit(fmt.Sprintf("%s: address review findings (%s)", role, orDash(feature)), "src/NOTES.md")
+	hash, err := a.commit(fmt.Sprintf("%s: address review findings (%s)", role, app.OrDash(feature)), "src/NOTES.md")
 	if err != nil {
 		return err
 	}

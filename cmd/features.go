@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -9,22 +8,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
-	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/workflow"
 )
-
-const featuresHint = "baton init"
 
 func (a *App) newFeaturesCmd() *cobra.Command {
 	return group("features", "Read and update feature_list.json",
 		a.newNextCmd(), a.newNextCandidatesCmd(), a.newFeatureGetCmd(), a.newPassCmd(), a.newPassBatchCmd(),
 		a.newFailCmd(), a.newFeaturesListCmd(), a.newStatsCmd(), a.newNextIDCmd(), a.newDebtCountCmd(), a.newAppendCmd())
-}
-
-func (a *App) readFeatures(ctx context.Context) (*features.File, error) {
-	return readFile(ctx, a, features.FileName, featuresHint, features.Parse)
 }
 
 // ---- features next
@@ -41,7 +33,7 @@ func (a *App) newNextCmd() *cobra.Command {
 				}
 				kind = k
 			}
-			f, err := a.readFeatures(c.Context())
+			f, err := a.app.Features(c.Context(), a.caller())
 			if err != nil {
 				return err
 			}
@@ -71,15 +63,6 @@ func (a *App) noMore(kind string) error {
 	return nil
 }
 
-// ---- features next-candidates
-
-type candidates struct {
-	TotalPending    int    `json:"total_pending"`
-	CandidatesShown int    `json:"candidates_shown"`
-	Features        []any  `json:"features"`
-	Instruction     string `json:"instruction"`
-}
-
 func (a *App) newNextCandidatesCmd() *cobra.Command {
 	var count int
 	c := &cobra.Command{
@@ -88,7 +71,7 @@ func (a *App) newNextCandidatesCmd() *cobra.Command {
 			if count < 1 {
 				return errs.New(errs.Usage, "--count: must be at least 1, got %d", count)
 			}
-			f, err := a.readFeatures(c.Context())
+			f, err := a.app.Features(c.Context(), a.caller())
 			if err != nil {
 				return err
 			}
@@ -96,7 +79,7 @@ func (a *App) newNextCandidatesCmd() *cobra.Command {
 			if len(pending) == 0 {
 				return a.noMore("")
 			}
-			res := candidates{TotalPending: len(pending), Features: []any{},
+			res := app.Candidates{TotalPending: len(pending), Features: []any{},
 				Instruction: "Select up to 5 RELATED features to implement together. Choose features that share the same component, category, or have dependencies on each other."}
 			for i := 0; i < len(pending) && i < count; i++ {
 				raw, _ := f.Raw(pending[i].ID)
@@ -117,7 +100,7 @@ func (a *App) newFeatureGetCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use: "get ID", Short: "Print a feature", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			f, err := a.readFeatures(c.Context())
+			f, err := a.app.Features(c.Context(), a.caller())
 			if err != nil {
 				return err
 			}
@@ -132,91 +115,20 @@ func (a *App) newFeatureGetCmd() *cobra.Command {
 	return c
 }
 
-// ---- features pass / pass-batch / fail
-
-type passResult struct {
-	Passed         []string `json:"passed"`
-	AlreadyPassing []string `json:"already_passing"`
-}
-
-func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passes bool, reason string) ([]string, error) {
-	var already []string
-	action := workflow.MarkPassing
-	if !passes {
-		action = workflow.MarkFailing
-	}
-	err := a.update(ctx, cmdPath, features.FileName, func(st *state) error {
-		if _, err := st.require(action); err != nil {
-			return err
-		}
-		st.taskID = progress.Nullable(strings.Join(ids, ","))
-		st.summary = map[bool]string{true: "marked passing: ", false: "marked failing: "}[passes] + strings.Join(ids, ", ")
-		f, err := st.features()
-		if err != nil {
-			return err
-		}
-		if passes {
-			if err := st.checkPassReviews(ids); err != nil {
-				return err
-			}
-		}
-		if already, err = f.SetPasses(ids, passes, st.stamp(), reason); err != nil {
-			return err
-		}
-		st.touch(features.FileName)
-		if !passes {
-			return st.reopenAfterRegression(ids)
-		}
-		return nil
-	})
-	return already, err
-}
-
-// reopenAfterRegression takes a finished project back to work when a
-// feature is marked failing: DONE with a feature pending is not done.
-func (st *state) reopenAfterRegression(ids []string) error {
-	p, ok, err := st.progressOpt()
-	if err != nil || !ok {
-		return err
-	}
-	cur, err := p.Status()
-	if err != nil || cur.CurrentPhase != workflow.PhaseDone {
-		return err
-	}
-	sit, err := st.situation()
-	if err != nil {
-		return err
-	}
-	d := workflow.NextWork(sit)
-	d.Rule = "regression/" + d.Rule
-	d.Reason = strings.Join(ids, ", ") + " marked failing after DONE; " + d.Reason
-	return st.applyDecision(p, d)
-}
-
 func (a *App) newPassCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "pass ID", Short: "Mark a feature passing", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			id := strings.TrimSpace(args[0])
-			already, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, true, "")
+			res, err := a.app.FeaturePass(c.Context(), a.caller(), args[0])
 			if err != nil {
 				return err
 			}
-			if len(already) > 0 {
-				a.warn("Feature %s is already passing", id)
-			}
-			return a.emit(passResult{Passed: []string{id}, AlreadyPassing: nonNil(already)}, func(w io.Writer) {
+			id := res.Passed[0]
+			return a.emit(res, func(w io.Writer) {
 				printf(w, "SUCCESS: Feature %s marked as PASSING", id)
 			})
 		},
 	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 func (a *App) newPassBatchCmd() *cobra.Command {
@@ -227,24 +139,12 @@ func (a *App) newPassBatchCmd() *cobra.Command {
 			if len(ids) == 0 {
 				return errs.New(errs.Usage, "IDS: no feature ids in %q (write \"F001,F002\")", args[0])
 			}
-			already, err := a.setPasses(c.Context(), c.CommandPath(), ids, true, "")
+			res, err := a.app.FeaturesPassBatch(c.Context(), a.caller(), ids)
 			if err != nil {
 				return err
 			}
-			skip := map[string]bool{}
-			for _, id := range already {
-				skip[id] = true
-			}
-			var passed []string
-			for _, id := range ids {
-				if !skip[id] {
-					passed = append(passed, id)
-				}
-			}
-			if len(already) > 0 {
-				a.warn("Already passing: %s", strings.Join(already, ", "))
-			}
-			return a.emit(passResult{Passed: nonNil(passed), AlreadyPassing: nonNil(already)}, func(w io.Writer) {
+			passed := res.Passed
+			return a.emit(res, func(w io.Writer) {
 				printf(w, "SUCCESS: Marked %d features as PASSING: %s", len(passed), strings.Join(passed, ", "))
 			})
 		},
@@ -258,17 +158,12 @@ func (a *App) newFailCmd() *cobra.Command {
 		Long: `Mark a feature failing (a regression) and say why with -r/--failure-reason (the
 predecessor's 'fail ID -r REASON').`,
 		RunE: func(c *cobra.Command, args []string) error {
-			if strings.TrimSpace(reason) == "" {
-				reason = a.g.Reason
-			}
-			if strings.TrimSpace(reason) == "" {
-				return errs.New(errs.Usage, "--failure-reason (-r): say why the feature fails")
-			}
-			id := strings.TrimSpace(args[0])
-			if _, err := a.setPasses(c.Context(), c.CommandPath(), []string{id}, false, reason); err != nil {
+			res, err := a.app.FeatureFail(c.Context(), a.caller(), app.FailInput{ID: args[0], Reason: reason})
+			if err != nil {
 				return err
 			}
-			return a.emit(map[string]any{"failed": []string{id}, "reason": reason}, func(w io.Writer) {
+			id, reason := res.Failed[0], res.Reason
+			return a.emit(res, func(w io.Writer) {
 				printf(w, "SUCCESS: Feature %s marked as FAILING - %s", id, reason)
 			})
 		},
@@ -283,7 +178,7 @@ func (a *App) newFeaturesListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "list", Short: "List features by priority: bugs, tech debt, features, passing", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			f, err := a.readFeatures(c.Context())
+			f, err := a.app.Features(c.Context(), a.caller())
 			if err != nil {
 				return err
 			}
@@ -299,6 +194,93 @@ func (a *App) newFeaturesListCmd() *cobra.Command {
 			return a.emit(map[string]any{"features": records}, func(w io.Writer) { writeFeatureList(w, all) })
 		},
 	}
+}
+
+// ---- features stats
+
+func (a *App) newStatsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "stats", Short: "Print counts by type and the next work item", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			s, err := a.app.FeatureStats(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			return a.emit(s, func(w io.Writer) {
+				printf(w, "Features: %d/%d passing", s.Features.Passing, s.Features.Total)
+				printf(w, "Bugs: %d/%d resolved", s.Bugs.Passing, s.Bugs.Total)
+				printf(w, "Tech Debt: %d/%d resolved", s.TechDebt.Passing, s.TechDebt.Total)
+				printf(w, "Total: %d/%d (%d%%)", s.All.Passing, s.All.Total, s.Percent)
+				printf(w, "Next: %s", s.Next)
+			})
+		},
+	}
+}
+
+// ---- features next-id
+
+func (a *App) newNextIDCmd() *cobra.Command {
+	var kind string
+	c := &cobra.Command{
+		Use: "next-id", Short: "Print the next free id of a type (FEAT-004, BUG-001, DEBT-002)", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			k, err := features.NormalizeKind(kind)
+			if err != nil {
+				return err
+			}
+			f, err := a.app.Features(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			id := f.NextID(k)
+			return a.emit(map[string]string{"next_id": id}, func(w io.Writer) { printf(w, "%s", id) })
+		},
+	}
+	c.Flags().StringVarP(&kind, "type", "t", "", "FEAT, BUG or DEBT (required)")
+	_ = c.MarkFlagRequired("type")
+	return c
+}
+
+// ---- features debt-count
+
+func (a *App) newDebtCountCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "debt-count", Short: "Print how many tech-debt items are pending", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			f, err := a.app.Features(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			n := len(f.Pending("DEBT"))
+			return a.emit(map[string]int{"debt_count": n}, func(w io.Writer) { printf(w, "%d", n) })
+		},
+	}
+}
+
+// ---- features append
+
+func (a *App) newAppendCmd() *cobra.Command {
+	var entries, source string
+	c := &cobra.Command{
+		Use:   "append",
+		Short: "Append features, bugs or tech debt (a JSON list; ids assigned when missing)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			res, err := a.app.FeaturesAppend(c.Context(), a.caller(), app.AppendInput{Entries: entries, Source: source})
+			if err != nil {
+				return err
+			}
+			added := res.Added
+			return a.emit(res, func(w io.Writer) {
+				printf(w, "SUCCESS: Appended %d entries: %s", len(added), strings.Join(added, ", "))
+			})
+		},
+	}
+	c.Flags().StringVarP(&entries, "entries", "e", "", "JSON list of entries (inline, a file, or -) (required)")
+	c.Flags().StringVarP(&source, "source-appspec", "s", "", "where the entries came from (required)")
+	_ = c.MarkFlagRequired("entries")
+	_ = c.MarkFlagRequired("source-appspec")
+	return c
 }
 
 func writeFeatureList(w io.Writer, all []features.Feature) {
@@ -337,154 +319,4 @@ func writeFeatureList(w io.Writer, all []features.Feature) {
 	section("=== FEATURES ===", feats, pending)
 	section("=== PASSING ===", passing, func(features.Feature) string { return "[pass]" })
 	printf(w, "Summary: %d bugs, %d tech debt, %d features pending, %d passing", len(bugs), len(debt), len(feats), len(passing))
-}
-
-// ---- features stats
-
-func (a *App) newStatsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "stats", Short: "Print counts by type and the next work item", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			f, err := a.readFeatures(c.Context())
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(features.FileName)
-			if err != nil {
-				return err
-			}
-			cfg, err := st.LoadConfig()
-			if err != nil {
-				return err
-			}
-			s := f.StatsWith(cfg.TechDebtThreshold)
-			return a.emit(s, func(w io.Writer) {
-				printf(w, "Features: %d/%d passing", s.Features.Passing, s.Features.Total)
-				printf(w, "Bugs: %d/%d resolved", s.Bugs.Passing, s.Bugs.Total)
-				printf(w, "Tech Debt: %d/%d resolved", s.TechDebt.Passing, s.TechDebt.Total)
-				printf(w, "Total: %d/%d (%d%%)", s.All.Passing, s.All.Total, s.Percent)
-				printf(w, "Next: %s", s.Next)
-			})
-		},
-	}
-}
-
-// ---- features next-id
-
-func (a *App) newNextIDCmd() *cobra.Command {
-	var kind string
-	c := &cobra.Command{
-		Use: "next-id", Short: "Print the next free id of a type (FEAT-004, BUG-001, DEBT-002)", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			k, err := features.NormalizeKind(kind)
-			if err != nil {
-				return err
-			}
-			f, err := a.readFeatures(c.Context())
-			if err != nil {
-				return err
-			}
-			id := f.NextID(k)
-			return a.emit(map[string]string{"next_id": id}, func(w io.Writer) { printf(w, "%s", id) })
-		},
-	}
-	c.Flags().StringVarP(&kind, "type", "t", "", "FEAT, BUG or DEBT (required)")
-	_ = c.MarkFlagRequired("type")
-	return c
-}
-
-// ---- features debt-count
-
-func (a *App) newDebtCountCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "debt-count", Short: "Print how many tech-debt items are pending", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			f, err := a.readFeatures(c.Context())
-			if err != nil {
-				return err
-			}
-			n := len(f.Pending("DEBT"))
-			return a.emit(map[string]int{"debt_count": n}, func(w io.Writer) { printf(w, "%d", n) })
-		},
-	}
-}
-
-// ---- features append
-
-func (a *App) newAppendCmd() *cobra.Command {
-	var entries, source string
-	c := &cobra.Command{
-		Use:   "append",
-		Short: "Append features, bugs or tech debt (a JSON list; ids assigned when missing)",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			data, err := a.readArg("--entries", entries)
-			if err != nil {
-				return err
-			}
-			items, err := parseList("--entries", data)
-			if err != nil {
-				return err
-			}
-			raws := make([][]byte, len(items))
-			for i, it := range items {
-				raws[i] = it
-			}
-			var added []string
-			a.creating = true // the initializer's first list may be the first state file
-			err = a.update(c.Context(), c.CommandPath(), features.FileName, func(st *state) error {
-				who, err := st.requireAppend(raws)
-				if err != nil {
-					return err
-				}
-				if err := st.appendedPassing(who, raws); err != nil {
-					return err
-				}
-				f, ok, err := st.featuresOpt()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					f = features.New()
-					st.feat = f
-				}
-				fresh := st.withoutRecordedDebt(f, raws)
-				if len(fresh) == 0 {
-					return nil
-				}
-				if added, err = f.Append(fresh, source); err != nil {
-					return err
-				}
-				st.summary = "appended " + strings.Join(added, ", ")
-				st.touch(features.FileName)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			return a.emit(map[string][]string{"added": nonNil(added)}, func(w io.Writer) {
-				printf(w, "SUCCESS: Appended %d entries: %s", len(added), strings.Join(added, ", "))
-			})
-		},
-	}
-	c.Flags().StringVarP(&entries, "entries", "e", "", "JSON list of entries (inline, a file, or -) (required)")
-	c.Flags().StringVarP(&source, "source-appspec", "s", "", "where the entries came from (required)")
-	_ = c.MarkFlagRequired("entries")
-	_ = c.MarkFlagRequired("source-appspec")
-	return c
-}
-
-// appendedPassing refuses an agent's entry that arrives passing: a feature
-// passes only through REVIEW's PASS and its merge, never by being listed so.
-func (st *state) appendedPassing(who *actor, raws [][]byte) error {
-	if who.person() {
-		return nil
-	}
-	for i, raw := range raws {
-		if gjson.GetBytes(raw, "passes").Type == gjson.True {
-			return st.refuse(errs.New(errs.Policy, "--entries: entry %d (%s) is listed as passing: a feature passes only through REVIEW's PASS and its merge. Append it with \"passes\": false, or leave passes out",
-				i, gjson.GetBytes(raw, "id").String()))
-		}
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/manpage"
 )
@@ -149,7 +150,7 @@ func (a *App) newManCmd() *cobra.Command {
 				return errs.New(errs.Unexpected, "man: %v", err)
 			}
 			sort.Strings(pages)
-			return a.emit(map[string]any{"dir": dir, "pages": nonNil(pages)}, func(w io.Writer) {
+			return a.emit(map[string]any{"dir": dir, "pages": app.NonNil(pages)}, func(w io.Writer) {
 				printf(w, "SUCCESS: %d man pages in %s (read one with: man %s)", len(pages), dir, filepath.Join(dir, "baton.1"))
 			})
 		},

@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestShortFlagsOneMeaning(t *testing.T) {
 		sort.Strings(got)
 		want := predecessorShorts[short]
 		for _, n := range got {
-			if !contains(want, n) {
+			if !slices.Contains(want, n) {
 				t.Errorf("-%s means --%s in %v (it also means %v): a short flag must mean one thing", short, n, names[n], got)
 			}
 		}

@@ -89,6 +89,12 @@ func (a *App) notice(format string, args ...any) {
 	fmt.Fprintf(a.env.Stderr, format+"\n", safeArgs(args)...)
 }
 
+// Warnf, Noticef and Messages make the command line the application's
+// sink: its warnings go where warn, notice and messages send them.
+func (a *App) Warnf(format string, args ...any)   { a.warn(format, args...) }
+func (a *App) Noticef(format string, args ...any) { a.notice(format, args...) }
+func (a *App) Messages() io.Writer                { return a.messages() }
+
 // messages is where a helper writes its warning lines: stderr, or under
 // --json the document's warnings.
 func (a *App) messages() io.Writer {

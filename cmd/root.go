@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/gitops"
 )
 
 // Version is baton's version. Releases set it at build time
@@ -74,10 +74,13 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	Cwd            string
+	Now            func() time.Time
 	// FileDir is where relative file arguments are read and written (a
 	// sandboxed agent's working copy); empty: Cwd.
 	FileDir string
-	Now     func() time.Time
+	// Head, when set, is the HEAD a call sees instead of the repository's
+	// own (a sandboxed agent's working copy).
+	Head func() (hash, branch string)
 }
 
 // ProcessEnv reads the real process environment.
@@ -88,41 +91,19 @@ func ProcessEnv() Env {
 
 // globalOpts are the flags every command takes.
 type globalOpts struct {
-	StateDir string
-	File     string
-	JSON     bool
-	As       string
-	Reason   string
-	JQ       string
-	Fields   string
+	app.Options
+	JSON   bool
+	As     string
+	Reason string
+	JQ     string
+	Fields string
 }
 
 // App carries the environment and global options to every command.
 type App struct {
 	env Env
 	g   globalOpts
-	ran bool // a command's run started: later errors are not usage errors
-
-	warnings []string // under --json: the warnings and notices for the document
-	emitted  bool     // under --json: the document was printed
-	jq       *gojq.Code
-	fields   []string
-
-	repoOpened bool
-	// reconciling skips the drift check: the transaction records it.
-	reconciling bool
-	gitRepo     gitops.Repo
-	// creating marks an init command: its transaction may create the state
-	// where none exists (any other command is refused there).
-	creating bool
-	// undone says what the undo of an uncommitted git change did, for the
-	// failed command's message.
-	undone string
-
-	// keyFile overrides where the person's key is read (the demo's scratch
-	// key); launch is set in a launcher's own process (baton run).
-	keyFile string
-	launch  *launcher
+	app *app.App // the operations, which this front end translates to and from
 
 	// completing is set for a shell's completion request (cobra's
 	// __complete): only then are the completion functions registered.
@@ -133,9 +114,16 @@ type App struct {
 	// guard, when set, may refuse a command once its arguments are parsed
 	// (the sandbox's broker: see sandboxbroker.go).
 	guard func(*cobra.Command) error
-	// wrapRepo, when set, wraps the repository once opened (the broker
-	// shows a call the HEAD of the agent's working copy).
-	wrapRepo func(gitops.Repo) gitops.Repo
+	// box is how baton run confines its agents (nil: unconfined); tried is
+	// what the last sandboxed agent tried that its broker refused.
+	box   *sandboxConf
+	tried *failureSignature
+	ran   bool // a command's run started: later errors are not usage errors
+
+	warnings []string // under --json: the warnings and notices for the document
+	emitted  bool     // under --json: the document was printed
+	jq       *gojq.Code
+	fields   []string
 }
 
 const exitCodeHelp = `Exit codes:
@@ -159,7 +147,7 @@ func Main(args []string, env Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return execute(ctx, &App{env: env}, args)
+	return execute(ctx, newApp(env), args)
 }
 
 // execute runs one baton command with a and returns its exit code.
@@ -186,6 +174,21 @@ func execute(ctx context.Context, a *App, args []string) int {
 		a.reportError(err)
 	}
 	return errs.Code(err)
+}
+
+// newApp is the command line's front end over the application.
+func newApp(env Env) *App {
+	a := &App{env: env}
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head}, &a.g.Options, a)
+	return a
+}
+
+// caller is how this call authenticates: the session credential in
+// BATON_SESSION, or a person's --as HUMAN --reason.
+func (a *App) caller() app.Caller {
+	c := app.Bound(a.env.Getenv("BATON_SESSION"))
+	c.As, c.Reason = a.g.As, a.g.Reason
+	return c
 }
 
 // completionRequest says whether args are a shell's completion request

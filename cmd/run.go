@@ -8,16 +8,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 	"golang.org/x/term"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/jsondoc"
@@ -81,7 +82,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
-	f.Lookup("sandbox").NoOptDefVal = sandboxOn
+	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
 	return c
 }
@@ -119,16 +120,16 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 			return err
 		}
 	}
-	if err := a.becomeLauncher(); err != nil {
+	if err := a.app.BecomeLauncher(a.caller()); err != nil {
 		return err
 	}
-	s, err := a.openStore("")
+	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err
 	}
 	var br *bridge.Bridge
 	if o.AgentCmd == "" && o.Agent == "" {
-		if br, err = bridge.Open(bridge.Options{Dir: s.Dir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
+		if br, err = bridge.Open(bridge.Options{Dir: stateDir, Resume: o.Resume, Cwd: a.env.Cwd, Now: a.env.Now, Warn: a.messages(),
 			Ctx: ctx, HostToken: true, Token: a.env.Getenv("BATON_HOST_TOKEN")}); err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		if err := a.verifyRun(ctx, last); err != nil {
 			return err
 		}
-		next, err := a.nextStep(ctx)
+		next, err := a.app.RunNext(ctx, a.caller())
 		if err != nil {
 			return err
 		}
@@ -183,14 +184,14 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		if ctx.Err() != nil {
 			return a.interrupted(ctx, st)
 		}
-		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: idList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
+		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: app.IDList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
 		last = &st
 		if err := a.afterStep(ctx, st, failure, last); err != nil {
 			return err
 		}
 		a.unmarkRun()
 	}
-	next, err := a.nextStep(ctx)
+	next, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ type runSession struct {
 
 // emitRun prints, under --json, what a run did and where it stopped (the
 // text form is the notices already printed).
-func (a *App) emitRun(next nextResult, ran []runSession, stopped string) error {
+func (a *App) emitRun(next app.NextResult, ran []runSession, stopped string) error {
 	if !a.g.JSON {
 		return nil
 	}
@@ -242,7 +243,7 @@ func (a *App) verifyRun(ctx context.Context, last *step) error {
 	if err == nil {
 		return nil
 	}
-	var res verifyResult
+	var res app.VerifyResult
 	if json.Unmarshal(out, &res) != nil || len(res.Problems) == 0 {
 		return err
 	}
@@ -263,7 +264,7 @@ func (a *App) verifyRun(ctx context.Context, last *step) error {
 // openMarkedStep opens the next step; a run that runs its agents itself
 // keeps .baton/run.json meanwhile (see runmark.go), so that a kill of this
 // process is settled by the next run.
-func (a *App) openMarkedStep(ctx context.Context, next nextResult, marked bool) (step, error) {
+func (a *App) openMarkedStep(ctx context.Context, next app.NextResult, marked bool) (step, error) {
 	var mark *runMark
 	if marked {
 		mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
@@ -336,27 +337,10 @@ func (a *App) resumeStep(ctx context.Context, br *bridge.Bridge) error {
 	return a.checkStep(ctx, st, failure)
 }
 
-// nextStep reads what runs next.
-func (a *App) nextStep(ctx context.Context) (nextResult, error) {
-	var n nextResult
-	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
-		if sn.prog == nil {
-			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
-		}
-		if len(sn.open.Open) > 0 {
-			s := sn.open.Open[0]
-			return errs.New(errs.Conflict, "session %d (%s) is still open: let its agent finish, or end it yourself (see 'baton session end --help') before 'baton run'", s.SessionID, s.AgentType)
-		}
-		n = sn.next()
-		return nil
-	})
-	return n, err
-}
-
 // openStep renders the next step's prompt, then opens its session: a
 // prompt that cannot be rendered opens nothing.
-func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
-	p, err := a.planStep(ctx, n)
+func (a *App) openStep(ctx context.Context, n app.NextResult) (step, error) {
+	p, err := a.app.PlanStep(ctx, a.caller(), n)
 	if err != nil {
 		return step{}, err
 	}
@@ -376,7 +360,7 @@ func (a *App) openStep(ctx context.Context, n nextResult) (step, error) {
 	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
-		err = a.snapshot(ctx, func(sn *snapshot) (err error) { st.Prompt, err = a.renderPrompt(sn, p.assignment); return })
+		st.Prompt, err = a.app.RenderPrompt(ctx, a.caller(), p.Assignment)
 	}
 	return st, err
 }
@@ -393,8 +377,8 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
 	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
-	if s, err := a.openStore(""); err == nil {
-		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+s.Dir)
+	if dir, _, err := a.app.StateDirs(); err == nil {
+		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
 	}
 	command := strings.Join(cmd.Args, " ")
 	box, err := a.sandboxed(actx, cmd, st)
@@ -421,7 +405,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	tried := box.close(ctx)
 	a.logSession(st, command, out.Bytes(), exitText(err))
 	if tried != nil {
-		a.launch.tried = tried
+		a.tried = tried
 		a.notice("[baton run] %s session %d: %s", st.Role, st.Session, tried.Message)
 		return tried
 	}
@@ -442,7 +426,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 // agent runs: a line rewritten each second on a terminal, else a start
 // line.
 func (a *App) progressLine(st step, start time.Time, latest func() string) func() {
-	label := fmt.Sprintf("[baton run] %s %s session %d", st.Role, orDash(st.Feature), st.Session)
+	label := fmt.Sprintf("[baton run] %s %s session %d", st.Role, app.OrDash(st.Feature), st.Session)
 	f, ok := a.env.Stderr.(*os.File)
 	if !ok || !a.interactive(f) || latest == nil {
 		a.notice("%s started", label)
@@ -477,11 +461,11 @@ func (a *App) interactive(f *os.File) bool {
 
 // logAgentOutput saves an agent's output in .baton/logs/session-N.log.
 func (a *App) logAgentOutput(st step, out []byte) {
-	s, err := a.openStore("")
+	_, batonDir, err := a.app.StateDirs()
 	if err != nil {
 		return
 	}
-	dir := filepath.Join(s.BatonDir(), "logs")
+	dir := filepath.Join(batonDir, "logs")
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
@@ -492,14 +476,11 @@ func (a *App) logAgentOutput(st step, out []byte) {
 // ended as ERROR with a failure signature, which the workflow then retries
 // or stops on.
 func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature) error {
-	open, err := readFile(ctx, a, progress.OpenFileName, "", progress.ParseOpen)
-	if err != nil && !errs.Is(err, errs.NotFound) {
+	open, err := a.app.SessionCurrent(ctx, app.Caller{})
+	if err != nil {
 		return err
 	}
-	if open == nil {
-		return nil
-	}
-	if _, err := open.Get(st.Session); err != nil {
+	if !slices.ContainsFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session }) {
 		return nil // the agent ended its session
 	}
 	if failure == nil {
@@ -508,59 +489,6 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 	a.notice("[baton run] session %d (%s) was left open: ending it as ERROR (%s)", st.Session, st.Role, failure.Code)
 	_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "ERROR", "-s", "baton run: "+failure.Message, "--failure", failure.Code, "--failure-severity", failure.Severity)
 	return err
-}
-
-// becomeLauncher gives this process a launcher's authority: the person's
-// key, held in memory for the run. A call bound to a session is an agent's
-// and never launches.
-func (a *App) becomeLauncher() error {
-	if a.insideSession() {
-		return errs.New(errs.Policy, "this call is bound to an agent session, and an agent does not drive the run: "+
-			"do your role's work in your session, then end it with the outcome that fits")
-	}
-	if a.launch != nil {
-		return nil
-	}
-	key, err := a.loadKey()
-	if err != nil {
-		return err
-	}
-	if key == nil {
-		path, _ := a.keyPath()
-		return errs.New(errs.Policy, "baton run opens its agents' sessions with your personal key, and there is none at %s: create it once with 'baton key init'", path)
-	}
-	id, err := randomHex(8)
-	if err != nil {
-		return err
-	}
-	s, err := a.openStore("")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
-		return err
-	}
-	// held while the run lasts: a session opened meanwhile by anyone but
-	// this launcher is refused (an agent cannot launch for itself)
-	lock := flock.New(launcherLockPath(s.BatonDir()))
-	if ok, err := lock.TryLock(); err != nil || !ok {
-		return errs.New(errs.Conflict, "another 'baton run' is driving this project (%s is held): let it finish", lock.Path())
-	}
-	a.launch = &launcher{key: key, runID: id, lock: lock}
-	return nil
-}
-
-func launcherLockPath(batonDir string) string { return filepath.Join(batonDir, "launcher.lock") }
-
-// launcherRunning says whether a launcher holds the project's launcher lock.
-func launcherRunning(batonDir string) bool {
-	lock := flock.New(launcherLockPath(batonDir))
-	ok, err := lock.TryLock()
-	if err != nil || !ok {
-		return err == nil
-	}
-	_ = lock.Unlock()
-	return false
 }
 
 // agentEnviron is the environment an agent starts with: the launcher's,
@@ -593,7 +521,8 @@ func (a *App) sub(ctx context.Context, env map[string]string, args ...string) ([
 	if a.g.StateDir != "" {
 		args = append([]string{"--state-dir", a.g.StateDir}, args...)
 	}
-	sub := &App{env: e, keyFile: a.keyFile, launch: a.launch}
+	sub := &App{env: e}
+	sub.app = a.app.Child(app.Env{Stdin: e.Stdin, Getenv: e.Getenv, Cwd: e.Cwd, Now: e.Now}, &sub.g.Options, sub)
 	root := sub.newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(&out)

@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/jsondoc"
-	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/store"
 )
 
@@ -33,11 +33,11 @@ type runMark struct {
 }
 
 func (a *App) runMarkPath() string {
-	s, err := a.openStore("")
+	_, batonDir, err := a.app.StateDirs()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(s.BatonDir(), runMarkName)
+	return filepath.Join(batonDir, runMarkName)
 }
 
 // markRun records what this run is doing (best effort: without it, a kill
@@ -77,13 +77,13 @@ func (a *App) reclaimDeadRun(ctx context.Context) error {
 	if m.AgentPGID > 0 {
 		_ = syscall.Kill(-m.AgentPGID, syscall.SIGKILL)
 	}
-	open, err := readFile(ctx, a, progress.OpenFileName, "", progress.ParseOpen)
-	if err != nil && !errs.Is(err, errs.NotFound) {
+	open, err := a.app.SessionCurrent(ctx, app.Caller{})
+	if err != nil {
 		return err
 	}
-	if open != nil {
+	{
 		since, _ := jsondoc.ParseTime(m.StartedAt)
-		for _, s := range open.Open {
+		for _, s := range open.Sessions {
 			started, terr := jsondoc.ParseTime(s.StartedAt)
 			if s.SessionID != m.Session && (terr != nil || started.Before(since.Truncate(time.Second))) {
 				continue // not opened by the dead run

@@ -16,9 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/broker"
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/workcopy"
 )
 
@@ -41,10 +41,8 @@ var brokerCommands = map[string]bool{
 type agentBox struct {
 	a        *App // the launcher
 	st       step
-	top      string // the main repository's top
-	stateDir string
 	copyReal string // the clone's top, links resolved
-	place    *sandboxPlace
+	place    *app.SandboxPlace
 	srv      *broker.Server
 	pid      atomic.Int64 // the agent's process (0 before it starts)
 
@@ -57,32 +55,32 @@ type agentBox struct {
 // openBox makes session st's sandbox and serves its broker, and turns cmd
 // into the confined agent.
 func (a *App) openBox(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox, error) {
-	r := a.repo()
-	if r == nil {
-		return nil, errs.New(errs.Usage, "--sandbox gives each agent a clone of the project's git repository, and %s is not in one", a.env.Cwd)
-	}
-	s, err := a.openStore("")
+	place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box.noNet)
 	if err != nil {
 		return nil, err
 	}
-	b := &agentBox{a: a, st: st, top: r.Top(), stateDir: filepath.Clean(s.Dir)}
-	if b.place, err = a.makePlace(ctx, b.top, st); err != nil {
-		return nil, err
-	}
-	b.copyReal = realPath(b.place.copy.Dir)
-	sock := filepath.Join(b.place.sockDir, "sock")
+	b := &agentBox{a: a, st: st, place: place, copyReal: realPath(place.Copy.Dir)}
+	sock := filepath.Join(place.SockDir, "sock")
 	if b.srv, err = broker.Listen(sock, b, b.checkPeer); err != nil {
-		b.place.remove()
+		place.Remove()
 		return nil, err
 	}
-	pol := a.sandboxPolicy(b.top, b.place, a.launch.box)
-	if err := a.confine(cmd, b.top, b.place, pol, sock); err != nil {
+	if err := a.confine(cmd, place, sock); err != nil {
 		b.srv.Close()
-		b.place.remove()
+		place.Remove()
 		return nil, err
 	}
 	go b.srv.Serve(ctx)
 	return b, nil
+}
+
+// realPath resolves links where the path exists (a path that does not is
+// kept, cleaned).
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }
 
 // started tells the broker which process is the agent.
@@ -99,14 +97,14 @@ func (b *agentBox) close(ctx context.Context) *failureSignature {
 		return nil
 	}
 	b.srv.Close()
-	if _, err := b.place.copy.Import(ctx); err != nil {
+	if _, err := b.place.Copy.Import(ctx); err != nil {
 		if errors.Is(err, workcopy.ErrNotFastForward) {
 			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
 		} else {
 			b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
 		}
 	}
-	b.place.remove()
+	b.place.Remove()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.attempts) == 0 {
@@ -121,11 +119,8 @@ func (b *agentBox) attempt(ctx context.Context, what string) {
 	b.mu.Lock()
 	b.attempts = append(b.attempts, what)
 	b.mu.Unlock()
-	if s, err := b.a.openStore(""); err == nil {
-		refused := fmt.Errorf("session %d (%s), through the sandbox's broker: %s", b.st.Session, b.st.Role, what)
-		if err := b.a.logRefusal(context.WithoutCancel(ctx), s, "baton run", nil, nil, refused); err != nil {
-			b.a.warn("the refusal could not be written to the audit log: %v", err)
-		}
+	if err := b.a.app.LogBrokerRefusal(ctx, b.st.Session, b.st.Role, what); err != nil {
+		b.a.warn("the refusal could not be written to the audit log: %v", err)
 	}
 }
 
@@ -160,7 +155,7 @@ func (b *agentBox) Handle(ctx context.Context, p broker.Peer, r broker.Request) 
 	if err != nil {
 		return b.Refuse(p, err)
 	}
-	if _, err := b.place.copy.Import(ctx); err != nil {
+	if _, err := b.place.Copy.Import(ctx); err != nil {
 		if errors.Is(err, workcopy.ErrNotFastForward) {
 			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
 			return broker.Response{Stderr: fmt.Appendf(nil, "baton: %v: commits already on your branch stay as they are; add new commits on top of them\n", err), Code: errs.Code(errs.New(errs.Conflict, ""))}
@@ -236,18 +231,20 @@ func resolveExisting(v, cwd string) string {
 }
 
 // call runs the request in this process: the project's state directory
-// and repository, the session's credential, the launcher's environment
-// otherwise; relative file arguments are read in the agent's clone.
+// and repository (with the clone's HEAD), the session's credential, the
+// launcher's environment otherwise; relative file arguments are read in
+// the agent's clone.
 func (b *agentBox) call(ctx context.Context, p broker.Peer, r broker.Request, cwd string) broker.Response {
 	var out, errOut bytes.Buffer
-	env := Env{Stdin: bytes.NewReader(r.Stdin), Stdout: &out, Stderr: &errOut, Getenv: b.getenv, Cwd: b.top, FileDir: cwd, Now: b.a.env.Now}
-	x := &App{env: env, wrapRepo: b.cloneHead}
+	env := Env{Stdin: bytes.NewReader(r.Stdin), Stdout: &out, Stderr: &errOut, Getenv: b.getenv, Cwd: b.place.Top,
+		FileDir: cwd, Head: b.place.Copy.Head, Now: b.a.env.Now}
+	x := newApp(env)
 	var refused error
 	x.guard = func(c *cobra.Command) error {
 		refused = b.guard(x, c)
 		return refused
 	}
-	code := execute(ctx, x, append([]string{"--state-dir", b.stateDir}, r.Args...))
+	code := execute(ctx, x, append([]string{"--state-dir", b.place.StateDir}, r.Args...))
 	if refused != nil {
 		b.attempt(ctx, fmt.Sprintf("process %d: %v", p.PID, refused))
 	}
@@ -260,7 +257,7 @@ func (b *agentBox) getenv(k string) string {
 	switch k {
 	case "BATON_SESSION":
 		return b.st.Credential
-	case "BATON_BROKER", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_ROLE", "BATON_HOST_TOKEN", envNoSandbox:
+	case "BATON_BROKER", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_ROLE", "BATON_HOST_TOKEN", app.EnvNoSandbox:
 		return ""
 	}
 	return b.a.env.Getenv(k)
@@ -277,7 +274,7 @@ func (b *agentBox) guard(x *App, c *cobra.Command) error {
 		return errs.New(errs.Policy, "refused: the launcher opens sessions, and yours is open")
 	case x.g.As != "" || x.g.Reason != "":
 		return errs.New(errs.Policy, "refused: a person's override is not open to an agent's session")
-	case x.g.File != "" || filepath.Clean(x.g.StateDir) != b.stateDir:
+	case x.g.File != "" || filepath.Clean(x.g.StateDir) != b.place.StateDir:
 		return errs.New(errs.Policy, "refused: an agent's calls use its project's state files, and no other")
 	}
 	return nil
@@ -372,7 +369,7 @@ func (a *App) brokered(ctx context.Context, args ...string) ([]byte, error) {
 // sandboxed makes session st's sandbox when the run confines its agents
 // (nil otherwise), turning cmd into the confined agent.
 func (a *App) sandboxed(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox, error) {
-	if a.launch == nil || a.launch.box == nil {
+	if a.box == nil {
 		return nil, nil
 	}
 	return a.openBox(ctx, cmd, st)
@@ -381,35 +378,12 @@ func (a *App) sandboxed(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox,
 // stopOnAttempts stops the run for a person when the session's agent tried
 // what its sandbox's broker refused: the failure signature names it.
 func (a *App) stopOnAttempts(st step, failure *failureSignature) error {
-	if a.launch == nil || a.launch.tried == nil {
+	if a.tried == nil {
 		return nil
 	}
-	a.launch.tried = nil
+	a.tried = nil
 	sig := failureSignature{Code: "sandbox_violation", Message: fmt.Sprintf("in session %d (%s), %s", st.Session, st.Role, failure.Message), StageID: st.Role, Severity: "error"}
 	b, _ := json.Marshal(sig)
 	a.notice("[baton run] STOPPED: failure signature %s", b)
 	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton log')", sig.Message)
 }
-
-// cloneHead shows a brokered call the HEAD of the agent's working copy (its
-// branch and commit, as a call in its own checkout would see), when the
-// project's repository has that commit; everything else is the project's.
-func (b *agentBox) cloneHead(r gitops.Repo) gitops.Repo {
-	h, br := b.place.copy.Head()
-	if h == "" {
-		return r
-	}
-	if _, err := r.Resolve(h); err != nil {
-		return r
-	}
-	return headRepo{Repo: r, head: h, branch: br}
-}
-
-// headRepo is a repository whose HEAD is another checkout's.
-type headRepo struct {
-	gitops.Repo
-	head, branch string
-}
-
-func (h headRepo) Head() (string, error)          { return h.head, nil }
-func (h headRepo) CurrentBranch() (string, error) { return h.branch, nil }

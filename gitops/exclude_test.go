@@ -1,6 +1,8 @@
 package gitops
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -25,5 +27,44 @@ func TestWithExcludes(t *testing.T) {
 				t.Errorf("WithExcludes = %q, %v; want %q, %v", got, added, tt.want, tt.added)
 			}
 		})
+	}
+}
+
+func TestExcludePatterns(t *testing.T) {
+	names := []string{"progress.json", ".baton/"}
+	if got := ExcludePatterns("/p", "/p", names); !slices.Equal(got, []string{"/progress.json", "/.baton/"}) {
+		t.Errorf("at the top: %v", got)
+	}
+	if got := ExcludePatterns("/p", "/p/agent state", names); !slices.Equal(got, []string{"/agent state/progress.json", "/agent state/.baton/"}) {
+		t.Errorf("below the top: %v", got)
+	}
+	if got := ExcludePatterns("/p", "/q", names); got != nil {
+		t.Errorf("outside the worktree: %v", got)
+	}
+}
+
+func TestExcludeIdempotentAndShared(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	added, err := Exclude(state, "# baton", []string{"progress.json"})
+	if err != nil || !slices.Equal(added, []string{"/state/progress.json"}) {
+		t.Fatalf("first Exclude = %v, %v", added, err)
+	}
+	added, err = Exclude(state, "# baton", []string{"progress.json"})
+	if err != nil || added != nil {
+		t.Fatalf("second Exclude = %v, %v; want nothing added", added, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude"))
+	if string(b) != "# baton\n/state/progress.json\n" {
+		t.Fatalf("info/exclude = %q", b)
+	}
+	if added, err := Exclude(t.TempDir(), "# baton", []string{"x"}); err != nil || added != nil {
+		t.Fatalf("outside a repository: %v, %v", added, err)
 	}
 }

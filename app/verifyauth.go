@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 // (forgeries), notes (what a person should look at, and what could not be
 // checked) and whether the entries' MACs were checked at all.
 type authCheck struct {
-	problems      []problem
+	problems      []Problem
 	notes         []string
 	authenticated bool
 }
@@ -65,7 +65,7 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	sort.Strings(ids)
 	for _, id := range ids {
 		seqs := missingKeys[id]
-		c.problems = append(c.problems, problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) are MACed with key %s, which is neither your key nor one of your retired keys: they cannot be authenticated, and whoever wrote them held a key that is not yours (a lost one of yours, or someone else's). Read them with 'baton log' before trusting the record",
+		c.problems = append(c.problems, Problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) are MACed with key %s, which is neither your key nor one of your retired keys: they cannot be authenticated, and whoever wrote them held a key that is not yours (a lost one of yours, or someone else's). Read them with 'baton log' before trusting the record",
 			len(seqs), seqs[0], seqs[len(seqs)-1], id)})
 	}
 	return c
@@ -74,7 +74,7 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 // checkEntry authenticates one entry and records a session it opens.
 func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions map[int]openedSession, missing map[string][]int) {
 	bad := func(format string, args ...any) {
-		c.problems = append(c.problems, problem{"forged", store.EventsName, fmt.Sprintf("seq %d: ", e.Seq) + fmt.Sprintf(format, args...)})
+		c.problems = append(c.problems, Problem{"forged", store.EventsName, fmt.Sprintf("seq %d: ", e.Seq) + fmt.Sprintf(format, args...)})
 	}
 	kind, name, _ := strings.Cut(e.Auth, ":")
 	switch {
@@ -156,7 +156,7 @@ func (c *authCheck) checkWrites(e, prev store.Event, sessions map[int]openedSess
 	for _, w := range writers {
 		now, ok := e.Metadata.Files[w.file]
 		if ok && now != prev.Metadata.Files[w.file] && !slices.Contains(w.roles, role) {
-			c.problems = append(c.problems, problem{"forged", store.EventsName, fmt.Sprintf("seq %d: session %d (%s) changed %s, which %s never writes: the entry was not written by a baton command of that role", e.Seq, id, s.role, w.file, role)})
+			c.problems = append(c.problems, Problem{"forged", store.EventsName, fmt.Sprintf("seq %d: session %d (%s) changed %s, which %s never writes: the entry was not written by a baton command of that role", e.Seq, id, s.role, w.file, role)})
 		}
 	}
 }
@@ -177,33 +177,33 @@ func reasonOf(ac *actor) string {
 }
 
 // presenceProblems reports a log missing or empty while state exists.
-func presenceProblems(sn *snapshot, events []store.Event) []problem {
+func presenceProblems(sn *snapshot, events []store.Event) []Problem {
 	if len(events) > 0 || (sn.prog == nil && sn.rev == nil && sn.feat == nil) {
 		return nil
 	}
-	return []problem{{"log", store.EventsName, fmt.Sprintf("the audit log %s is missing or empty while state files exist: it was deleted or emptied", sn.s.EventsPath())}}
+	return []Problem{{"log", store.EventsName, fmt.Sprintf("the audit log %s is missing or empty while state files exist: it was deleted or emptied", sn.s.EventsPath())}}
 }
 
 // anchorProblems compares the log with the heads anchored in .baton and
 // outside the project.
-func anchorProblems(s *store.Store, events []store.Event) []problem {
+func anchorProblems(s *store.Store, events []store.Event) []Problem {
 	anchors, err := s.Anchors()
 	if err != nil {
-		return []problem{{"anchor", "", err.Error()}}
+		return []Problem{{"anchor", "", err.Error()}}
 	}
 	paths := make([]string, 0, len(anchors))
 	for p := range anchors {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var out []problem
+	var out []Problem
 	for _, p := range paths {
 		an := anchors[p]
 		switch {
 		case an.Seq > len(events):
-			out = append(out, problem{"truncated", store.EventsName, fmt.Sprintf("the log ends at seq %d, but %s anchors its head at seq %d: entries were removed from its end (or the log deleted)", len(events), p, an.Seq)})
+			out = append(out, Problem{"truncated", store.EventsName, fmt.Sprintf("the log ends at seq %d, but %s anchors its head at seq %d: entries were removed from its end (or the log deleted)", len(events), p, an.Seq)})
 		case an.Seq > 0 && events[an.Seq-1].Hash != an.Hash:
-			out = append(out, problem{"truncated", store.EventsName, fmt.Sprintf("entry seq %d is not the one %s anchors: the log was rewritten", an.Seq, p)})
+			out = append(out, Problem{"truncated", store.EventsName, fmt.Sprintf("entry seq %d is not the one %s anchors: the log was rewritten", an.Seq, p)})
 		}
 	}
 	return out

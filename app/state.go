@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"context"
@@ -112,6 +112,11 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 		s.LockTimeout = time.Duration(cfg.LockTimeoutSeconds) * time.Second
 	}
 	s.Holder = cmdPath
+	if a.creating { // the state is kept out of git from its first write
+		if _, err := a.excludeState(s.Dir); err != nil {
+			return err
+		}
+	}
 	var refused error
 	var who *actor
 	var task *string
@@ -382,9 +387,8 @@ func (st *state) recount() error {
 func (a *App) repo() gitops.Repo {
 	if !a.repoOpened {
 		a.repoOpened = true
-		a.gitRepo, _ = gitops.Open(a.env.Cwd)
-		if a.gitRepo != nil && a.wrapRepo != nil {
-			a.gitRepo = a.wrapRepo(a.gitRepo)
+		if r, err := gitops.Open(a.env.Cwd); err == nil {
+			a.gitRepo = a.withHead(r)
 		}
 	}
 	return a.gitRepo

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"os"
@@ -18,13 +18,13 @@ import (
 
 // assignment is what one session is for: what baton context describes
 // and what baton run's prompt asks.
-type assignment struct {
+type Assignment struct {
 	Role, Feature, Branch, Reason string
 	Session                       int
 }
 
 // situationOf names the kind of work of an assignment.
-func (sn *snapshot) situationOf(w assignment) ctxpack.Situation {
+func (sn *snapshot) situationOf(w Assignment) ctxpack.Situation {
 	var kinds []string
 	for _, id := range features.SplitIDs(w.Feature) {
 		kinds = append(kinds, sn.kindOf(id))
@@ -50,7 +50,7 @@ func (sn *snapshot) kindOf(id string) string {
 
 // contextInput gathers what the context package of w draws on, from the
 // files and git.
-func (a *App) contextInput(sn *snapshot, w assignment) ctxpack.Input {
+func (a *App) contextInput(sn *snapshot, w Assignment) ctxpack.Input {
 	in := ctxpack.Input{Situation: sn.situationOf(w), Session: w.Session, Branch: w.Branch, Reason: w.Reason,
 		MaxFixCycles: sn.cfg.MaxFixCycles, Interval: sn.cfg.ArchitectureInterval}
 	if sn.prog != nil {
@@ -119,7 +119,7 @@ var archBranch = regexp.MustCompile(`^refactor/arch-review-(\d+)$`)
 // concerns says whether a review is of the work w: the same items, or
 // (for work without items) the same branch; an architecture refactor's
 // review is the architecture review its branch is named after.
-func concernsWork(r gjson.Result, w assignment) bool {
+func concernsWork(r gjson.Result, w Assignment) bool {
 	if m := archBranch.FindStringSubmatch(w.Branch); m != nil && w.Feature == "" {
 		return r.Get("review_id").String() == m[1] || r.Get("branch").String() == w.Branch
 	}
@@ -140,7 +140,7 @@ func concernsWork(r gjson.Result, w assignment) bool {
 
 // reviewHistory fills the review the work answers or re-reviews (the last
 // one of this work), the earlier ones, and their fixes.
-func (sn *snapshot) reviewHistory(in *ctxpack.Input, w assignment) {
+func (sn *snapshot) reviewHistory(in *ctxpack.Input, w Assignment) {
 	var mine []ctxpack.Review
 	for _, r := range sn.rev.Reviews() {
 		if concernsWork(r, w) {
@@ -184,7 +184,7 @@ const maxHistory = 6
 
 // sessionHistory lists the finished sessions on the same work (for an
 // architecture review: the earlier architecture sessions), oldest first.
-func (sn *snapshot) sessionHistory(s ctxpack.Situation, w assignment) []ctxpack.Session {
+func (sn *snapshot) sessionHistory(s ctxpack.Situation, w Assignment) []ctxpack.Session {
 	if sn.prog == nil {
 		return nil
 	}
@@ -299,7 +299,7 @@ func fileExists(p string) bool {
 
 // promptData is the prompt's data for w: the context input's facts, the
 // commands' values and the rendered context package.
-func (a *App) promptData(sn *snapshot, w assignment, in ctxpack.Input, pkg ctxpack.Package) prompts.Data {
+func (a *App) promptData(sn *snapshot, w Assignment, in ctxpack.Input, pkg ctxpack.Package) prompts.Data {
 	d := prompts.Data{Role: w.Role, Situation: string(in.Situation), Session: w.Session, Project: in.Project,
 		ProjectPath: a.projectTop(sn), StateDir: sn.s.Dir, Feature: w.Feature, Branch: w.Branch,
 		BranchExists: in.Git.BranchExists, MainBranch: in.Git.Main, Reason: w.Reason, MaxFixCycles: in.MaxFixCycles,

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"crypto/hmac"
@@ -44,10 +44,6 @@ type launcher struct {
 	key   *personKey
 	runID string
 	lock  *flock.Flock // the project's launcher lock, held for the run
-	// box is how the run confines its agents (nil: unconfined); tried is
-	// what the last sandboxed agent tried that its broker refused.
-	box   *sandboxConf
-	tried *failureSignature
 }
 
 // keyPath is where the person's key lives: outside every project, in the
@@ -165,7 +161,7 @@ func boundSession(open *progress.OpenSessions, cred string) (progress.OpenSessio
 
 // insideSession says whether the call carries a session binding (an agent's
 // call): such a call acts as its session and nothing else.
-func (a *App) insideSession() bool { return strings.TrimSpace(a.env.Getenv("BATON_SESSION")) != "" }
+func (a *App) insideSession() bool { return a.caller.Session != "" }
 
 // The audit log's keys. An entry written in an agent's session is MACed
 // with a key derived from that session's credential, so an agent can MAC
@@ -183,7 +179,7 @@ func sessionEventKey(cred string) []byte { return mac([]byte(cred), "baton sessi
 func (a *App) signer(who *actor) (string, []byte) {
 	switch {
 	case who != nil && who.Source == "session" && who.Session != nil:
-		cred := strings.TrimSpace(a.env.Getenv("BATON_SESSION"))
+		cred := a.caller.Session
 		return "session:" + strconv.Itoa(*who.Session), sessionEventKey(cred)
 	case who == nil || who.Source == "person" || who.Source == "launcher":
 		key, err := a.loadKey()
@@ -209,3 +205,16 @@ func (a *App) anchorPath(dir string) string {
 	sum := sha256.Sum256([]byte(filepath.Clean(dir)))
 	return filepath.Join(base, "baton", "anchors", hex.EncodeToString(sum[:8])+".json")
 }
+
+// launcherRunning says whether a launcher holds the project's launcher lock.
+func launcherRunning(batonDir string) bool {
+	lock := flock.New(launcherLockPath(batonDir))
+	ok, err := lock.TryLock()
+	if err != nil || !ok {
+		return err == nil
+	}
+	_ = lock.Unlock()
+	return false
+}
+
+func launcherLockPath(batonDir string) string { return filepath.Join(batonDir, "launcher.lock") }

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -85,11 +85,11 @@ func (st *state) resolveActor() (*actor, error) {
 // process, or a person's --as HUMAN with their key.
 func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
 	if a.insideSession() {
-		s, err := boundSession(open, strings.TrimSpace(a.env.Getenv("BATON_SESSION")))
+		s, err := boundSession(open, a.caller.Session)
 		if err != nil {
 			return nil, err
 		}
-		if a.g.As != "" {
+		if a.caller.As != "" {
 			// the refusal is logged as the session's: the agent that tried
 			return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, errs.New(errs.Policy, "this call is bound to session %d (%s) and acts only as it: record your own role's work, "+
 				"or end your session with the outcome that fits and say why in its summary", s.SessionID, s.AgentType)
@@ -99,7 +99,7 @@ func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
 	if a.launch != nil {
 		return &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.key.ID, Run: a.launch.runID, During: openIDs(open)}, nil
 	}
-	if a.g.As == "" {
+	if a.caller.As == "" {
 		return nil, nil
 	}
 	return a.personActor(open)
@@ -108,10 +108,10 @@ func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
 // personActor is a person acting with --as HUMAN --reason: their key must
 // be present (exit 3 with a person-facing message otherwise).
 func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
-	if !strings.EqualFold(a.g.As, workflow.Human) {
-		return nil, errs.New(errs.Usage, "--as: only HUMAN may be given, got %q", a.g.As)
+	if !strings.EqualFold(a.caller.As, workflow.Human) {
+		return nil, errs.New(errs.Usage, "--as: only HUMAN may be given, got %q", a.caller.As)
 	}
-	if strings.TrimSpace(a.g.Reason) == "" {
+	if strings.TrimSpace(a.caller.Reason) == "" {
 		return nil, errs.New(errs.Usage, "--as HUMAN needs --reason \"...\": a person's override is always recorded with why")
 	}
 	key, err := a.loadKey()
@@ -122,7 +122,7 @@ func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
 		path, _ := a.keyPath()
 		return nil, errs.New(errs.Policy, "--as HUMAN acts with your personal key, and there is none at %s: create it once with 'baton key init' (nothing was written)", path)
 	}
-	return &actor{Role: workflow.Human, Source: "person", Reason: a.g.Reason, Person: key.ID, During: openIDs(open)}, nil
+	return &actor{Role: workflow.Human, Source: "person", Reason: a.caller.Reason, Person: key.ID, During: openIDs(open)}, nil
 }
 
 // personWhileLaunching refuses a person's override while a launcher (baton

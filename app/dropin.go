@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func (st *state) requireAppend(raws [][]byte) (*actor, error) {
 			if err != nil && workflow.Check(st.boundRole(), workflow.AppendDebt) == nil {
 				role := st.boundRole()
 				return nil, st.refuse(errs.New(errs.Policy, "%s may not add features to the feature list: only INITIALIZER may (--entries: entry %d, %s, has type %q); %s records tech debt only: append your review's leftover issues with \"type\": \"tech_debt\"",
-					role, i, orDash(gjson.GetBytes(raw, "id").String()), t, role))
+					role, i, OrDash(gjson.GetBytes(raw, "id").String()), t, role))
 			}
 			return who, err
 		}
@@ -89,7 +89,7 @@ func (st *state) appendLeftovers(feat *features.File, in reviews.NewReview, ids 
 			}
 			desc := is.Get("description").String()
 			entry := map[string]any{
-				"id": ids[len(entries)], "name": truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
+				"id": ids[len(entries)], "name": Truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
 				"source_review": fmt.Sprintf("R%d", reviewID), "source_issue": is.Get("id").String(),
 				"severity": strings.TrimSuffix(sev, "s"), "passes": false,
 			}
@@ -111,5 +111,40 @@ func (st *state) appendLeftovers(feat *features.File, in reviews.NewReview, ids 
 		return err
 	}
 	st.touch(features.FileName)
+	return nil
+}
+
+// emptyProgress lets 'progress init' run again over a progress.json that
+// records no session yet (the one 'baton init' writes before the
+// INITIALIZER's prompt runs its own init): it returns the phase to keep.
+// One with sessions is a conflict (exit 5), as before.
+func (st *state) emptyProgress(path string) (string, error) {
+	cur, err := st.progress()
+	if err != nil {
+		return "", err
+	}
+	if cur.Len() > 0 {
+		return "", errs.New(errs.Conflict, "%s already exists with %d session(s). Use --force to overwrite.", path, cur.Len())
+	}
+	s, err := cur.Status()
+	if err != nil {
+		return "", err
+	}
+	st.app.notice("%s had no session yet: initialized again with the name and count given", path)
+	return s.CurrentPhase, nil
+}
+
+// emptyReviews lets 'reviews init' succeed over a reviews.json that records
+// no review or fix yet, leaving it as it is; one with records is a
+// conflict (exit 5), as before.
+func (st *state) emptyReviews(path string) error {
+	cur, err := st.reviews()
+	if err != nil {
+		return err
+	}
+	if n := len(cur.Reviews()) + len(cur.Fixes()); n > 0 {
+		return errs.New(errs.Conflict, "%s already exists with %d review(s) and fix(es). Use --force to overwrite.", path, n)
+	}
+	st.app.notice("%s is already initialized and empty: kept", path)
 	return nil
 }

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
@@ -89,10 +89,10 @@ func (a *App) resolveRev(r gitops.Repo, flag, rev string) (string, error) {
 }
 
 // full resolves a recorded (short) hash to the full one.
-func full(r gitops.Repo, what string, short *string) (string, error) {
-	h, err := gitops.ResolveCommit(r, *short)
+func full(r gitops.Repo, what string, Short *string) (string, error) {
+	h, err := gitops.ResolveCommit(r, *Short)
 	if err != nil {
-		return "", gitErr(err, "%s, %s", what, *short)
+		return "", gitErr(err, "%s, %s", what, *Short)
 	}
 	return h, nil
 }
@@ -219,7 +219,7 @@ func (a *App) reviewRange(cfg store.Config, in *reviews.NewReview) error {
 	}
 	if g := in.CommitRange; g != nil {
 		if g.From != nil && (base == "" || !strings.HasPrefix(base, *g.From)) {
-			return errs.New(errs.Usage, "--commit-from %s contradicts git: the merge base of %s with %s is %s; baton records the review's range from git — leave --commit-from out or correct it", gitops.Short(*g.From), branch, main, orDash(gitops.Short(deref(rng.From))))
+			return errs.New(errs.Usage, "--commit-from %s contradicts git: the merge base of %s with %s is %s; baton records the review's range from git — leave --commit-from out or correct it", gitops.Short(*g.From), branch, main, OrDash(gitops.Short(Deref(rng.From))))
 		}
 		if g.To != nil && !strings.HasPrefix(head, *g.To) {
 			return errs.New(errs.Usage, "--commit-to %s contradicts git: %s is at %s; baton records the review's range from git — leave --commit-to out, or review the branch as it is", gitops.Short(*g.To), branch, gitops.Short(head))
@@ -254,7 +254,7 @@ func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) er
 		if on, err := r.IsAncestor(h, mainHead); err != nil {
 			return gitErr(err, "checking commit %s", fi.Commit)
 		} else if on {
-			return st.refuse(errs.New(errs.Policy, "--issues-fixed: %s: commit %s is on %s; a fix is committed on its branch (%s) and reaches %s only through 'baton reviews merge' — commit the fix there and record that commit", fi.IssueID, gitops.Short(h), mainName, orDash(branch), mainName))
+			return st.refuse(errs.New(errs.Policy, "--issues-fixed: %s: commit %s is on %s; a fix is committed on its branch (%s) and reaches %s only through 'baton reviews merge' — commit the fix there and record that commit", fi.IssueID, gitops.Short(h), mainName, OrDash(branch), mainName))
 		}
 		if branch != "" {
 			if branchHead == "" {

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 )
 
 // The per-command cost of identity: binding a credential, loading the key,
-// the entry's MAC and the two anchors. (go test -run='^$' -bench=Identity ./cmd)
+// the entry's MAC and the two anchors. (go test -run='^$' -bench=Identity ./app)
 func BenchmarkIdentity(b *testing.B) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	open := &progress.OpenSessions{}

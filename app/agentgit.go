@@ -1,6 +1,8 @@
-package cmd
+package app
 
 import (
+	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 
@@ -40,16 +42,16 @@ func (a *App) gitFacts(sn *snapshot, branch string) ctxpack.Git {
 	}
 	g.BranchExists, g.Tip = true, gitops.Short(tip)
 	dir := r.Top()
-	if base, err := gitOut(dir, "merge-base", main, tip); err == nil {
+	if base, err := GitOut(dir, "merge-base", main, tip); err == nil {
 		g.MergeBase = gitops.Short(base)
 	}
-	if out, err := gitOut(dir, "log", "--reverse", "--format=%h %s", main+".."+tip); err == nil && out != "" {
+	if out, err := GitOut(dir, "log", "--reverse", "--format=%h %s", main+".."+tip); err == nil && out != "" {
 		g.Commits = strings.Split(out, "\n")
 		if len(g.Commits) > maxContextCommits {
 			g.Commits = append([]string{"… " + strconv.Itoa(len(g.Commits)-maxContextCommits) + " earlier commits"}, g.Commits[len(g.Commits)-maxContextCommits:]...)
 		}
 	}
-	if out, err := gitOut(dir, "diff", "--stat=100", main+"..."+tip); err == nil {
+	if out, err := GitOut(dir, "diff", "--stat=100", main+"..."+tip); err == nil {
 		g.DiffStat = shortStat(out)
 	}
 	return g
@@ -76,18 +78,28 @@ func (a *App) gitSince(g *ctxpack.Git, since string) {
 		return
 	}
 	dir := r.Top()
-	from, err := gitOut(dir, "rev-list", "-1", "--before="+since, g.Main)
+	from, err := GitOut(dir, "rev-list", "-1", "--before="+since, g.Main)
 	if err != nil || from == "" {
 		return
 	}
 	g.MergeBase = gitops.Short(from)
-	if out, err := gitOut(dir, "log", "--reverse", "--first-parent", "--format=%h %s", from+".."+g.Main); err == nil && out != "" {
+	if out, err := GitOut(dir, "log", "--reverse", "--first-parent", "--format=%h %s", from+".."+g.Main); err == nil && out != "" {
 		g.Commits = strings.Split(out, "\n")
 		if len(g.Commits) > maxContextCommits {
 			g.Commits = append([]string{"… " + strconv.Itoa(len(g.Commits)-maxContextCommits) + " earlier commits"}, g.Commits[len(g.Commits)-maxContextCommits:]...)
 		}
 	}
-	if out, err := gitOut(dir, "diff", "--stat=100", from, g.Main); err == nil {
+	if out, err := GitOut(dir, "diff", "--stat=100", from, g.Main); err == nil {
 		g.DiffStat = shortStat(out)
 	}
+}
+
+func GitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -1,11 +1,13 @@
-package cmd
+package app
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -167,7 +169,7 @@ func (st *state) checkReady(s progress.Session, branch *string) error {
 	r := st.app.repo()
 	main, _, _ := mainOf(r, st.cfg)
 	if branch == nil || *branch == main {
-		return st.refuse(errs.New(errs.Policy, "session %d (%s) may end READY_FOR_REVIEW only with its work committed on a branch of its own, not on %s: REVIEW reviews a branch. Commit the work on the feature's branch ('baton branch create' makes one from %s), then end the session", s.SessionID, s.AgentType, orDash(main), orDash(main)))
+		return st.refuse(errs.New(errs.Policy, "session %d (%s) may end READY_FOR_REVIEW only with its work committed on a branch of its own, not on %s: REVIEW reviews a branch. Commit the work on the feature's branch ('baton branch create' makes one from %s), then end the session", s.SessionID, s.AgentType, OrDash(main), OrDash(main)))
 	}
 	if len(s.Commits) == 0 {
 		return st.refuse(errs.New(errs.Policy, "session %d (%s) has no commits on %s since it began: READY_FOR_REVIEW hands REVIEW new work. Commit the work on %s, then end the session; if it cannot be done, end it with -o ERROR and say why", s.SessionID, s.AgentType, *branch, *branch))
@@ -327,3 +329,31 @@ func (st *state) checkPassedWork(in reviews.NewReview) error {
 	}
 	return st.refuse(errs.New(errs.Policy, "--verdict PASS: branch %s does not exist in the repository at %s, so there is no work on it to pass. Review the branch the work was committed on (see 'git branch --list')", *in.Branch, r.Top()))
 }
+
+// workBranch names the branch of work the workflow gives no branch: a
+// feature or bug branch for IMPLEMENT and BUGFIX (named after the items),
+// a refactor branch for GLOBAL_FIX (FIX may only create refactor/
+// branches). Other roles work on no branch of their own.
+func workBranch(role, feature string, session int) string {
+	ids := features.SplitIDs(feature)
+	slug := unsafeBranchChars.ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
+	if len(slug) > 60 {
+		slug = slug[:60]
+	}
+	slug = strings.Trim(slug, "-")
+	switch role {
+	case workflow.PhaseImplement, workflow.PhaseBugfix:
+		if slug == "" {
+			return ""
+		}
+		if role == workflow.PhaseBugfix {
+			return "bugfix/" + slug
+		}
+		return "feature/" + slug
+	case workflow.PhaseGlobalFix:
+		return "refactor/tech-debt-" + strconv.Itoa(session)
+	}
+	return ""
+}
+
+var unsafeBranchChars = regexp.MustCompile(`[^a-z0-9_-]+`)

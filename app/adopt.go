@@ -1,0 +1,156 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/workflow"
+)
+
+// The predecessor's prompts move main with git themselves: the
+// INITIALIZER commits the project's setup on main, and REVIEW merges an
+// approved branch with 'git checkout main && git merge'. At the bound
+// session's next write baton adopts exactly these moves, and nothing else:
+// any other commit reaching main still refuses the write (and verify
+// reports it).
+
+// adoptMainMove adopts a move of main the bound session made itself: an
+// INITIALIZER's setup commits, or a REVIEW's own merge of exactly a
+// reviewed head. It returns the drifts left to judge.
+func (st *state) adoptMainMove(drifts []store.Drift) ([]store.Drift, error) {
+	var main *store.Drift
+	var rest []store.Drift
+	for i, d := range drifts {
+		if d.File == mainRef && d.Now != "" {
+			main = &drifts[i]
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	if main == nil {
+		return drifts, nil
+	}
+	who, err := st.resolveActor()
+	if err != nil || who == nil || who.Session == nil {
+		return drifts, err
+	}
+	r := st.app.repo()
+	if r == nil {
+		return drifts, nil
+	}
+	ok := false
+	switch who.canonical() {
+	case workflow.Initializer:
+		ok, err = st.adoptSetup(r, *main, who)
+	case workflow.Review:
+		ok, err = st.adoptHandMerge(r, *main, who)
+	}
+	if !ok || err != nil {
+		return drifts, err
+	}
+	return rest, nil
+}
+
+// adoptSetup adopts an INITIALIZER session's commits on main (the
+// project's initial setup): main moved forward from where the last event
+// saw it. The baseline verify counts main's commits from moves to the new
+// head.
+func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
+	if d.Recorded != "" {
+		if ok, err := r.IsAncestor(d.Recorded, d.Now); err != nil || !ok {
+			return false, nil // main was rewritten, not added to
+		}
+	}
+	b := gitBaseline{RecordedAt: st.stamp()}
+	if old, err := st.tx.Read(baselineName); err != nil {
+		return false, err
+	} else if old != nil {
+		if err := json.Unmarshal(old, &b); err != nil {
+			return false, nil // verify reports a broken baseline
+		}
+	}
+	if b.MainBranch == "" {
+		b.MainBranch, _, _ = mainOf(r, st.cfg)
+	}
+	head := d.Now
+	b.MainHead = &head
+	st.tx.Write(baselineName, append(jsondoc.Pretty(b), '\n'))
+	st.touch(baselineName)
+	st.tx.Adopt(mainRef)
+	st.adopted = append(st.adopted, mainRef)
+	st.adoptNote = fmt.Sprintf("session %d (%s) committed the project's setup on %s (now at %s): adopted as the starting point", *who.Session, who.Role, b.MainBranch, gitops.Short(head))
+	st.app.notice("%s", st.adoptNote)
+	return true, nil
+}
+
+// adoptHandMerge adopts a REVIEW session's own 'git merge' of an approved
+// branch: main's new head is a fast-forward to, or a merge commit whose
+// parents are exactly, main's recorded head and the full reviewed head of
+// a PASS review (or a fix-cycle-limit decision to merge) not yet merged.
+// It is recorded as that review's merge, as 'baton reviews merge' records
+// one.
+func (st *state) adoptHandMerge(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
+	rv, ok, err := st.reviewsOpt()
+	if err != nil || !ok {
+		return false, err
+	}
+	all := rv.Reviews()
+	for i := len(all) - 1; i >= 0; i-- {
+		x := all[i]
+		to := x.Get("commit_range.to").String()
+		if !mergeable(x) || len(to) != 40 {
+			continue
+		}
+		ff, ok := mergeOf(r, d.Recorded, d.Now, to)
+		if !ok {
+			continue
+		}
+		t := mergeTarget{review: x, id: int(x.Get("review_id").Int()), branch: x.Get("branch").String(), head: to, intoHead: d.Recorded}
+		if f := x.Get("feature_id"); f.Type == gjson.String && f.Str != "" {
+			t.features = features.SplitIDs(f.Str)
+			t.featureID = &f.Str
+		}
+		t.into, _, _ = mainOf(r, st.cfg)
+		var out MergeResult
+		if err := st.recordMerge(t, gitops.MergeResult{Commit: d.Now, Previous: d.Recorded, BranchHead: to, FastForward: ff}, &out); err != nil {
+			return false, err
+		}
+		st.tx.Adopt(mainRef)
+		st.adopted = append(st.adopted, mainRef)
+		st.adoptNote = fmt.Sprintf("session %d (%s) merged %s (review R%d, at %s) into %s itself: adopted as that review's merge, %s", *who.Session, who.Role, t.branch, t.id, gitops.Short(to), t.into, gitops.Short(d.Now))
+		st.app.notice("%s", st.adoptNote)
+		return true, nil
+	}
+	return false, nil
+}
+
+// mergeable says whether a review lets its branch through and is not
+// merged yet.
+func mergeable(x gjson.Result) bool {
+	return x.Get("agent_type").String() != workflow.Architecture && !x.Get("merge_commit").Exists() &&
+		!x.Get("decision.reject").Bool() && reviews.VerdictOf(x) != "REJECT" && reviews.Merged(x)
+}
+
+// mergeOf says whether now is main's head after bringing reviewed in on
+// top of was: a fast-forward (now is reviewed, which contains was) or a
+// merge commit with exactly was and reviewed as its parents.
+func mergeOf(r gitops.Repo, was, now, reviewed string) (ff, ok bool) {
+	if now == reviewed {
+		if was == "" {
+			return true, true
+		}
+		in, err := r.IsAncestor(was, reviewed)
+		return true, err == nil && in
+	}
+	p1, err1 := r.Resolve(now + "^1")
+	p2, err2 := r.Resolve(now + "^2")
+	_, err3 := r.Resolve(now + "^3")
+	return false, err1 == nil && err2 == nil && err3 != nil && p1 == was && p2 == reviewed
+}

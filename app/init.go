@@ -1,0 +1,190 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-cli/baton/bridge"
+	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/scripts"
+	"github.com/baton-cli/baton/store"
+)
+
+// InitInput is what init takes.
+type InitInput struct {
+	Name       string `json:"name,omitempty"`        // project name (default: the directory's)
+	Scripts    bool   `json:"scripts,omitempty"`     // install the drop-in scripts
+	ScriptsDir string `json:"scripts_dir,omitempty"` // where, relative to the state directory
+	Hooks      bool   `json:"hooks,omitempty"`       // install the git hooks
+}
+
+type InitResult struct {
+	StateDir string   `json:"state_dir"`
+	Created  []string `json:"created"`
+	Kept     []string `json:"kept"`
+	Excluded []string `json:"excluded"`
+	Scripts  []string `json:"scripts"`
+	Hooks    []string `json:"hooks"`
+	Baseline string   `json:"git_baseline,omitempty"`
+}
+
+// initControl creates, in the init transaction, the control files that do
+// not exist: the default config, and in a repository the record of main's
+// head. Files the audit log records are never recreated: the drift check
+// has already refused a transaction in which one went missing.
+func (st *state) initControl(res *InitResult) error {
+	s := st.tx.Store()
+	old, err := st.tx.Read(configName)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		st.tx.Write(configName, append(jsondoc.Pretty(store.DefaultConfig()), '\n'))
+		st.touch(configName)
+		res.Created = append(res.Created, s.ConfigPath())
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	b, err := st.app.baseline(cfg)
+	if b == nil || err != nil {
+		return err
+	}
+	if old, err := st.tx.Read(baselineName); err != nil || old != nil {
+		return err
+	}
+	st.tx.Write(baselineName, b)
+	st.touch(baselineName)
+	res.Baseline = s.Path(baselineName)
+	return nil
+}
+
+// stateEntries are the files baton writes in the state directory, which
+// info/exclude keeps out of code branches.
+var stateEntries = []string{progress.FileName, reviews.FileName, features.FileName, ".baton/", bridge.RequestFile, bridge.ResponseFile}
+
+// excludeState lists the state in the info/exclude of the repository
+// enclosing dir (wherever in its worktree the state directory is). It is
+// idempotent: every command that may create state runs it before its
+// first write. extra names more files of the state directory.
+func (a *App) excludeState(dir string, extra ...string) ([]string, error) {
+	add, err := gitops.Exclude(dir, "# baton state: kept out of code branches", append(append([]string(nil), stateEntries...), extra...))
+	if err != nil {
+		return nil, errs.New(errs.Unexpected, "keeping the state out of git (info/exclude): %v", err)
+	}
+	a.excluded = append(a.excluded, add...)
+	return add, nil
+}
+
+// warnTracked warns about state files git already tracks (a checkout or
+// merge can rewind them), when dir is the top of a main worktree.
+func (a *App) warnTracked(dir string) {
+	if store.MainWorktree(dir) != dir {
+		return
+	}
+	tracked, err := gitops.Tracked(dir, []string{progress.FileName, reviews.FileName, features.FileName})
+	if err == nil && len(tracked) > 0 {
+		a.warn("%s tracked by git: a checkout or merge can rewind them. Run: git rm --cached %s && git commit", strings.Join(tracked, ", "), strings.Join(tracked, " "))
+	}
+}
+
+// Init sets up baton's state in a project: the files where missing, .baton/, the git exclude, optionally the drop-in scripts and the hooks.
+func (a *App) Init(ctx context.Context, c Caller, in InitInput) (InitResult, error) {
+	var out InitResult
+	err := a.as(c).runInit(ctx, "baton init", in, &out)
+	return out, err
+}
+
+func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *InitResult) error {
+	a.creating = true
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	if gd := gitops.GitDirAt(s.Dir); gd != "" {
+		return errs.New(errs.Usage, "%s is a git directory (a bare repository, or the .git of one): baton's state belongs in a repository's worktree, beside the code the agents change. Nothing was written; clone the repository ('git clone %s work') and run 'baton init' in the clone", s.Dir, gd)
+	}
+	res := InitResult{StateDir: s.Dir, Created: []string{}, Kept: []string{}, Excluded: []string{}, Scripts: []string{}, Hooks: []string{}}
+	if o.Name == "" {
+		o.Name = filepath.Base(s.Dir)
+	}
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		return err
+	}
+	err = a.update(ctx, cmdPath, "", func(st *state) error {
+		if err := st.initControl(&res); err != nil {
+			return err
+		}
+		for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
+			old, err := st.tx.Read(name)
+			if err != nil {
+				return err
+			}
+			if old != nil {
+				res.Kept = append(res.Kept, s.Path(name))
+				continue
+			}
+			switch name {
+			case features.FileName:
+				st.feat = features.New()
+			case reviews.FileName:
+				st.rev = reviews.New()
+			case progress.FileName:
+				st.prog, st.progNew = progress.New(o.Name, 0, st.stamp(), a.head()), true
+				if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
+					// nothing to implement yet: the initializer writes the feature list
+					if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
+						return err
+					}
+				}
+			}
+			st.touch(name)
+			res.Created = append(res.Created, s.Path(name))
+		}
+		// validate what was kept, so a broken file is reported now
+		if _, _, err := st.featuresOpt(); err != nil {
+			return err
+		}
+		if _, _, err := st.reviewsOpt(); err != nil {
+			return err
+		}
+		_, _, err := st.progressOpt()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := a.excludeState(s.Dir); err != nil {
+		return err
+	}
+	a.warnTracked(s.Dir)
+	res.Excluded = append(res.Excluded, a.excluded...)
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if o.Hooks {
+		if _, res.Hooks, err = a.installHooks(cfg); err != nil {
+			return err
+		}
+	}
+	if o.Scripts {
+		dir := o.ScriptsDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.Dir, dir)
+		}
+		if res.Scripts, err = scripts.Install(dir); err != nil {
+			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
+		}
+	}
+	*dst = res
+	return nil
+}
