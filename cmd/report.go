@@ -3,20 +3,19 @@ package cmd
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"html/template"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	_ "embed"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/store"
 )
 
 //go:embed report.html.tmpl
@@ -81,7 +80,7 @@ func (a *App) writeReport(out string, data []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", errs.New(errs.Usage, "--output: %v", err)
 	}
-	if err := store.WriteFileAtomic(path, data, 0o644); err != nil {
+	if err := app.WriteFile(path, data, 0o644); err != nil {
 		return "", errs.New(errs.Unexpected, "--output: %v", err)
 	}
 	return path, nil

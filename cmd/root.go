@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -308,7 +307,18 @@ func (a *App) markRuns(c *cobra.Command) {
 	}
 }
 
-var negativeIndex = regexp.MustCompile(`^-[0-9]+$`)
+// negativeIndex says whether s is a negative number (-1, -12).
+func negativeIndex(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // rewriteArgs lets `progress get-session -1` name the last session (pflag
 // would read -1 as a flag): a negative number after get-session becomes the
@@ -320,7 +330,7 @@ func rewriteArgs(args []string) []string {
 		if s == "get-session" {
 			seen = true
 		}
-		if seen && negativeIndex.MatchString(s) {
+		if seen && negativeIndex(s) {
 			s = "@" + s
 		}
 		out[i] = s
