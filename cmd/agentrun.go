@@ -74,17 +74,45 @@ func shellProgram(cmdline string) string {
 }
 
 // agentCommand is the process that runs st's agent: the preset's command
-// line with the role's model, or --agent-cmd through sh.
-func (a *App) agentCommand(ctx context.Context, o runOpts, st step) *exec.Cmd {
+// line with the role's model and baton's MCP server, or --agent-cmd
+// through sh.
+func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP) *exec.Cmd {
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
 	opts := a.app.AgentOptions(st.Role)
+	opts.MCP = server
 	if a.box != nil {
 		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
 	}
 	argv, _ := agentcli.Command(o.Agent, opts)
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
+}
+
+// agentProcess is st's agent process in the working directory, the prompt
+// on its stdin and the session's binding in its environment, and the
+// cleanup of what was written for it (the MCP configuration).
+func (a *App) agentProcess(ctx context.Context, o runOpts, st step) (*exec.Cmd, func(), error) {
+	dir, _, dirErr := a.app.StateDirs()
+	if dirErr != nil {
+		dir = ""
+	}
+	var server *agentcli.MCP
+	cleanup := func() {}
+	if a.box == nil { // a sandboxed agent holds no credential: its baton calls go through the broker
+		var err error
+		if server, cleanup, err = agentMCP(o.Agent, st.Credential, dir, a.env.Cwd); err != nil {
+			return nil, cleanup, err
+		}
+	}
+	cmd := a.agentCommand(ctx, o, st, server)
+	cmd.Dir = a.env.Cwd
+	cmd.Stdin = strings.NewReader(st.Prompt)
+	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
+	if dir != "" {
+		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	}
+	return cmd, cleanup, nil
 }
 
 // agentOutput collects an agent's output for its log, keeps its latest

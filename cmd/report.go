@@ -3,13 +3,13 @@ package cmd
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"html/template"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	_ "embed"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"

@@ -376,13 +376,11 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := a.agentCommand(actx, o, st)
-	cmd.Dir = a.env.Cwd
-	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
-	if dir, _, err := a.app.StateDirs(); err == nil {
-		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	cmd, cleanup, err := a.agentProcess(actx, o, st)
+	if err != nil {
+		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
+	defer cleanup()
 	command := strings.Join(cmd.Args, " ")
 	box, err := a.sandboxed(actx, cmd, st)
 	if err != nil {
