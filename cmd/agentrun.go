@@ -79,7 +79,11 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step) *exec.Cmd {
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
-	argv, _ := agentcli.Command(o.Agent, a.app.AgentOptions(st.Role))
+	preset := o.Agent
+	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
+		preset = agentcli.Predecessor
+	}
+	argv, _ := agentcli.Command(preset, a.app.AgentOptions(st.Role))
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 

@@ -35,6 +35,10 @@ type runOpts struct {
 	DryRun      bool
 	Agent       string // a preset: claude, codex
 	Follow      bool
+	// The predecessor's prompt files (--prompts), its brownfield start
+	// (--input-file) and its INITIALIZER's feature count.
+	Prompts, InputFile string
+	FeatureCount       int
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -72,6 +76,9 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
+	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
+	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
+	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
 	return c
 }
 
@@ -97,10 +104,16 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
+	if err := a.usePrompts(o); err != nil {
+		return err
+	}
 	if o.DryRun {
 		return a.dryRun(ctx)
 	}
 	if err := a.checkAgentOpts(o); err != nil {
+		return err
+	}
+	if err := a.brownfieldStart(ctx, o); err != nil {
 		return err
 	}
 	if o.Resume {
@@ -114,6 +127,11 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err
+	}
+	if o.Prompts != "" {
+		if err := a.app.PreparePredecessor(); err != nil {
+			return err
+		}
 	}
 	var br *bridge.Bridge
 	if o.AgentCmd == "" && o.Agent == "" {
@@ -164,6 +182,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 			_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
 				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 			return err // the first request of this process checkpoints: exit 42
+		}
+		if o.Prompts != "" {
+			a.app.PredecessorWorktree(st.Role, st.Branch)
 		}
 		failure := a.runAgent(ctx, o, st)
 		if ctx.Err() != nil {
@@ -334,6 +355,7 @@ func (a *App) openStep(ctx context.Context, n app.NextResult) (step, error) {
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
 	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
+	a.app.OpenedPredecessorStep(st.Role)
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
 		st.Prompt, err = a.app.RenderPrompt(ctx, a.caller(), p.Assignment)
@@ -355,6 +377,9 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
 	if dir, _, err := a.app.StateDirs(); err == nil {
 		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	}
+	if o.Prompts != "" {
+		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
 	}
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -443,8 +468,14 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session }) {
+	i := slices.IndexFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session })
+	if i < 0 {
 		return nil // the agent ended its session
+	}
+	if rec := open.Sessions[i].RecordedAs; rec > 0 { // recorded with progress add-session
+		a.notice("[baton run] session %d (%s) recorded its work as session %d: closing it", st.Session, st.Role, rec)
+		_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "SUCCESS", "-s", "closed by baton run")
+		return err
 	}
 	if failure == nil {
 		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}
