@@ -108,6 +108,14 @@ func (a *App) as(c Caller) *App {
 	return &b
 }
 
+// WithSink is the App with another sink (a front end that answers each
+// call with its own warnings: an MCP tool result, a broker response).
+func (a *App) WithSink(s Sink) *App {
+	b := *a
+	b.sink = s
+	return &b
+}
+
 func (a *App) warn(format string, args ...any)   { a.sink.Warnf(format, args...) }
 func (a *App) notice(format string, args ...any) { a.sink.Noticef(format, args...) }
 func (a *App) messages() io.Writer               { return a.sink.Messages() }

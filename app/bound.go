@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -336,7 +337,7 @@ func (st *state) checkPassedWork(in reviews.NewReview) error {
 // branches). Other roles work on no branch of their own.
 func workBranch(role, feature string, session int) string {
 	ids := features.SplitIDs(feature)
-	slug := unsafeBranchChars.ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
+	slug := unsafeBranchChars().ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
@@ -356,4 +357,4 @@ func workBranch(role, feature string, session int) string {
 	return ""
 }
 
-var unsafeBranchChars = regexp.MustCompile(`[^a-z0-9_-]+`)
+var unsafeBranchChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })

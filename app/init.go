@@ -123,45 +123,61 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 		if err := st.initControl(&res); err != nil {
 			return err
 		}
-		for _, name := range []string{features.FileName, reviews.FileName, progress.FileName} {
-			old, err := st.tx.Read(name)
-			if err != nil {
-				return err
-			}
-			if old != nil {
-				res.Kept = append(res.Kept, s.Path(name))
-				continue
-			}
-			switch name {
-			case features.FileName:
-				st.feat = features.New()
-			case reviews.FileName:
-				st.rev = reviews.New()
-			case progress.FileName:
-				st.prog, st.progNew = progress.New(o.Name, 0, st.stamp(), a.head()), true
-				if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
-					// nothing to implement yet: the initializer writes the feature list
-					if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
-						return err
-					}
-				}
-			}
-			st.touch(name)
-			res.Created = append(res.Created, s.Path(name))
-		}
-		// validate what was kept, so a broken file is reported now
-		if _, _, err := st.featuresOpt(); err != nil {
-			return err
-		}
-		if _, _, err := st.reviewsOpt(); err != nil {
-			return err
-		}
-		_, _, err := st.progressOpt()
-		return err
+		return st.initFiles(s, o.Name, &res)
 	})
 	if err != nil {
 		return err
 	}
+	if err := a.initOutside(s, o, &res); err != nil {
+		return err
+	}
+	*dst = res
+	return nil
+}
+
+// initFiles creates the state files that are missing and validates the
+// ones kept, so that a broken file is reported now.
+func (st *state) initFiles(s *store.Store, name string, res *InitResult) error {
+	a := st.app
+	for _, file := range []string{features.FileName, reviews.FileName, progress.FileName} {
+		old, err := st.tx.Read(file)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			res.Kept = append(res.Kept, s.Path(file))
+			continue
+		}
+		switch file {
+		case features.FileName:
+			st.feat = features.New()
+		case reviews.FileName:
+			st.rev = reviews.New()
+		case progress.FileName:
+			st.prog, st.progNew = progress.New(name, 0, st.stamp(), a.head()), true
+			if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
+				// nothing to implement yet: the initializer writes the feature list
+				if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
+					return err
+				}
+			}
+		}
+		st.touch(file)
+		res.Created = append(res.Created, s.Path(file))
+	}
+	if _, _, err := st.featuresOpt(); err != nil {
+		return err
+	}
+	if _, _, err := st.reviewsOpt(); err != nil {
+		return err
+	}
+	_, _, err := st.progressOpt()
+	return err
+}
+
+// initOutside does init's work outside the state files: git's exclude,
+// the hooks and the drop-in scripts.
+func (a *App) initOutside(s *store.Store, o InitInput, res *InitResult) error {
 	if _, err := a.excludeState(s.Dir); err != nil {
 		return err
 	}
@@ -185,6 +201,5 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
 		}
 	}
-	*dst = res
 	return nil
 }

@@ -27,6 +27,8 @@ const reviewsHint = "baton reviews init"
 func (a *App) readArg(flag, v string) ([]byte, error) {
 	t := strings.TrimSpace(v)
 	switch {
+	case t == "-" && a.env.Stdin == nil:
+		return nil, errs.New(errs.Usage, "%s: \"-\" reads standard input, and this call has none: give the JSON itself", flag)
 	case t == "-":
 		b, err := io.ReadAll(a.env.Stdin)
 		if err != nil {

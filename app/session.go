@@ -299,36 +299,50 @@ func (a *App) SessionEnd(ctx context.Context, c Caller, in SessionEndInput) (pro
 	return out, err
 }
 
-func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInput, res *progress.Session) error {
-	outcome, err := progress.NormalizeOutcome(o.Outcome)
-	if err != nil {
-		return err
+// sessionEnding is a session end's input, checked before the lock.
+type sessionEnding struct {
+	outcome  string
+	commits  []progress.Commit
+	from, to *string
+	failure  *progress.FailureSignature
+}
+
+// endingOf checks session end's input: the outcome, the commits and the
+// failure signature (which describes an ERROR only).
+func (a *App) endingOf(o SessionEndInput) (sessionEnding, error) {
+	var e sessionEnding
+	var err error
+	if e.outcome, err = progress.NormalizeOutcome(o.Outcome); err != nil {
+		return e, err
 	}
-	commits, err := a.parseCommits(o.Commits)
-	if err != nil {
-		return err
+	if e.commits, err = a.parseCommits(o.Commits); err != nil {
+		return e, err
 	}
-	fromFlag, err := a.commitRef("--commit-from", o.CommitFrom)
-	if err != nil {
-		return err
+	if e.from, err = a.commitRef("--commit-from", o.CommitFrom); err != nil {
+		return e, err
 	}
-	to, err := a.commitRef("--commit-to", o.CommitTo)
-	if err != nil {
-		return err
+	if e.to, err = a.commitRef("--commit-to", o.CommitTo); err != nil {
+		return e, err
 	}
-	var failure *progress.FailureSignature
 	if o.Failure != "" {
 		code := strings.ToLower(strings.TrimSpace(o.Failure))
 		if !slices.Contains(progress.FailureCodes, code) {
-			return errs.New(errs.Usage, "--failure: %q is not one of %s", o.Failure, strings.Join(progress.FailureCodes, ", "))
+			return e, errs.New(errs.Usage, "--failure: %q is not one of %s", o.Failure, strings.Join(progress.FailureCodes, ", "))
 		}
-		if outcome != "ERROR" {
-			return errs.New(errs.Usage, "--failure describes an ERROR outcome; give -o ERROR")
+		if e.outcome != "ERROR" {
+			return e, errs.New(errs.Usage, "--failure describes an ERROR outcome; give -o ERROR")
 		}
-		failure = &progress.FailureSignature{Code: code, Message: o.Summary, Severity: o.Severity}
+		e.failure = &progress.FailureSignature{Code: code, Message: o.Summary, Severity: o.Severity}
 	}
-	var ended progress.Session
-	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
+	return e, nil
+}
+
+func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInput, res *progress.Session) error {
+	e, err := a.endingOf(o)
+	if err != nil {
+		return err
+	}
+	return a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		p, err := st.progress()
 		if err != nil {
 			return err
@@ -342,15 +356,15 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInp
 			return err
 		}
 		if sess.RecordedAs > 0 {
-			ended, err = st.closeRecorded(p, open, sess)
+			*res, err = st.closeRecorded(p, open, sess)
 			return err
 		}
-		ended = progress.Session{
+		ended := progress.Session{
 			SessionID: sess.SessionID, AgentType: sess.AgentType, StartedAt: sess.StartedAt, CompletedAt: st.stamp(),
-			Summary: o.Summary, FeaturesTouched: sess.Features, Outcome: outcome, Commits: commits, Failure: failure,
+			Summary: o.Summary, FeaturesTouched: sess.Features, Outcome: e.outcome, Commits: e.commits, Failure: e.failure,
 		}
-		if failure != nil {
-			failure.StageID = sess.AgentType
+		if e.failure != nil {
+			e.failure.StageID = sess.AgentType
 		}
 		if o.Features != "" {
 			ended.FeaturesTouched = features.SplitIDs(o.Features)
@@ -361,40 +375,47 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInp
 				return err
 			}
 		}
-		from := sess.BaseCommit
-		if fromFlag != nil {
-			from = fromFlag
-		}
-		toGiven := to != nil
-		if to == nil {
-			to = a.head()
-		}
 		branch := a.sessionBranch(p, sess)
-		if err := st.confineRange(sess, branch, &from, &to, toGiven); err != nil {
+		if err := st.recordEnd(p, open, sess, &ended, branch, e); err != nil {
 			return err
 		}
-		if ended.Commits, ended.CommitRange, err = a.sessionRange(commits, from, to); err != nil {
-			return err
-		}
-		if err := st.checkReady(ended, branch); err != nil {
-			return err
-		}
-		if err := p.AddSessionWithID(ended); err != nil {
-			return err
-		}
-		open.Remove(sess.SessionID)
-		st.touch(progress.FileName)
-		st.touch(progress.OpenFileName)
-		st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, outcome)
-		st.record = ended
-		st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
+		*res = ended
 		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 		return st.afterSession(p, ended, feature, branch, sess.AgentType, o.NextPhase)
 	})
-	if err != nil {
+}
+
+// recordEnd records the ended session with its commits (from git, within
+// the session's range) and closes it.
+func (st *state) recordEnd(p *progress.File, open *progress.OpenSessions, sess progress.OpenSession, ended *progress.Session, branch *string, e sessionEnding) error {
+	a := st.app
+	from, to := sess.BaseCommit, e.to
+	if e.from != nil {
+		from = e.from
+	}
+	toGiven := to != nil
+	if to == nil {
+		to = a.head()
+	}
+	if err := st.confineRange(sess, branch, &from, &to, toGiven); err != nil {
 		return err
 	}
-	*res = ended
+	var err error
+	if ended.Commits, ended.CommitRange, err = a.sessionRange(e.commits, from, to); err != nil {
+		return err
+	}
+	if err := st.checkReady(*ended, branch); err != nil {
+		return err
+	}
+	if err := p.AddSessionWithID(*ended); err != nil {
+		return err
+	}
+	open.Remove(sess.SessionID)
+	st.touch(progress.FileName)
+	st.touch(progress.OpenFileName)
+	st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, e.outcome)
+	st.record = *ended
+	st.taskID = progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
 	return nil
 }
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/bridge"
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/store"
 )
 
 const bridgeLong = `The agent bridge (seeds 000, 001, 004): an orchestrator that needs an AI agent writes
@@ -47,8 +47,7 @@ func (a *App) newBridgeCmd() *cobra.Command {
 // bridgeDir is the state directory the bridge's files live in (--file
 // names a state file, not a bridge file, and is ignored here).
 func (a *App) bridgeDir() string {
-	dir, _ := store.Discover(store.Locate{StateDir: a.g.StateDir, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
-	return dir
+	return a.app.BridgeDir()
 }
 
 // readInput reads a file named on the command line, "-" being stdin.
@@ -668,7 +667,7 @@ func (a *App) runInstallClaude(o installClaudeOpts) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := store.WriteFileAtomic(path, []byte(bridge.ClaudeCommand), 0o644); err != nil {
+	if err := app.WriteFile(path, []byte(bridge.ClaudeCommand), 0o644); err != nil {
 		return err
 	}
 	return a.emit(installedClaude{Path: path, Command: "/" + o.Name}, func(w io.Writer) {

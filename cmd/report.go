@@ -16,7 +16,6 @@ import (
 
 	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/store"
 )
 
 //go:embed report.html.tmpl
@@ -81,7 +80,7 @@ func (a *App) writeReport(out string, data []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", errs.New(errs.Usage, "--output: %v", err)
 	}
-	if err := store.WriteFileAtomic(path, data, 0o644); err != nil {
+	if err := app.WriteFile(path, data, 0o644); err != nil {
 		return "", errs.New(errs.Unexpected, "--output: %v", err)
 	}
 	return path, nil

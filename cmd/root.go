@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -248,7 +247,7 @@ ids assigned inside the lock and counters computed from the files.
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -281,7 +280,18 @@ func (a *App) markRuns(c *cobra.Command) {
 	}
 }
 
-var negativeIndex = regexp.MustCompile(`^-[0-9]+$`)
+// negativeIndex says whether s is a negative number (-1, -12).
+func negativeIndex(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // rewriteArgs lets `progress get-session -1` name the last session (pflag
 // would read -1 as a flag): a negative number after get-session becomes the
@@ -293,7 +303,7 @@ func rewriteArgs(args []string) []string {
 		if s == "get-session" {
 			seen = true
 		}
-		if seen && negativeIndex.MatchString(s) {
+		if seen && negativeIndex(s) {
 			s = "@" + s
 		}
 		out[i] = s

@@ -154,51 +154,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	var ran []runSession
 	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
-		if err := a.verifyRun(ctx, last); err != nil {
+		if done, err := a.runStep(ctx, o, br, &ran, &last); done {
 			return err
 		}
-		next, err := a.app.RunNext(ctx, a.caller())
-		if err != nil {
-			return err
-		}
-		switch next.Phase {
-		case workflow.PhaseDone:
-			a.notice("[baton run] DONE: %s", next.Reason)
-			if br != nil {
-				if err := br.Complete(); err != nil {
-					return err
-				}
-			}
-			return a.emitRun(next, ran, "done")
-		case workflow.PhaseStopped:
-			return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
-		}
-		st, err := a.openMarkedStep(ctx, next, br == nil)
-		if err != nil {
-			return err
-		}
-		if br != nil {
-			a.logSession(st, "the agent bridge (.agent-request.json)", nil, "pending: the answer comes through the bridge")
-			_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
-				Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
-			return err // the first request of this process checkpoints: exit 42
-		}
-		if o.Prompts != "" {
-			a.app.PredecessorWorktree(st.Role, st.Branch)
-		}
-		failure := a.runAgent(ctx, o, st)
-		if ctx.Err() != nil {
-			return a.interrupted(ctx, st)
-		}
-		ran = append(ran, runSession{Session: st.Session, Role: st.Role, Features: app.IDList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
-		last = &st
-		if err := a.checkStep(ctx, st, failure); err != nil {
-			if verr := a.verifyRun(ctx, last); verr != nil {
-				return verr // what the agent did is why its session could not be ended
-			}
-			return err
-		}
-		a.unmarkRun()
 	}
 	next, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
@@ -208,6 +166,57 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		return err
 	}
 	return errs.New(errs.MaxSessions, "the run stopped after --max-sessions %d before DONE; run it again to continue", o.MaxSessions)
+}
+
+// runStep drives one session of the run; done says the run is over (DONE,
+// STOPPED, a bridge checkpoint, or err).
+func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]runSession, last **step) (done bool, err error) {
+	if err := a.verifyRun(ctx, *last); err != nil {
+		return true, err
+	}
+	next, err := a.app.RunNext(ctx, a.caller())
+	if err != nil {
+		return true, err
+	}
+	switch next.Phase {
+	case workflow.PhaseDone:
+		a.notice("[baton run] DONE: %s", next.Reason)
+		if br != nil {
+			if err := br.Complete(); err != nil {
+				return true, err
+			}
+		}
+		return true, a.emitRun(next, *ran, "done")
+	case workflow.PhaseStopped:
+		return true, errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
+	}
+	st, err := a.openMarkedStep(ctx, next, br == nil)
+	if err != nil {
+		return true, err
+	}
+	if br != nil {
+		a.logSession(st, "the agent bridge (.agent-request.json)", nil, "pending: the answer comes through the bridge")
+		_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
+			Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
+		return true, err // the first request of this process checkpoints: exit 42
+	}
+	if o.Prompts != "" {
+		a.app.PredecessorWorktree(st.Role, st.Branch)
+	}
+	failure := a.runAgent(ctx, o, st)
+	if ctx.Err() != nil {
+		return true, a.interrupted(ctx, st)
+	}
+	*ran = append(*ran, runSession{Session: st.Session, Role: st.Role, Features: app.IDList(progress.Nullable(st.Feature)), Branch: st.Branch, Failure: failure})
+	*last = &st
+	if err := a.checkStep(ctx, st, failure); err != nil {
+		if verr := a.verifyRun(ctx, *last); verr != nil {
+			return true, verr // what the agent did is why its session could not be ended
+		}
+		return true, err
+	}
+	a.unmarkRun()
+	return false, nil
 }
 
 // runSession is one agent session a run drove.
@@ -371,13 +380,11 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := a.agentCommand(actx, o, st)
-	cmd.Dir = a.env.Cwd
-	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
-	if dir, _, err := a.app.StateDirs(); err == nil {
-		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	cmd, cleanup, err := a.agentProcess(actx, o, st)
+	if err != nil {
+		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
+	defer cleanup()
 	if o.Prompts != "" {
 		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
 	}
@@ -387,7 +394,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
 	stop := a.progressLine(st, start, out.progress())
-	err := cmd.Start()
+	err = cmd.Start()
 	if err == nil {
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid

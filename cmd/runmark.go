@@ -13,7 +13,6 @@ import (
 	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/jsondoc"
-	"github.com/baton-cli/baton/store"
 )
 
 // A `baton run` killed outright (SIGKILL, a crash, the machine) cannot end
@@ -45,7 +44,7 @@ func (a *App) runMarkPath() string {
 func (a *App) markRun(m *runMark) {
 	if p := a.runMarkPath(); p != "" {
 		b, _ := json.Marshal(m)
-		_ = store.WriteFileAtomic(p, b, 0o644)
+		_ = app.WriteFile(p, b, 0o644)
 	}
 }
 
@@ -63,7 +62,7 @@ func (a *App) reclaimDeadRun(ctx context.Context) error {
 	if p == "" {
 		return nil
 	}
-	b, err := store.ReadRegular(p)
+	b, err := app.ReadRegular(p)
 	if err != nil || b == nil {
 		return err
 	}

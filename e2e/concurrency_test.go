@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // job is one baton process of a round and what the test expects of it.
@@ -386,4 +387,60 @@ func TestVerifyDuringWrites(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// TestWriterThroughput runs eight writers, each a sequence of baton
+// processes adding sessions, against one state, and reports the
+// transactions a second they got through together. Every write must arrive
+// exactly once, under its own id. Nothing about time is asserted (the
+// machine may be busy); make bench measures throughput for 1 to 16 writers.
+func TestWriterThroughput(t *testing.T) {
+	const writers, each = 8, 6
+	dir := newProject(t)
+	errc := make(chan error, writers)
+	start := time.Now()
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			for i := 0; i < each; i++ {
+				sum := fmt.Sprintf("throughput w%d i%d", w, i)
+				out, err := batonCmd(dir, "progress", "add-session", "-a", "IMPLEMENT", "-s", sum, "-o", "READY_FOR_REVIEW").CombinedOutput()
+				if err != nil {
+					errc <- fmt.Errorf("writer %d, write %d: %v\n%s", w, i, err, out)
+					return
+				}
+			}
+			errc <- nil
+		}(w)
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	p := decode[progressFile](t, progressName, readState(t, dir, progressName))
+	seen, ids := map[string]int{}, map[int]bool{}
+	for _, s := range p.Sessions {
+		seen[s.Summary]++
+		if ids[s.SessionID] {
+			t.Errorf("session id %d used twice", s.SessionID)
+		}
+		ids[s.SessionID] = true
+	}
+	lost := 0
+	for w := 0; w < writers; w++ {
+		for i := 0; i < each; i++ {
+			switch n := seen[fmt.Sprintf("throughput w%d i%d", w, i)]; {
+			case n == 0:
+				lost++
+			case n > 1:
+				t.Errorf("writer %d's write %d recorded %d times", w, i, n)
+			}
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of %d writes lost", lost, writers*each)
+	}
+	t.Logf("throughput: %d writers, %d transactions in %s: %.0f transactions/s, 0 lost",
+		writers, writers*each, elapsed.Round(time.Millisecond), float64(writers*each)/elapsed.Seconds())
 }

@@ -6,14 +6,24 @@
 //   - a --field read costs no more than 1.2× `baton --version` measured in the
 //     same run, and about the same on the small state as on the large one
 //     (a read must not parse what it does not return);
-//   - `progress add-session` on the large state takes under 50 ms (median).
+//   - `progress add-session` on the large state takes under 50 ms (median);
+//   - --version and --field reads take at most 2× a Go hello-world (built
+//     here, the floor any Go process pays);
+//   - a --field read of a file baton did not write (first contact: the
+//     files are restored as copies) takes at most 1.5× the trusted read;
+//   - add-session, add-review, add-fix and session end on 50,000 sessions
+//     take at most 1.5× the same write on 10 (-growth);
+//   - 8 concurrent writers get ≥ 300 transactions/s through on 10 sessions
+//     and ≥ 200/s on 10,000, losing none (-throughput, 1 to 16 writers);
+//   - with -predecessor DIR (a checkout of the predecessor's repository),
+//     the same reads and add-session by its Python scripts, for the ratio.
 //
 // Commands run round-robin, in a new random order every round, so that
 // machine noise falls on all of them alike; compare ratios within one run.
 // The exit status is non-zero only when the harness itself fails (a command
 // exits non-zero, a state cannot be made), never because a target is missed.
 //
-//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep]
+//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep] [-predecessor DIR] [-growth=false] [-throughput=false]
 package main
 
 import (
@@ -53,6 +63,10 @@ type options struct {
 	keep, git    bool
 	seed         uint64
 	large        gen.Size
+	predecessor  string // a checkout of the predecessor's scripts ("" to skip)
+	growth       bool
+	growthRuns   int
+	throughput   bool
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -84,11 +98,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.large.Reviews, "reviews", o.large.Reviews, "reviews in the large state")
 	fs.IntVar(&o.large.Fixes, "fixes", o.large.Fixes, "fixes in the large state")
 	fs.IntVar(&o.large.Features, "features", o.large.Features, "features in the large state")
+	fs.StringVar(&o.predecessor, "predecessor", os.Getenv("BATON_PREDECESSOR"), "a checkout of the predecessor's repository (its scripts/*.py) to time against (default $BATON_PREDECESSOR; none: skipped)")
+	fs.BoolVar(&o.growth, "growth", true, "time the writes on 10 to 50,000 sessions")
+	fs.IntVar(&o.growthRuns, "growth-runs", 5, "timed runs of each write on each history size")
+	fs.BoolVar(&o.throughput, "throughput", true, "measure transactions a second with 1 to 16 concurrent writers")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.runs < 1 || o.warmup < 1 {
-		fmt.Fprintln(stderr, "cmdbench: -runs and -warmup must be at least 1")
+	if o.runs < 1 || o.warmup < 1 || o.growthRuns < 1 {
+		fmt.Fprintln(stderr, "cmdbench: -runs, -warmup and -growth-runs must be at least 1")
 		return o, errors.New("bad flags")
 	}
 	return o, nil
@@ -196,7 +214,8 @@ type command struct {
 type kind int
 
 const (
-	baseline kind = iota
+	floor kind = iota // the Go hello-world
+	baseline
 	fieldRead
 	read
 	write
@@ -207,6 +226,7 @@ func fixed(args ...string) func(*state, int) []string {
 }
 
 var commands = []command{
+	{"Go hello-world (the floor)", floor, "", fixed()},
 	{"--version", baseline, "", fixed("--version")},
 	{"progress get-status --field current_branch", fieldRead, "", fixed("progress", "get-status", "--field", "current_branch")},
 	{"progress get-session -1 --field agent_type", fieldRead, "", fixed("progress", "get-session", "-1", "--field", "agent_type")},
@@ -216,6 +236,12 @@ var commands = []command{
 	{"features pass", write, "", passArgs}, // as a person: see passArgs
 	{"reviews add-review", write, "REVIEW", addReviewArgs},
 }
+
+// Where the floor and --version are in commands.
+const (
+	helloIdx   = 0
+	versionIdx = 1
+)
 
 func feature(st *state, i int) string {
 	ids := st.gen.FeatureIDs
@@ -257,6 +283,7 @@ func addReviewArgs(st *state, i int) []string {
 // runner runs baton in a state directory.
 type runner struct {
 	baton  string
+	hello  string // the Go hello-world floor
 	env    []string
 	creds  map[string]string // state dir + role -> the credential of its session
 	keyDir string            // XDG_CONFIG_HOME holding the bench's person key
@@ -313,16 +340,25 @@ func (r *runner) credential(st *state, role string) (string, error) {
 type sample struct{ wall, cpu time.Duration }
 
 func (r *runner) run(st *state, role string, args []string) (sample, []byte, error) {
-	c := exec.Command(r.baton, args...)
-	c.Dir = st.dir
-	c.Env = append(slices.Clip(r.env), "BATON_STATE_DIR="+st.dir)
+	cred := ""
 	if role != "" {
-		cred, err := r.credential(st, role)
-		if err != nil {
+		var err error
+		if cred, err = r.credential(st, role); err != nil {
 			return sample{}, nil, err
 		}
-		c.Env = append(c.Env, "BATON_SESSION="+cred)
 	}
+	return r.runAs(st, cred, args)
+}
+
+// exec runs baton (the floor when args is empty) in st with env.
+func (r *runner) exec(st *state, env, args []string) (sample, []byte, error) {
+	bin := r.baton
+	if len(args) == 0 {
+		bin = r.hello
+	}
+	c := exec.Command(bin, args...)
+	c.Dir = st.dir
+	c.Env = env
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	start := time.Now()
@@ -408,6 +444,9 @@ func bench(o options, stdout io.Writer) error {
 		return err
 	}
 	defer cleanup()
+	if r.hello, err = buildHello(filepath.Dir(states[0].dir)); err != nil {
+		return err
+	}
 	for _, st := range states {
 		if err := r.accept(st); err != nil {
 			return err
@@ -423,12 +462,43 @@ func bench(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	report(stdout, summarize(res))
+	trusted := summarize(res)
+	report(stdout, trusted)
+	if err := benchMore(stdout, r, states, o, trusted); err != nil {
+		return err
+	}
 	if load0 != "" {
 		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, stat.LoadAvg(), runtime.NumCPU())
 	}
 	if o.keep {
 		fmt.Fprintf(stdout, "\nstates kept in %s\n", filepath.Dir(states[0].dir))
+	}
+	return nil
+}
+
+// benchMore runs and reports the parts after the command table.
+func benchMore(w io.Writer, r *runner, states []*state, o options, trusted map[key]stats) error {
+	first, err := measureFirstContact(r, states, o)
+	if err != nil {
+		return err
+	}
+	reportFirstContact(w, trusted, first)
+	if o.predecessor != "" {
+		pred, err := measurePredecessor(states, o)
+		if err != nil {
+			return err
+		}
+		reportPredecessor(w, pred, trusted, first)
+	} else {
+		fmt.Fprintf(w, "\n(e) the predecessor's scripts: not timed (give -predecessor DIR or BATON_PREDECESSOR, a checkout of them)\n")
+	}
+	if o.throughput {
+		if err := benchThroughput(w, r, states); err != nil {
+			return err
+		}
+	}
+	if o.growth {
+		return benchGrowth(w, r, o)
 	}
 	return nil
 }
@@ -472,10 +542,22 @@ func reportTargets(w io.Writer, s map[key]stats) {
 			continue
 		}
 		sm, lg := s[key{i, "small"}].median, s[key{i, "large"}].median
-		vs, vl := stat.Ratio(sm, s[key{0, "small"}].median), stat.Ratio(lg, s[key{0, "large"}].median)
+		vs, vl := stat.Ratio(sm, s[key{versionIdx, "small"}].median), stat.Ratio(lg, s[key{versionIdx, "large"}].median)
 		ls := stat.Ratio(lg, sm)
 		fmt.Fprintf(w, "  %-44s small %5.2f×  large %5.2f× %-6s  large/small %5.2f× %s\n", c.label,
 			vs, vl, stat.Verdict(vs <= maxFieldVsVersion && vl <= maxFieldVsVersion), ls, stat.Verdict(ls <= maxLargeVsSmall))
+	}
+	fmt.Fprintf(w, "(c) start-up against a Go hello-world, medians (target ≤ %.1f×)\n", maxVsHello)
+	for i, c := range commands {
+		if c.kind != baseline && c.kind != fieldRead {
+			continue
+		}
+		fmt.Fprintf(w, "  %-44s", c.label)
+		for _, name := range []string{"small", "large"} {
+			ratio := stat.Ratio(s[key{i, name}].median, s[key{helloIdx, name}].median)
+			fmt.Fprintf(w, "  %s %5.2f× %-6s", name, ratio, stat.Verdict(ratio <= maxVsHello))
+		}
+		fmt.Fprintln(w)
 	}
 	for i, c := range commands {
 		if c.label == "progress add-session" {
@@ -488,7 +570,7 @@ func reportTargets(w io.Writer, s map[key]stats) {
 	for i, c := range commands {
 		if c.kind == read || (c.kind == write && c.label != "progress add-session") {
 			lg := s[key{i, "large"}].median
-			fmt.Fprintf(w, "  %-44s %8s ms  (%5.1f×, %5.1f×)\n", c.label, stat.Ms(lg), stat.Ratio(lg, s[key{0, "large"}].median), stat.Ratio(lg, s[key{i, "small"}].median))
+			fmt.Fprintf(w, "  %-44s %8s ms  (%5.1f×, %5.1f×)\n", c.label, stat.Ms(lg), stat.Ratio(lg, s[key{versionIdx, "large"}].median), stat.Ratio(lg, s[key{i, "small"}].median))
 		}
 	}
 }
