@@ -104,24 +104,18 @@ func (a *App) PreparePredecessor() error {
 	return nil
 }
 
-// predecessorScripts installs baton's drop-in scripts in top/scripts when
-// they are missing; scripts of its own there are kept, with a warning
-// (their writes would bypass baton).
+// predecessorScripts installs baton's drop-in scripts in top/scripts;
+// scripts of another kind found there (the predecessor's own, or its link
+// to them) are kept under another name, as 'baton init --scripts' keeps
+// them, and named.
 func (a *App) predecessorScripts(top string) error {
 	dir := filepath.Join(top, "scripts")
-	var foreign []string
-	for _, n := range []string{"progress.py", "reviews.py", "features.py"} {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err == nil && !isShim(b) {
-			foreign = append(foreign, n)
-		}
-	}
-	if len(foreign) > 0 {
-		a.warn("scripts/%s in %s are not baton's drop-in scripts: the prompts' writes through them bypass baton. Install baton's with 'baton init --scripts'", strings.Join(foreign, ", scripts/"), top)
-		return nil
-	}
-	if _, err := scripts.Install(dir); err != nil {
+	_, moved, err := scripts.Install(dir)
+	if err != nil {
 		return errs.New(errs.Unexpected, "installing the drop-in scripts into %s: %v", dir, err)
+	}
+	for _, m := range moved {
+		a.notice("[baton run] %s was not baton's drop-in script: kept as %s; the prompts' scripts/ calls now go through baton", m.From, m.To)
 	}
 	return nil
 }
@@ -149,11 +143,6 @@ func copyInput(src, top string) error {
 	return out.Close()
 }
 
-// isShim recognises baton's drop-in scripts by what they say of themselves.
-func isShim(b []byte) bool {
-	return strings.Contains(string(b), "Drop-in replacement for the predecessor's scripts/") && strings.Contains(string(b), "baton")
-}
-
 // PredecessorWorktree checks out what the predecessor's prompt for role
 // takes for granted: IMPLEMENT and BUGFIX branch off what is checked out
 // ('git checkout -b'), so they start on main; GLOBAL_FIX commits where it
@@ -174,7 +163,6 @@ func (a *App) PredecessorWorktree(role, branch string) {
 	if err != nil {
 		return
 	}
-	top := r.Top()
 	var args []string
 	switch {
 	case role == workflow.PhaseImplement || role == workflow.PhaseBugfix:
@@ -187,8 +175,9 @@ func (a *App) PredecessorWorktree(role, branch string) {
 	default:
 		return
 	}
+	top := r.Top()
 	if out, err := GitOut(top, "status", "--porcelain", "--untracked-files=no"); err != nil || out != "" {
-		a.warn("%s has uncommitted changes: %s session starts where it is (git %s not run)", top, role, strings.Join(args, " "))
+		a.warn("%s has uncommitted changes: the %s session starts where it is (git %s not run)", top, role, strings.Join(args, " "))
 		return
 	}
 	if _, err := GitOut(top, args...); err != nil {
