@@ -108,13 +108,23 @@ codex:
 	  npm install --prefix $(CODEX_DIR) --no-audit --no-fund --no-save --ignore-scripts @openai/codex@$(CODEX_VERSION)
 	@$(CODEX_DIR)/node_modules/.bin/codex --version
 
+# The MCP Inspector's CLI, from npm into .cache/inspector: a second real MCP
+# client of 'baton mcp' (TestMCPInspector lists and calls each role's tools).
+INSPECTOR_VERSION ?= 2.12.0
+INSPECTOR_DIR     := .cache/inspector
+inspector:
+	@test -d $(INSPECTOR_DIR)/node_modules/@modelcontextprotocol/inspector || \
+	  npm install --prefix $(INSPECTOR_DIR) --no-audit --no-fund --no-save --ignore-scripts @modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+	@$(INSPECTOR_DIR)/node_modules/.bin/mcp-inspector --version
+
 # baton run --agent claude and --agent codex each drive one IMPLEMENT and one
 # REVIEW session of the real CLI, pointed at a scripted Messages API
 # (Claude Code) or Responses API (Codex) server on the loopback interface:
 # no model, no network.
-agent-e2e: claude-code codex
+agent-e2e: claude-code codex inspector
 	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude BATON_CODEX_BIN=$(CURDIR)/$(CODEX_DIR)/node_modules/.bin/codex \
-	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions' -v ./e2e
+	  BATON_INSPECTOR_BIN=$(CURDIR)/$(INSPECTOR_DIR)/node_modules/.bin/mcp-inspector \
+	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector' -v ./e2e
 
 clean:
 	rm -rf bin man

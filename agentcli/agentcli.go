@@ -20,6 +20,38 @@ type Options struct {
 	// WritableDirs are directories outside the working directory the
 	// agent must write: the state directory, git's common directory.
 	WritableDirs []string
+	// MCP, when set, hands the agent baton's MCP server for its session.
+	MCP *MCP
+}
+
+// MCP is how the agent CLI starts `baton mcp` for its session.
+type MCP struct {
+	// Baton is the absolute path of the baton binary.
+	Baton string
+	// ConfigFile is the Claude Code MCP configuration (ClaudeConfig),
+	// written outside the project, mode 0600, for this session only.
+	ConfigFile string
+	// PassEnv names the variables of the agent's environment the server
+	// inherits (Codex copies only those it is told to: the session's
+	// binding, never written on the command line).
+	PassEnv []string
+}
+
+// ServerName is the name agents know baton's MCP server by: Claude Code
+// calls its tools mcp__baton__<tool>.
+const ServerName = "baton"
+
+// ClaudeConfig is the --mcp-config file of a Claude Code session: one
+// stdio server, `baton mcp`, with the session's binding in its
+// environment.
+func ClaudeConfig(baton string, env map[string]string) []byte {
+	type server struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env,omitempty"`
+	}
+	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]server{ServerName: {Command: baton, Args: []string{"mcp"}, Env: env}}}, "", "  ")
+	return append(b, '\n')
 }
 
 // preset builds one CLI's command line.
@@ -58,7 +90,12 @@ func claude(o Options) []string {
 	if o.MaxTurns > 0 {
 		args = append(args, "--max-turns", fmt.Sprint(o.MaxTurns))
 	}
-	return append(args, append([]string{"--allowedTools"}, AllowedTools(o.TestCommand)...)...)
+	tools := AllowedTools(o.TestCommand)
+	if o.MCP != nil {
+		args = append(args, "--mcp-config", o.MCP.ConfigFile)
+		tools = append(tools, "mcp__"+ServerName+"__*")
+	}
+	return append(args, append([]string{"--allowedTools"}, tools...)...)
 }
 
 // AllowedTools are the Claude Code tools an agent session may use without
@@ -83,7 +120,35 @@ func codex(o Options) []string {
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
+	if o.MCP != nil {
+		args = append(args, codexMCP(o.MCP)...)
+	}
 	return append(args, "-")
+}
+
+// codexMCP configures `baton mcp` for Codex with -c overrides (Codex has
+// no MCP configuration file of its own per run): the command, its
+// arguments, its tools' approval, and the names of the variables it
+// inherits — the values (the session's credential) stay in the
+// environment, out of the command line and the session log.
+func codexMCP(m *MCP) []string {
+	q := func(v string) string { b, _ := json.Marshal(v); return string(b) }
+	list := func(vs []string) string {
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i] = q(v)
+		}
+		return "[" + strings.Join(out, ",") + "]"
+	}
+	pre := "mcp_servers." + ServerName + "."
+	// exec mode asks no approvals: a tool Codex would ask about (merge and
+	// reject are destructive) is approved, as baton checks every call
+	// against the session's role itself
+	args := []string{"-c", pre + "command=" + q(m.Baton), "-c", pre + `args=["mcp"]`, "-c", pre + `default_tools_approval_mode="approve"`}
+	if len(m.PassEnv) > 0 {
+		args = append(args, "-c", pre+"env_vars="+list(m.PassEnv))
+	}
+	return args
 }
 
 // Latest turns one line of an agent's output into what the progress line

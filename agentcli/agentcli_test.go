@@ -52,3 +52,44 @@ func TestLatest(t *testing.T) {
 		}
 	}
 }
+
+func TestMCPCommandLines(t *testing.T) {
+	m := &agentcli.MCP{Baton: "/opt/bin/baton", ConfigFile: "/tmp/baton-mcp-1/claude.json", PassEnv: []string{"BATON_SESSION", "BATON_STATE_DIR"}}
+	cases := []struct{ name, want string }{
+		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --mcp-config /tmp/baton-mcp-1/claude.json --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) mcp__baton__*"},
+		{"codex", `codex exec --sandbox workspace-write --color never -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.default_tools_approval_mode="approve" -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
+	}
+	for _, c := range cases {
+		argv, err := agentcli.Command(c.name, agentcli.Options{MCP: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(argv, " "); got != c.want {
+			t.Errorf("Command(%s) with MCP =\n%s\nwant\n%s", c.name, got, c.want)
+		}
+		if strings.Contains(strings.Join(argv, " "), "bts1_") {
+			t.Errorf("%s: a credential on the command line: %v", c.name, argv)
+		}
+	}
+}
+
+func TestClaudeConfig(t *testing.T) {
+	got := string(agentcli.ClaudeConfig("/opt/bin/baton", map[string]string{"BATON_SESSION": "bts1_x"}))
+	want := `{
+  "mcpServers": {
+    "baton": {
+      "command": "/opt/bin/baton",
+      "args": [
+        "mcp"
+      ],
+      "env": {
+        "BATON_SESSION": "bts1_x"
+      }
+    }
+  }
+}
+`
+	if got != want {
+		t.Errorf("ClaudeConfig =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -430,8 +430,19 @@ func (a *App) head() *string {
 }
 
 // validates turns a domain parser into a validation for mapFile.
-func validates[T any](parse func([]byte) (T, error)) func([]byte) error {
-	return func(b []byte) error { _, err := parse(b); return err }
+// The facts of what it parsed (when the parser says them) let readers
+// after it read the file as if baton had written it.
+func validates[T any](parse func([]byte) (T, error)) func([]byte) (jsondoc.Facts, error) {
+	return func(b []byte) (jsondoc.Facts, error) {
+		v, err := parse(b)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := any(v).(interface{ ReadFacts() jsondoc.Facts }); ok {
+			return r.ReadFacts(), nil
+		}
+		return nil, nil
+	}
 }
 
 // readFile reads one state file for a read-only command (no lock) and
@@ -468,7 +479,7 @@ type mapped struct {
 // mapFile maps a state file for reading without the lock. A file baton's
 // last transaction wrote is read without a full parse; any other (edited by
 // hand, left by the predecessor) is validated with validate first.
-func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]byte) error) (*mapped, error) {
+func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]byte) (jsondoc.Facts, error)) (*mapped, error) {
 	s, err := a.openStore(name)
 	if err != nil {
 		return nil, err
@@ -488,11 +499,14 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		_ = json.Unmarshal(raw, &m.facts)
 		return m, nil
 	}
-	if err := validate(data); err != nil {
+	facts, err := validate(data)
+	if err != nil {
 		err = invalidFile(s, name, data, err) // reads data: before the unmap
 		release()
 		return nil, err
 	}
+	m.facts = facts
+	s.Remember(name, fi, factsJSON(facts)) // the readers after this one need not validate it again
 	return m, nil
 }
 

@@ -72,13 +72,38 @@ func shellProgram(cmdline string) string {
 }
 
 // agentCommand is the process that runs st's agent: the preset's command
-// line with the role's model, or --agent-cmd through sh.
-func (a *App) agentCommand(ctx context.Context, o runOpts, st step) *exec.Cmd {
+// line with the role's model and baton's MCP server, or --agent-cmd
+// through sh.
+func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP) *exec.Cmd {
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
-	argv, _ := agentcli.Command(o.Agent, a.app.AgentOptions(st.Role))
+	opts := a.app.AgentOptions(st.Role)
+	opts.MCP = server
+	argv, _ := agentcli.Command(o.Agent, opts)
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
+}
+
+// agentProcess is st's agent process in the working directory, the prompt
+// on its stdin and the session's binding in its environment, and the
+// cleanup of what was written for it (the MCP configuration).
+func (a *App) agentProcess(ctx context.Context, o runOpts, st step) (*exec.Cmd, func(), error) {
+	dir, _, dirErr := a.app.StateDirs()
+	if dirErr != nil {
+		dir = ""
+	}
+	server, cleanup, err := agentMCP(o.Agent, st.Credential, dir, a.env.Cwd)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cmd := a.agentCommand(ctx, o, st, server)
+	cmd.Dir = a.env.Cwd
+	cmd.Stdin = strings.NewReader(st.Prompt)
+	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
+	if dir != "" {
+		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	}
+	return cmd, cleanup, nil
 }
 
 // agentOutput collects an agent's output for its log, keeps its latest

@@ -35,6 +35,7 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"demo":      "baton demo\nbaton demo --keep                       # keep the scratch project to look at\nbaton demo --dir /tmp/shop              # build the project there (kept)\nbaton demo --bridge --json",
 	"context":   "baton context                            # inside an agent session: its role, task and rules\nbaton context --budget 1500 --json\nbaton context --role REVIEW --feature F001   # a person: REVIEW's view of F001",
 	"man":       "baton man ./man\nman ./man/baton-status.1",
+	"mcp":       "claude mcp add baton -- baton mcp       # Claude Code: baton's tools in your own sessions\nbaton mcp                                # an MCP client starts it over stdio",
 	"help":      "baton help\nbaton help reviews add-review\nbaton --version",
 	"reconcile": "baton reconcile --as HUMAN --reason \"restored reviews.json from backup\"\nbaton --json reconcile --as HUMAN --reason \"raised max_fix_cycles\"",
 

@@ -357,20 +357,18 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := a.agentCommand(actx, o, st)
-	cmd.Dir = a.env.Cwd
-	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
-	if dir, _, err := a.app.StateDirs(); err == nil {
-		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	cmd, cleanup, err := a.agentProcess(actx, o, st)
+	if err != nil {
+		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
+	defer cleanup()
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
 	stop := a.progressLine(st, start, out.progress())
-	err := cmd.Start()
+	err = cmd.Start()
 	if err == nil {
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid

@@ -105,6 +105,7 @@ func schemasTable() map[string]schema {
 		"report": docOf(schema{"path": tString, "bytes": tInt, "features": tInt, "reviews": tInt, "events": tInt}, "path", "bytes"),
 		"schema": tObject,
 		"man":    docOf(schema{"dir": tString, "pages": tStrings}, "dir", "pages"),
+		"mcp":    docOf(schema{"jsonrpc": schema{"const": "2.0"}}, "jsonrpc"), // each message of the protocol
 		"context": docOf(schema{"context_package_id": tString, "request": props(schema{"context_request_id": tString, "budget_tokens": tInt, "domains": tStrings, "history_types": tStrings, "mode": tString, "agent_profile": tString}, "budget_tokens", "mode"),
 			"items":   arrayOf(props(schema{"context_item_id": tString, "kind": schema{"enum": []string{"task", "project", "global"}}, "source": tString, "timestamp": tString, "tags": tStrings, "importance": schema{"type": "number"}, "token_cost": tInt, "title": tString, "payload": tString}, "context_item_id", "kind", "importance", "token_cost", "payload")),
 			"omitted": arrayOf(props(schema{"context_item_id": tString, "title": tString, "token_cost": tInt}, "context_item_id", "token_cost")),

@@ -24,8 +24,11 @@ import (
 // Messages API server on the loopback interface, which answers each
 // request with the next tool call of the session's script (the role is
 // read from the prompt baton gave Claude Code on stdin). The agent calls
-// baton and git through Claude Code's own Bash tool and writes a file with
-// its Write tool, under the preset's permissions; the project's
+// baton through its MCP server (mcp__baton__context, create_branch,
+// add_review, merge, session_end: the --mcp-config baton run wrote for the
+// session, whose tools are the session role's) and through Claude Code's
+// own Bash tool, runs git there and writes a file with its Write tool,
+// under the preset's permissions; the project's
 // SessionStart hook (as the README documents it) hands the model the
 // output of 'baton context'. It runs when
 // BATON_CLAUDE_BIN names a Claude Code binary ('make agent-e2e' installs
@@ -60,6 +63,14 @@ func TestClaudeCodeDrivesSessions(t *testing.T) {
 		if err != nil || !strings.Contains(string(log), "=== command: claude -p --output-format stream-json") ||
 			!strings.Contains(string(log), `"type":"result"`) || !strings.Contains(string(log), "=== exit: 0") {
 			t.Errorf("session-%s.log lacks the command, Claude Code's result or the exit: %v\n%s", n, err, log)
+		}
+		// the MCP configuration held the credential: outside the project,
+		// gone after the session, never in the log
+		cfg := regexp.MustCompile(`--mcp-config (\S+)`).FindSubmatch(log)
+		if cfg == nil || strings.HasPrefix(string(cfg[1]), proj) || strings.Contains(string(log), "bts1_") {
+			t.Errorf("session-%s.log: the MCP configuration %q (want one outside %s), or a credential in the log", n, cfg, proj)
+		} else if _, err := os.Stat(string(cfg[1])); !os.IsNotExist(err) {
+			t.Errorf("session %s's MCP configuration %s is still there: %v", n, cfg[1], err)
 		}
 	}
 }
@@ -176,26 +187,31 @@ type scriptedAPI struct {
 	errors  []string          // tool results Claude Code reported as errors
 	seen    map[string]int    // role -> requests
 	hooked  map[string]bool   // role -> the SessionStart hook's context reached the model
+	mcp     map[string]string // role -> the baton MCP tools Claude Code offered the model
 }
 
 func newScriptedAPI(t *testing.T) *scriptedAPI {
 	bash := func(cmd string) step {
 		return step{"Bash", map[string]any{"command": cmd, "description": "run " + strings.Fields(cmd)[0]}}
 	}
-	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, hooked: map[string]bool{}, scripts: map[string][]step{
+	s := &scriptedAPI{models: map[string]string{}, seen: map[string]int{}, hooked: map[string]bool{}, mcp: map[string]string{}, scripts: map[string][]step{
+		// baton through its MCP server (mcp__baton__*) and through Bash
 		"IMPLEMENT": {
-			bash("baton context --budget 2000"),
-			bash("baton branch create feature/f001 && git switch feature/f001"),
+			{"mcp__baton__context", map[string]any{"budget": 2000}},
+			{"mcp__baton__create_branch", map[string]any{"name": "feature/f001"}},
+			bash("git switch feature/f001"),
 			{"Write", map[string]any{"content": "#!/bin/sh\necho hello\n"}}, // file_path: the project's hello.sh
 			bash("git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'"),
-			bash(`baton session end -o READY_FOR_REVIEW -s "Implemented F001: hello.sh prints hello"`),
+			bash("baton progress get-status --field current_branch"),
+			{"mcp__baton__session_end", map[string]any{"outcome": "READY_FOR_REVIEW", "summary": "Implemented F001: hello.sh prints hello"}},
 		},
 		"REVIEW": {
-			bash("baton context --budget 2000"),
+			{"mcp__baton__context", map[string]any{"budget": 2000}},
 			bash("git switch main"),
-			bash(`baton reviews add-review -a REVIEW --feature-id F001 -b feature/f001 -v PASS -s "hello.sh prints hello: verified"`),
-			bash("baton reviews merge"),
-			bash(`baton session end -o SUCCESS -s "R1: PASS, merged"`),
+			{"mcp__baton__add_review", map[string]any{"verdict": "PASS", "summary": "hello.sh prints hello: verified", "features": []string{"F001"}, "branch": "feature/f001"}},
+			{"mcp__baton__merge", map[string]any{}},
+			bash("baton reviews get-last --field verdict"),
+			{"mcp__baton__session_end", map[string]any{"outcome": "SUCCESS", "summary": "R1: PASS, merged"}},
 		},
 	}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -209,7 +225,10 @@ func newScriptedAPI(t *testing.T) *scriptedAPI {
 	return s
 }
 
-var promptRole = regexp.MustCompile(`You are ([A-Z_]+) in project`)
+var (
+	promptRole = regexp.MustCompile(`You are ([A-Z_]+) in project`)
+	mcpTool    = regexp.MustCompile(`mcp__baton__([a-z_]+)`)
+)
 
 func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -241,6 +260,16 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if role != "" {
 		s.models[role] = req.Get("model").String()
 		s.seen[role]++
+		if results == 0 {
+			// Claude Code names the MCP tools it defers (loaded through
+			// its ToolSearch) in the conversation and lists the others in
+			// tools; before the first call no script has named any
+			var offered []string
+			for _, m := range mcpTool.FindAllStringSubmatch(string(body), -1) {
+				offered = append(offered, m[1])
+			}
+			s.mcp[role] = " " + strings.Join(offered, " ") + " "
+		}
 		if strings.Contains(string(body), "Left out for the budget of 150 tokens") && strings.Contains(string(body), "You are "+role+" in baton session") {
 			s.hooked[role] = true
 		}
@@ -280,6 +309,13 @@ func (s *scriptedAPI) check(t *testing.T) {
 	}
 	if s.models["IMPLEMENT"] != "claude-scripted-default" || s.models["REVIEW"] != "claude-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
+	}
+	// each session's MCP tools are its role's
+	for role, want := range map[string][2]string{"IMPLEMENT": {"create_branch", "merge"}, "REVIEW": {"merge", "add_fix"}} {
+		if got := s.mcp[role]; !strings.Contains(got, " context ") || !strings.Contains(got, " session_end ") ||
+			!strings.Contains(got, " "+want[0]+" ") || strings.Contains(got, " "+want[1]+" ") {
+			t.Errorf("%s was offered the baton MCP tools [%s]: want context, session_end and %s, and no %s", role, got, want[0], want[1])
+		}
 	}
 	if !s.hooked["IMPLEMENT"] || !s.hooked["REVIEW"] {
 		t.Errorf("the SessionStart hook's 'baton context' did not reach the model: %v", s.hooked)

@@ -21,7 +21,9 @@ import (
 // Responses API server on the loopback interface (a model provider named
 // in CODEX_HOME's config.toml). The agent calls baton and git through
 // Codex's exec_command tool, inside Codex's workspace-write sandbox with the
-// directories the preset adds. It runs when BATON_CODEX_BIN names a Codex
+// directories the preset adds, and through baton's MCP server (the -c
+// overrides of the preset: Codex lists its tools, the session role's, as
+// the mcp__baton namespace). It runs when BATON_CODEX_BIN names a Codex
 // binary ('make agent-e2e' installs one from npm).
 func TestCodexDrivesSessions(t *testing.T) {
 	bin := os.Getenv("BATON_CODEX_BIN")
@@ -65,22 +67,25 @@ type scriptedResponses struct {
 	models  map[string]string
 	seen    map[string]int
 	outputs []string
+	mcp     map[string]string // role -> the tools of the mcp__baton namespace
 }
 
 func newScriptedResponses(t *testing.T) *scriptedResponses {
-	s := &scriptedResponses{models: map[string]string{}, seen: map[string]int{}, scripts: map[string][]string{
+	s := &scriptedResponses{models: map[string]string{}, seen: map[string]int{}, mcp: map[string]string{}, scripts: map[string][]string{
+		// "mcp TOOL ARGS" calls baton's MCP server (Codex's mcp__baton
+		// namespace), anything else is a shell command
 		"IMPLEMENT": {
-			"baton context --budget 2000",
+			`mcp context {"budget":2000}`,
 			"baton branch create feature/f001 && git switch feature/f001",
 			`printf '#!/bin/sh\necho hello\n' > hello.sh`,
 			"git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'",
-			`baton session end -o READY_FOR_REVIEW -s "Implemented F001: hello.sh prints hello"`,
+			`mcp session_end {"outcome":"READY_FOR_REVIEW","summary":"Implemented F001: hello.sh prints hello"}`,
 		},
 		"REVIEW": {
 			"baton context --budget 2000",
 			"git switch main",
-			`baton reviews add-review -a REVIEW --feature-id F001 -b feature/f001 -v PASS -s "hello.sh prints hello: verified"`,
-			"baton reviews merge",
+			`mcp add_review {"verdict":"PASS","summary":"hello.sh prints hello: verified","features":["F001"],"branch":"feature/f001"}`,
+			`mcp merge {}`,
 			`baton session end -o SUCCESS -s "R1: PASS, merged"`,
 		},
 	}}
@@ -120,6 +125,9 @@ func (s *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 	if role != "" {
 		s.models[role] = req.Get("model").String()
 		s.seen[role]++
+		var offered []string
+		req.Get(`tools.#(name=="mcp__baton").tools.#.name`).ForEach(func(_, n gjson.Result) bool { offered = append(offered, n.String()); return true })
+		s.mcp[role] = " " + strings.Join(offered, " ") + " "
 	}
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -130,14 +138,28 @@ func (s *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("resp_%s_%d", strings.ToLower(role), results)
 	ev(`{"type":"response.created","response":{"id":"` + id + `"}}`)
 	if results < len(script) {
-		args, _ := json.Marshal(map[string]string{"cmd": script[results]})
-		argStr, _ := json.Marshal(string(args))
-		ev(fmt.Sprintf(`{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_%s","call_id":"call_%s","name":"exec_command","arguments":%s}}`, id, id, argStr))
+		ev(functionCall(id, script[results]))
 	} else {
 		ev(`{"type":"response.output_item.done","item":{"type":"message","role":"assistant","id":"msg_` + id + `","content":[{"type":"output_text","text":"Done: the session is ended."}]}}`)
 	}
 	ev(`{"type":"response.completed","response":{"id":"` + id + `","usage":{"input_tokens":100,"input_tokens_details":null,"output_tokens":20,"output_tokens_details":null,"total_tokens":120}}}`)
 	_ = bw.Flush()
+}
+
+// functionCall is the output item that calls step: a tool of baton's MCP
+// server ("mcp TOOL ARGS", in the namespace Codex lists it under) or a
+// shell command through exec_command.
+func functionCall(id, step string) string {
+	name, ns, args := "exec_command", "", ""
+	if rest, ok := strings.CutPrefix(step, "mcp "); ok {
+		name, args, _ = strings.Cut(rest, " ")
+		ns = `"namespace":"mcp__baton",`
+	} else {
+		b, _ := json.Marshal(map[string]string{"cmd": step})
+		args = string(b)
+	}
+	argStr, _ := json.Marshal(args)
+	return fmt.Sprintf(`{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_%s","call_id":"call_%s",%s"name":%q,"arguments":%s}}`, id, id, ns, name, argStr)
 }
 
 // logOutputs logs what the agent's commands printed, each once.
@@ -165,5 +187,11 @@ func (s *scriptedResponses) check(t *testing.T) {
 	}
 	if s.models["IMPLEMENT"] != "gpt-scripted-default" || s.models["REVIEW"] != "gpt-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
+	}
+	for role, want := range map[string][2]string{"IMPLEMENT": {"create_branch", "merge"}, "REVIEW": {"merge", "add_fix"}} {
+		if got := s.mcp[role]; !strings.Contains(got, " context ") || !strings.Contains(got, " session_end ") ||
+			!strings.Contains(got, " "+want[0]+" ") || strings.Contains(got, " "+want[1]+" ") {
+			t.Errorf("%s was offered the baton MCP tools [%s]: want context, session_end and %s, and no %s", role, got, want[0], want[1])
+		}
 	}
 }

@@ -280,6 +280,30 @@ func (s *segments) done() [][]byte {
 // Facts returns the facts of the arrays as the last Bytes wrote them.
 func (d *Doc) Facts() Facts { return d.facts }
 
+// ReadFacts are the facts of the document as it was parsed (call it before
+// any change): for each array split as read (nothing appended), its record
+// count, the byte range of its last record and its own range in the parsed
+// data. MaxID is left to the domain package. A reader that validated a file
+// keeps them for the readers after it.
+func (d *Doc) ReadFacts() Facts {
+	out := Facts{}
+	for name, a := range d.arrays {
+		if !a.split || a.raw == nil || len(a.pending) > 0 {
+			continue
+		}
+		n := len(a.elems)
+		f := ArrayFacts{Count: n, Span: [2]int{a.rawOff, a.rawOff + len(a.raw)}}
+		if n > 0 {
+			if a.offsets[n-1] < 0 {
+				continue // a record appended since the parse
+			}
+			f.Last = [2]int{a.offsets[n-1], a.offsets[n-1] + len(a.elems[n-1])}
+		}
+		out[name] = f
+	}
+	return out
+}
+
 // write encodes the array at depth 1 into b and returns its facts.
 func (a *Array) write(b *segments) ArrayFacts {
 	start := b.len()

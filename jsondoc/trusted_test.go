@@ -68,3 +68,41 @@ func TestTrustedParseMatchesFullParse(t *testing.T) {
 		})
 	}
 }
+
+// The facts a reader takes from a full parse are those the writer of the
+// same bytes recorded (but for MaxID, the domain package's), for files in
+// baton's layout and in others'.
+func TestReadFactsMatchWrittenFacts(t *testing.T) {
+	for _, src := range []string{
+		`{"project": {"name": "p"}, "a": [{"id": 1}, {"id": 2, "x": [1, {"y": "]"}]}], "mid": "m", "b": [], "tail": {"k": "[{"}}`,
+		`{"a":[{"id":1},{"id":2}],"b":[{"z":"}"}]}`,
+		"{\n  \"b\": [\n    {\"q\": 1}\n  ],\n  \"a\": [ ]\n}\n",
+	} {
+		full, err := jsondoc.ParseDoc([]byte(src), "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := full.Bytes()
+		want := full.Facts()
+		read, err := jsondoc.ParseDoc(written, "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := read.ReadFacts()
+		for _, name := range []string{"a", "b"} {
+			w := want[name]
+			w.MaxID = 0
+			if got[name] != w {
+				t.Errorf("%s: array %s: read facts %+v, written %+v", src, name, got[name], w)
+			}
+			if w.Count > 0 && (written[w.Last[0]] != '{' || written[w.Last[1]-1] != '}') {
+				t.Errorf("%s: array %s: the last record's range %v is not a record", src, name, w.Last)
+			}
+		}
+		// an array with a record appended since the parse has no facts
+		read.Array("a").AppendRaw([]byte(`{"id":3}`))
+		if _, ok := read.ReadFacts()["a"]; ok {
+			t.Errorf("%s: facts for an array appended to since the parse", src)
+		}
+	}
+}

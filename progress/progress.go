@@ -126,6 +126,9 @@ type File struct {
 	status *jsondoc.Object
 }
 
+// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts).
+func (f *File) ReadFacts() jsondoc.Facts { return f.doc.ReadFacts() }
+
 // New returns a fresh progress file; its status names IMPLEMENT next, as
 // the predecessor's init did (the initializer calls it).
 func New(name string, totalFeatures int, stamp string, head *string) *File {

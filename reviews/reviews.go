@@ -91,6 +91,9 @@ type File struct {
 	fixes   []gjson.Result
 }
 
+// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts).
+func (f *File) ReadFacts() jsondoc.Facts { return f.doc.ReadFacts() }
+
 // New returns an empty reviews file.
 func New() *File {
 	f := &File{doc: jsondoc.NewDoc("reviews", "fixes")}

@@ -115,9 +115,23 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, h
 	}
 }
 
-// Trusted reports whether the file name, as described by fi, is the one
-// baton's last transaction wrote, and returns the facts recorded with it.
+// Trusted reports whether the file name, as described by fi, is one a
+// reader need not validate: the one baton's last transaction wrote (with
+// the facts recorded then), or a version a reader before validated in full
+// (see Remember).
 func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
+	if facts, ok := s.stamped(name, fi); ok {
+		return facts, true
+	}
+	if fi == nil {
+		return nil, false
+	}
+	return s.validatedAs(name, fi)
+}
+
+// stamped reports whether the file name, as described by fi, is the one
+// baton's last transaction wrote, and returns the facts recorded with it.
+func (s *Store) stamped(name string, fi os.FileInfo) (json.RawMessage, bool) {
 	st, ok := s.readStamps()[s.key(name)]
 	if !ok || fi == nil || st.ID != identity(fi) {
 		return nil, false
@@ -140,6 +154,6 @@ func (s *Store) readStamped(name string) ([]byte, json.RawMessage, bool, error) 
 	if err != nil {
 		return nil, nil, false, err
 	}
-	facts, ok := s.Trusted(name, fi)
+	facts, ok := s.stamped(name, fi) // a transaction trusts only its own kind
 	return data, facts, ok, nil
 }

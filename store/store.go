@@ -362,8 +362,10 @@ func (s *Store) removeStaleTemps() {
 			os.Remove(f)
 		}
 	}
-	stale, _ := filepath.Glob(filepath.Join(s.BatonDir(), ".journal.*.tmp"))
-	for _, f := range stale {
-		os.Remove(f)
+	for _, pattern := range []string{".journal.*.tmp", "." + validatedName + ".*.tmp"} {
+		stale, _ := filepath.Glob(filepath.Join(s.BatonDir(), pattern))
+		for _, f := range stale {
+			os.Remove(f)
+		}
 	}
 }

@@ -356,7 +356,7 @@ func prepAddFix(r *runner, st *state, i int) (string, []string, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		if gjson.GetBytes(out, "verdict").String() != "REQUEST_CHANGES" {
+		if gjson.GetBytes(out, "verdict").String() != "REQUEST_CHANGES" || gjson.GetBytes(out, "decision.reject").Bool() {
 			continue
 		}
 		rid := gjson.GetBytes(out, "review_id").Int()

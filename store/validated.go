@@ -1,0 +1,90 @@
+package store
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// Validated files: a lock-free reader that met a state file baton did not
+// write (a file restored from git, a migrated project, a hand edit a
+// person made) validates it in full before reading it. It then remembers
+// that validation in .baton/validated.json under the file's identity
+// (device, inode, size, modification and change time, as a stamp), so that
+// the readers after it read the same version without validating it again.
+//
+// The record is a cache, like the stamps: lost, stale or unwritable (a
+// read-only state directory), it only costs the next reader a validation.
+// Any change to the file gives it a new identity, which no record matches.
+// It lets only readers skip validation: a transaction validates every file
+// its own stamp does not vouch for, the drift check never looks at it, and
+// verify reads everything.
+
+const validatedName = "validated.json"
+
+// validatedLimit bounds the records kept: one per state file is the rule,
+// and a file that is not one of them has no business here.
+const validatedLimit = 16
+
+func (s *Store) validatedPath() string { return filepath.Join(s.BatonDir(), validatedName) }
+
+func (s *Store) readValidated() map[string]stamp {
+	out := map[string]stamp{}
+	b, err := ReadRegular(s.validatedPath())
+	if err != nil || b == nil || json.Unmarshal(b, &out) != nil {
+		return map[string]stamp{}
+	}
+	return out
+}
+
+// Remember records that the state file name, as described by fi (the
+// version the caller read and validated in full), is valid, with the facts
+// a later reader may use (nil for none). Best effort: nothing is reported.
+func (s *Store) Remember(name string, fi os.FileInfo, facts json.RawMessage) {
+	if fi == nil {
+		return
+	}
+	if _, err := os.Stat(s.BatonDir()); err != nil {
+		return // no state directory of baton's here: create nothing
+	}
+	records := s.readValidated()
+	if len(records) >= validatedLimit {
+		records = map[string]stamp{}
+	}
+	records[s.key(name)] = stamp{ID: identity(fi), Facts: facts}
+	b, err := json.Marshal(records)
+	if err != nil {
+		return
+	}
+	_ = writeReplace(s.validatedPath(), b)
+}
+
+// validatedAs returns the facts a reader remembered with the file's
+// current version.
+func (s *Store) validatedAs(name string, fi os.FileInfo) (json.RawMessage, bool) {
+	r, ok := s.readValidated()[s.key(name)]
+	if !ok || r.ID != identity(fi) {
+		return nil, false
+	}
+	return r.Facts, true
+}
+
+// writeReplace replaces path with data through a temp file and a rename,
+// without syncing: for caches, which a crash may lose but never tear.
+func writeReplace(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A reader's record of a validation vouches for exactly the version it
+// validated, for readers only.
+func TestRememberValidated(t *testing.T) {
+	s := New(t.TempDir())
+	s.Create = true
+	if err := s.Update(context.Background(), func(*Tx) error { return nil }); err != nil {
+		t.Fatal(err) // makes .baton/
+	}
+	path := s.Path("progress.json")
+	write := func(body string) os.FileInfo {
+		t.Helper()
+		if err := os.WriteFile(path+".new", []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil { // as a checkout does
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	fi := write(`{"sessions":[]}`)
+	if _, ok := s.Trusted("progress.json", fi); ok {
+		t.Fatal("a file nobody validated is trusted")
+	}
+	s.Remember("progress.json", fi, json.RawMessage(`{"sessions":{"count":0}}`))
+	facts, ok := s.Trusted("progress.json", fi)
+	if !ok || string(facts) != `{"sessions":{"count":0}}` {
+		t.Fatalf("the validated version: trusted %v, facts %s", ok, facts)
+	}
+
+	// a transaction does not take a reader's word for it
+	if _, _, ok, err := s.readStamped("progress.json"); err != nil || ok {
+		t.Fatalf("a transaction trusted a reader's record (ok %v, %v)", ok, err)
+	}
+
+	// any other version is not trusted: replaced, or edited in place
+	fi2 := write(`{"sessions":[1]}`)
+	if _, ok := s.Trusted("progress.json", fi2); ok {
+		t.Fatal("a replaced file is trusted on the record of the version before it")
+	}
+	s.Remember("progress.json", fi2, nil)
+	if err := os.WriteFile(path, []byte(`{"sessions":[2]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, time.Time{}, fi2.ModTime().Add(time.Second)); err != nil {
+		t.Fatal(err) // an edit within the clock's granularity keeps its change time apart
+	}
+	fi3, _ := os.Stat(path)
+	if _, ok := s.Trusted("progress.json", fi3); ok {
+		t.Fatal("a file edited in place is trusted on the record of the version before the edit")
+	}
+
+	// a broken record is no record
+	if err := os.WriteFile(s.validatedPath(), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Trusted("progress.json", fi2); ok {
+		t.Fatal("an unreadable record is trusted")
+	}
+}
+
+// Without baton's directory (no state here) a reader records nothing.
+func TestRememberCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir)
+	path := filepath.Join(dir, "progress.json")
+	if err := os.WriteFile(path, []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	s.Remember("progress.json", fi, nil)
+	if _, err := os.Stat(s.BatonDir()); err == nil {
+		t.Fatal("a reader created .baton/")
+	}
+}
