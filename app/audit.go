@@ -525,7 +525,7 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 		events, _ := sn.s.ReadEvents()
 		auth := a.checkAudit(sn, events)
 		res.Problems = append(res.Problems, auth.problems...)
-		res.Notes, res.Authenticated = auth.notes, auth.authenticated
+		res.Notes, res.Authenticated = append(auth.notes, migrationNotes(events)...), auth.authenticated
 		var err error
 		if base, err = readBaseline(sn.s); err != nil {
 			res.Problems = append(res.Problems, Problem{"git-main", gitBaselineName, err.Error()})

@@ -31,8 +31,14 @@ type InitResult struct {
 	Kept     []string `json:"kept"`
 	Excluded []string `json:"excluded"`
 	Scripts  []string `json:"scripts"`
-	Hooks    []string `json:"hooks"`
-	Baseline string   `json:"git_baseline,omitempty"`
+	// ScriptBackups are the files --scripts found in its way (the
+	// predecessor's scripts), kept under another name.
+	ScriptBackups []scripts.Moved `json:"script_backups,omitempty"`
+	Hooks         []string        `json:"hooks"`
+	Baseline      string          `json:"git_baseline,omitempty"`
+	// Migrated is what adopting a predecessor's state did (absent when
+	// there was none to adopt).
+	Migrated *Migrated `json:"migrated,omitempty"`
 }
 
 // initControl creates, in the init transaction, the control files that do
@@ -123,7 +129,16 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 		if err := st.initControl(&res); err != nil {
 			return err
 		}
-		return st.initFiles(s, o.Name, &res)
+		kept, err := st.initFiles(s, o.Name, &res)
+		if err != nil {
+			return err
+		}
+		scriptsDir := "" // --scripts replaces them: nothing to say about them
+		if !o.Scripts {
+			scriptsDir = filepath.Join(s.Dir, "scripts")
+		}
+		res.Migrated, err = st.adoptPredecessor(kept, scriptsDir)
+		return err
 	})
 	if err != nil {
 		return err
@@ -136,16 +151,19 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 }
 
 // initFiles creates the state files that are missing and validates the
-// ones kept, so that a broken file is reported now.
-func (st *state) initFiles(s *store.Store, name string, res *InitResult) error {
+// ones kept, so that a broken file is reported now. It returns the names
+// of the files kept.
+func (st *state) initFiles(s *store.Store, name string, res *InitResult) ([]string, error) {
 	a := st.app
+	var kept []string
 	for _, file := range []string{features.FileName, reviews.FileName, progress.FileName} {
 		old, err := st.tx.Read(file)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if old != nil {
 			res.Kept = append(res.Kept, s.Path(file))
+			kept = append(kept, file)
 			continue
 		}
 		switch file {
@@ -158,7 +176,7 @@ func (st *state) initFiles(s *store.Store, name string, res *InitResult) error {
 			if f, ok, err := st.featuresOpt(); err == nil && (!ok || len(f.All()) == 0) {
 				// nothing to implement yet: the initializer writes the feature list
 				if err := st.prog.SetStatus("current_phase", "INITIALIZER"); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
@@ -166,13 +184,13 @@ func (st *state) initFiles(s *store.Store, name string, res *InitResult) error {
 		res.Created = append(res.Created, s.Path(file))
 	}
 	if _, _, err := st.featuresOpt(); err != nil {
-		return err
+		return nil, err
 	}
 	if _, _, err := st.reviewsOpt(); err != nil {
-		return err
+		return nil, err
 	}
 	_, _, err := st.progressOpt()
-	return err
+	return kept, err
 }
 
 // initOutside does init's work outside the state files: git's exclude,
@@ -181,7 +199,9 @@ func (a *App) initOutside(s *store.Store, o InitInput, res *InitResult) error {
 	if _, err := a.excludeState(s.Dir); err != nil {
 		return err
 	}
-	a.warnTracked(s.Dir)
+	if res.Migrated == nil { // adopting a predecessor's state lists them once, with the rest
+		a.warnTracked(s.Dir)
+	}
 	res.Excluded = append(res.Excluded, a.excluded...)
 	cfg, err := s.LoadConfig()
 	if err != nil {
@@ -197,7 +217,7 @@ func (a *App) initOutside(s *store.Store, o InitInput, res *InitResult) error {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(s.Dir, dir)
 		}
-		if res.Scripts, err = scripts.Install(dir); err != nil {
+		if res.Scripts, res.ScriptBackups, err = scripts.Install(dir); err != nil {
 			return errs.New(errs.Unexpected, "installing scripts into %s: %v", dir, err)
 		}
 	}

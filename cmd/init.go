@@ -39,6 +39,9 @@ are never overwritten.`,
 				if len(res.Excluded) > 0 {
 					printf(w, "  excluded from git: %s", strings.Join(res.Excluded, " "))
 				}
+				for _, m := range res.ScriptBackups {
+					printf(w, "  backup   %s -> %s (found in the way of baton's scripts; kept, not overwritten)", m.From, m.To)
+				}
 				for _, p := range res.Scripts {
 					printf(w, "  script   %s", p)
 				}
@@ -47,6 +50,9 @@ are never overwritten.`,
 				}
 				for _, p := range res.Hooks {
 					printf(w, "  hook     %s", p)
+				}
+				if res.Migrated != nil {
+					writeMigrated(w, res.Migrated)
 				}
 			})
 		},

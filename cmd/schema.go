@@ -96,7 +96,7 @@ func schemasTable() map[string]schema {
 		"version":    docOf(schema{"version": tString}, "version"),
 		"completion": docOf(schema{"shell": tString, "script": tString}, "shell", "script"),
 
-		"init":   docOf(schema{"state_dir": tString, "created": tStrings, "kept": tStrings, "excluded": tStrings, "scripts": tStrings, "hooks": tStrings, "git_baseline": tString}, "state_dir", "created", "kept", "excluded", "scripts", "hooks"),
+		"init":   initSchema(),
 		"status": docOf(schema{"state_dir": tString, "project": tString, "next": ref("next"), "features_passing": tInt, "total_features": tInt, "features_completed": tInt, "last_session": oneOf(ref("session"), schema{"type": "null"}), "last_review": oneOf(ref("review"), schema{"type": "null"}), "fix_cycles": tAny, "open_sessions": arrayOf(ref("open_session")), "problems": arrayOf(ref("problem"))}, "next", "features_passing", "total_features", "open_sessions", "problems"),
 		"next":   withWarnings2(ref("next")),
 		"verify": docOf(schema{"ok": tBool, "events": tInt, "problems": arrayOf(ref("problem")), "authenticated": tBool, "notes": tStrings}, "ok", "events", "problems", "authenticated", "notes"),
@@ -231,4 +231,16 @@ func (a *App) newSchemaCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// initSchema is init's document: what it created and kept, and what
+// adopting a predecessor's state did.
+func initSchema() schema {
+	return docOf(schema{"state_dir": tString, "created": tStrings, "kept": tStrings, "excluded": tStrings, "scripts": tStrings, "hooks": tStrings, "git_baseline": tString,
+		"script_backups": arrayOf(props(schema{"from": tString, "to": tString}, "from", "to")),
+		"migrated": props(schema{"start": tObject, "phase": tString, "feature": tStrNull, "branch": tStrNull, "rule": tString, "reason": tString,
+			"changes":   arrayOf(props(schema{"field": tString, "old": tString, "new": tString, "why": tString}, "field", "old", "new", "why")),
+			"anomalies": arrayOf(props(schema{"kind": tString, "found": tString, "do": tString}, "kind", "found", "do")),
+			"imported":  props(schema{"sessions": tInt, "reviews": tInt, "fixes": tInt}, "sessions", "reviews", "fixes")},
+			"start", "phase", "feature", "branch", "rule", "reason", "changes", "anomalies", "imported")}, "state_dir", "created", "kept", "excluded", "scripts", "hooks")
 }

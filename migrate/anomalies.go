@@ -37,6 +37,10 @@ func anomalies(in Input, changes []Change) []Anomaly {
 	for _, l := range in.Leftovers {
 		out = append(out, leftoverAnomaly(l))
 	}
+	if len(in.Scripts) > 0 {
+		out = append(out, Anomaly{Kind: "scripts", Found: fmt.Sprintf("%s are the predecessor's own scripts, which write the state files directly", strings.Join(in.Scripts, ", ")),
+			Do: "baton init --scripts installs baton's drop-in scripts there (prompts calling python3 scripts/*.py then reach baton) and keeps these as *.predecessor"})
+	}
 	out = append(out, fixLimitAnomalies(in)...)
 	out = append(out, unreviewedPasses(in)...)
 	if n := abbreviatedHashes(in.Raw); n > 0 {

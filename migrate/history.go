@@ -24,6 +24,8 @@ type Entry struct {
 	Features []string        // the features it names
 	Summary  string          // one line for the log
 	Record   json.RawMessage // the record as the predecessor wrote it
+
+	raw string // the time as recorded, to order entries to the microsecond
 }
 
 // Source names where an entry was read from, for the log's command column.
@@ -76,7 +78,7 @@ func sortKeys(es []Entry) []time.Time {
 		if e.Kind != kind {
 			prev, kind = time.Time{}, e.Kind
 		}
-		if t, err := jsondoc.ParseTime(e.Time); err == nil {
+		if t, err := jsondoc.ParseTime(e.raw); err == nil {
 			prev = t
 		}
 		keys[i] = prev
@@ -84,24 +86,22 @@ func sortKeys(es []Entry) []time.Time {
 	return keys
 }
 
-// normTime writes a predecessor's time (isoformat with +00:00 and
-// microseconds) as baton writes times; "" when it cannot be read.
-func normTime(s string) string {
-	t, err := jsondoc.ParseTime(s)
-	if err != nil {
-		return ""
+// setTime records a predecessor's time (isoformat with +00:00 and
+// microseconds), written as baton writes times ("" when it cannot be read).
+func (e *Entry) setTime(times ...string) {
+	for _, s := range times {
+		if t, err := jsondoc.ParseTime(s); err == nil {
+			e.Time, e.raw = jsondoc.Timestamp(t), s
+			return
+		}
 	}
-	return jsondoc.Timestamp(t)
 }
 
 func sessionEntry(raw []byte) Entry {
 	r := gjson.ParseBytes(raw)
 	e := Entry{Kind: "session", ID: int(r.Get("session_id").Int()), Role: r.Get("agent_type").String(), Record: json.RawMessage(raw)}
 	e.Session = e.ID
-	e.Time = normTime(r.Get("completed_at").String())
-	if e.Time == "" {
-		e.Time = normTime(r.Get("started_at").String())
-	}
+	e.setTime(r.Get("completed_at").String(), r.Get("started_at").String())
 	e.Features = featureIDs(r.Get("features_touched"))
 	e.Summary = fmt.Sprintf("imported session %d %s %s", e.ID, e.Role, r.Get("outcome").String())
 	return e
@@ -109,7 +109,7 @@ func sessionEntry(raw []byte) Entry {
 
 func reviewEntry(r gjson.Result) Entry {
 	e := Entry{Kind: "review", ID: int(r.Get("review_id").Int()), Role: r.Get("agent_type").String(), Record: json.RawMessage(r.Raw)}
-	e.Time = normTime(r.Get("timestamp").String())
+	e.setTime(r.Get("timestamp").String())
 	e.Features = featureIDs(r.Get("feature_id"))
 	on := strings.Join(e.Features, ",")
 	if on == "" {
@@ -124,7 +124,7 @@ func fixEntry(x gjson.Result) Entry {
 	if e.Role == "" {
 		e.Role = "FIX"
 	}
-	e.Time = normTime(x.Get("timestamp").String())
+	e.setTime(x.Get("timestamp").String())
 	e.Features = featureIDs(x.Get("feature_id"))
 	e.Summary = fmt.Sprintf("imported fix %s answering R%d: %d fixed, %d deferred", reviews.FixLabel(e.ID), x.Get("review_id").Int(),
 		len(x.Get("issues_fixed").Array()), len(x.Get("issues_deferred").Array()))

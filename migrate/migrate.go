@@ -53,6 +53,12 @@ type Input struct {
 	// the state directory (".backups/", ".agent_state.json", ...), each
 	// with what it holds.
 	Leftovers []Leftover
+	// Scripts lists the scripts in scripts/ that are not baton's drop-in
+	// ones (the predecessor's own), relative to the state directory.
+	Scripts []string
+	// BranchExists says whether a branch exists in the repository (nil
+	// outside one: every branch is taken as given).
+	BranchExists func(string) bool
 }
 
 // Leftover is a file or directory the predecessor kept beside its state.
@@ -200,6 +206,11 @@ func overReason(in Input, phase string, feature, branch *string) string {
 		if done {
 			return fmt.Sprintf("%s passes already", *feature)
 		}
+	}
+	if branch != nil && in.BranchExists != nil && !in.BranchExists(*branch) &&
+		(phase == workflow.PhaseReview || phase == workflow.PhaseFix && !strings.HasPrefix(*branch, "refactor/")) {
+		// FIX creates its refactor branch; anything else must be there
+		return fmt.Sprintf("its branch %s does not exist in the repository (deleted, or never pushed here)", *branch)
 	}
 	switch phase {
 	case workflow.PhaseImplement, workflow.PhaseBugfix, workflow.PhaseGlobalFix:

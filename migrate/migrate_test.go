@@ -106,6 +106,27 @@ func TestAdoptStatus(t *testing.T) {
 	}
 }
 
+func TestAdoptMissingBranch(t *testing.T) {
+	exists := func(b string) bool { return b == "feature/F004" }
+	for _, c := range []struct {
+		phase, feature, branch, want string
+	}{
+		{"REVIEW", `"F004"`, `"feature/F004"`, "REVIEW adopted"},
+		{"REVIEW", `"F004"`, `"feature/gone"`, "IMPLEMENT adopted/recomputed"},
+		{"FIX", `"F004"`, `"feature/gone"`, "IMPLEMENT adopted/recomputed"},
+		// FIX of an architecture review creates its refactor branch
+		{"FIX", `null`, `"refactor/arch-review-3"`, "FIX adopted"},
+		{"REVIEW", `null`, `"refactor/arch-review-3"`, "IMPLEMENT adopted/recomputed"},
+	} {
+		in := input(t, progressJSON(c.phase, c.feature, c.branch))
+		in.BranchExists = exists
+		d := Adopt(in).Decision
+		if got := d.Phase + " " + d.Rule; got != c.want {
+			t.Errorf("%s %s %s: got %s, want %s (%s)", c.phase, c.feature, c.branch, got, c.want, d.Reason)
+		}
+	}
+}
+
 func orDash(s *string) string {
 	if s == nil {
 		return "-"

@@ -92,7 +92,11 @@ func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool,
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	j, err := s.stage(names, staged)
+	hashes := make(map[string]string, len(staged)) // each staged content hashed once
+	for n, b := range staged {
+		hashes[n] = hashOf(b)
+	}
+	j, err := s.stage(names, staged, hashes)
 	if err != nil {
 		return err
 	}
@@ -101,7 +105,7 @@ func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool,
 			s.discardTemps(j)
 			return err
 		}
-		line, offset, err := s.prepareEvents(events, staged, adopt)
+		line, offset, err := s.prepareEvents(events, hashes, adopt)
 		if err != nil {
 			s.discardTemps(j)
 			return err
@@ -125,8 +129,9 @@ func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool,
 	return nil
 }
 
-// stage writes each file's new content to a synced temp file beside it.
-func (s *Store) stage(names []string, staged map[string][][]byte) (journal, error) {
+// stage writes each file's new content to a synced temp file beside it;
+// hashes are the contents' hashes, by name.
+func (s *Store) stage(names []string, staged map[string][][]byte, hashes map[string]string) (journal, error) {
 	var j journal
 	dirs := map[string]bool{}
 	for _, n := range names {
@@ -143,7 +148,7 @@ func (s *Store) stage(names []string, staged map[string][][]byte) (journal, erro
 			s.discardTemps(j)
 			return j, err
 		}
-		j.Files = append(j.Files, journalEntry{Tmp: tmp, Dst: dst, Hash: hashOf(staged[n])})
+		j.Files = append(j.Files, journalEntry{Tmp: tmp, Dst: dst, Hash: hashes[n]})
 		dirs[filepath.Dir(dst)] = true
 	}
 	for d := range dirs {

@@ -103,15 +103,6 @@ func HashContent(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// hashPieces is HashContent of the pieces' concatenation.
-func hashPieces(pieces [][]byte) string {
-	h := sha256.New()
-	for _, p := range pieces {
-		h.Write(p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
 func ChainHash(e Event) string {
 	e.Hash, e.MAC = "", ""
@@ -122,8 +113,8 @@ func ChainHash(e Event) string {
 
 // prepareEvents completes the staged events, each chained to the one before
 // (the first to the log's last entry), and returns their lines and the
-// log's size.
-func (s *Store) prepareEvents(events []*Event, staged map[string][][]byte, adopt map[string]bool) ([]byte, int64, error) {
+// log's size. staged holds the hashes of the files the transaction writes.
+func (s *Store) prepareEvents(events []*Event, staged map[string]string, adopt map[string]bool) ([]byte, int64, error) {
 	last, size, err := s.lastEvent()
 	if err != nil {
 		return nil, 0, err
@@ -144,7 +135,7 @@ func (s *Store) prepareEvents(events []*Event, staged map[string][][]byte, adopt
 // transaction did not change, from the last entry (or the file itself when
 // the log does not record it yet, or the transaction adopts it; such names
 // are added to adopt).
-func (s *Store) prepareEvent(e *Event, last *Event, staged map[string][][]byte, adopt map[string]bool) ([]byte, error) {
+func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, adopt map[string]bool) ([]byte, error) {
 	e.Seq = 1
 	if last != nil {
 		e.Seq = last.Seq + 1
@@ -165,8 +156,8 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string][][]byte, 
 	}
 	for _, name := range s.Tracked {
 		k := s.key(name)
-		if b, ok := staged[name]; ok {
-			e.Metadata.Files[k] = hashPieces(b)
+		if h, ok := staged[name]; ok {
+			e.Metadata.Files[k] = h
 			continue
 		}
 		if last != nil && !adopt[name] {

@@ -97,11 +97,13 @@ func measureFirstContact(r *runner, states []*state, o options) (map[key]stats, 
 				if err := restore(st); err != nil {
 					return nil, err
 				}
-				s, _, err := r.run(st, "", c.args(st, round))
-				if err != nil {
-					return nil, err
+				for _, k := range []key{{i, st.name}, {i, st.name + "/next"}} { // the first read, then the next one
+					s, _, err := r.run(st, "", c.args(st, round))
+					if err != nil {
+						return nil, err
+					}
+					res[k] = append(res[k], s)
 				}
-				res[key{i, st.name}] = append(res[key{i, st.name}], s)
 			}
 		}
 	}
@@ -114,16 +116,18 @@ func measureFirstContact(r *runner, states []*state, o options) (map[key]stats, 
 }
 
 func reportFirstContact(w io.Writer, trusted, first map[key]stats) {
-	fmt.Fprintf(w, "\n(d) first contact: --field reads of files baton did not write (restored copies), against the same reads of files it wrote (target ≤ %.1f×)\n", maxFirstVsTrusted)
+	fmt.Fprintf(w, "\n(d) first contact: --field reads of files baton did not write (restored copies), against the same reads of files it wrote (target ≤ %.1f×);\n", maxFirstVsTrusted)
+	fmt.Fprintf(w, "    the first read validates the file in full and notes it, the next read of that version is the second figure\n")
 	for i, c := range commands {
 		if c.kind != fieldRead {
 			continue
 		}
 		fmt.Fprintf(w, "  %-44s", c.label)
 		for _, name := range []string{"small", "large"} {
-			f, t := first[key{i, name}].median, trusted[key{i, name}].median
-			ratio := stat.Ratio(f, t)
-			fmt.Fprintf(w, "  %s %7s ms %5.2f× %-6s", name, stat.Ms(f), ratio, stat.Verdict(ratio <= maxFirstVsTrusted))
+			t := trusted[key{i, name}].median
+			f, n := first[key{i, name}].median, first[key{i, name + "/next"}].median
+			fr, nr := stat.Ratio(f, t), stat.Ratio(n, t)
+			fmt.Fprintf(w, "  %s %7s ms %5.2f× %-6s next %5.2f× %-6s", name, stat.Ms(f), fr, stat.Verdict(fr <= maxFirstVsTrusted), nr, stat.Verdict(nr <= maxFirstVsTrusted))
 		}
 		fmt.Fprintln(w)
 	}
