@@ -34,6 +34,8 @@ type runOpts struct {
 	DryRun      bool
 	Agent       string // a preset: claude, codex
 	Follow      bool
+	Sandbox     string // on, auto, off ("": the project's config)
+	SandboxNet  string // on, off
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -59,7 +61,14 @@ runs the agent:
 After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
 failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
 --max-sessions before DONE (exit 7). A missing agent program is exit 4 before anything is opened;
---dry-run prints the next prompt and opens nothing.`,
+--dry-run prints the next prompt and opens nothing.
+
+With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
+repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
+write only its clone, its temp directory and its agent CLI's directories, cannot read your key,
+and reaches the state only through baton, whose calls go to this run. Its branch comes back
+when it ends. Without an OS sandbox --sandbox fails (exit 4) and --sandbox=auto runs the agents
+unconfined with a warning. A call the sandbox's broker refuses stops the run for a person.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
@@ -71,6 +80,9 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
+	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
+	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
+	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
 	return c
 }
 
@@ -132,6 +144,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	} else {
 		defer a.app.UnmarkRun() // a run that returns is not a killed one
 	}
+	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
+		return err
+	}
 	var ran []runSession
 	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
@@ -191,6 +206,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 		if verr := a.verifyRun(ctx, *last); verr != nil {
 			return true, verr // what the agent did is why its session could not be ended
 		}
+		return true, err
+	}
+	if err := a.stopOnAttempts(st, failure); err != nil {
 		return true, err
 	}
 	a.app.UnmarkRun()
@@ -362,6 +380,12 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
+	command := strings.Join(cmd.Args, " ")
+	box, err := a.sandboxed(actx, cmd, st)
+	if err != nil {
+		a.notice("[baton run] %s session %d: its sandbox could not be set up: %v", st.Role, st.Session, err)
+		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's sandbox could not be set up: %v", err), StageID: st.Role, Severity: "error"}
+	}
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -370,6 +394,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	stop := a.progressLine(st, start, out.progress())
 	err = cmd.Start()
 	if err == nil {
+		box.started(cmd.Process.Pid)
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid
 			a.app.MarkRun(st.mark)
@@ -377,7 +402,13 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		err = cmd.Wait()
 	}
 	stop()
-	a.logSession(st, strings.Join(cmd.Args, " "), out.Bytes(), exitText(err))
+	tried := box.close(ctx)
+	a.logSession(st, command, out.Bytes(), exitText(err))
+	if tried != nil {
+		a.tried = tried
+		a.notice("[baton run] %s session %d: %s", st.Role, st.Session, tried.Message)
+		return tried
+	}
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
