@@ -79,12 +79,16 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
+	preset := o.Agent
+	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
+		preset = agentcli.Predecessor
+	}
 	opts := a.app.AgentOptions(st.Role)
 	opts.MCP = server
 	if a.box != nil {
 		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
 	}
-	argv, _ := agentcli.Command(o.Agent, opts)
+	argv, _ := agentcli.Command(preset, opts)
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 

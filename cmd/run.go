@@ -36,6 +36,10 @@ type runOpts struct {
 	Follow      bool
 	Sandbox     string // on, auto, off ("": the project's config)
 	SandboxNet  string // on, off
+	// The predecessor's prompt files (--prompts), its brownfield start
+	// (--input-file) and its INITIALIZER's feature count.
+	Prompts, InputFile string
+	FeatureCount       int
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -83,6 +87,9 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
+	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
+	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
+	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
 	return c
 }
 
@@ -108,10 +115,16 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
+	if err := a.usePrompts(o); err != nil {
+		return err
+	}
 	if o.DryRun {
 		return a.dryRun(ctx)
 	}
 	if err := a.checkAgentOpts(o); err != nil {
+		return err
+	}
+	if err := a.brownfieldStart(ctx, o); err != nil {
 		return err
 	}
 	if o.Resume {
@@ -125,6 +138,11 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err
+	}
+	if o.Prompts != "" {
+		if err := a.app.PreparePredecessor(); err != nil {
+			return err
+		}
 	}
 	var br *bridge.Bridge
 	if o.AgentCmd == "" && o.Agent == "" {
@@ -195,6 +213,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 		_, err := br.Invoke(st.Role, st.Prompt, bridge.InvokeOptions{PhaseName: phaseName(st), TimeoutSeconds: int(o.Timeout / time.Second),
 			Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 		return true, err // the first request of this process checkpoints: exit 42
+	}
+	if o.Prompts != "" {
+		a.app.PredecessorWorktree(st.Role, st.Branch)
 	}
 	failure := a.runAgent(ctx, o, st)
 	if ctx.Err() != nil {
@@ -360,6 +381,7 @@ func (a *App) openStep(ctx context.Context, n app.NextResult) (step, error) {
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
 	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
+	a.app.OpenedPredecessorStep(st.Role)
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
 		st.Prompt, err = a.app.RenderPrompt(ctx, a.caller(), p.Assignment)
@@ -380,6 +402,9 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
+	if o.Prompts != "" {
+		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
+	}
 	command := strings.Join(cmd.Args, " ")
 	box, err := a.sandboxed(actx, cmd, st)
 	if err != nil {
@@ -467,8 +492,14 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session }) {
+	i := slices.IndexFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session })
+	if i < 0 {
 		return nil // the agent ended its session
+	}
+	if rec := open.Sessions[i].RecordedAs; rec > 0 { // recorded with progress add-session
+		a.notice("[baton run] session %d (%s) recorded its work as session %d: closing it", st.Session, st.Role, rec)
+		_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "SUCCESS", "-s", "closed by baton run")
+		return err
 	}
 	if failure == nil {
 		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}
