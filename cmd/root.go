@@ -103,7 +103,10 @@ type App struct {
 	completing bool
 	// versionOnly is set when the arguments ask for the version alone.
 	versionOnly bool
-	ran         bool // a command's run started: later errors are not usage errors
+	// group is the one command group (progress, reviews, features) the
+	// arguments run, the only part of the tree then built ("" for all).
+	group string
+	ran   bool // a command's run started: later errors are not usage errors
 
 	warnings []string // under --json: the warnings and notices for the document
 	emitted  bool     // under --json: the document was printed
@@ -130,7 +133,7 @@ func Main(args []string, env Env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	a := newApp(env)
-	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
+	a.completing, a.versionOnly, a.group = completionRequest(args), versionRequest(args), groupRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -189,6 +192,28 @@ func versionRequest(args []string) bool {
 	return version
 }
 
+// groupRequest names the command group the arguments run when it is
+// progress, reviews or features ("" otherwise, and for a completion
+// request): the first argument that is neither a global flag nor its value.
+func groupRequest(args []string) string {
+	if completionRequest(args) {
+		return ""
+	}
+	for i := 0; i < len(args); i++ {
+		switch s := args[i]; {
+		case s == "-d" || s == "--state-dir" || s == "--agent-state-dir" || s == "-f" || s == "--file" ||
+			s == "--as" || s == "--reason" || s == "--jq" || s == "--fields":
+			i++ // the flag's value
+		case strings.HasPrefix(s, "-"):
+		case s == "progress" || s == "reviews" || s == "features":
+			return s
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
 // wantsJSON says whether --json (or --jq or --fields, which imply it) is
 // among the arguments (before any "--").
 func wantsJSON(args []string) bool {
@@ -244,11 +269,11 @@ ids assigned inside the lock and counters computed from the files.
 	if a.versionOnly {
 		return root // --version reads nothing else: the commands are not built
 	}
-	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
-		a.newBridgeCmd(),
-		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
-	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
+	if build, ok := a.groups()[a.group]; ok {
+		root.AddCommand(build()) // the commands an agent calls most: nothing else is built
+	} else {
+		a.addAllCommands(root)
+	}
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	a.jsonHelp(root)
@@ -258,6 +283,19 @@ ids assigned inside the lock and counters computed from the files.
 	}
 	a.markRuns(root)
 	return root
+}
+
+// groups are the command groups that run without the rest of the tree.
+func (a *App) groups() map[string]func() *cobra.Command {
+	return map[string]func() *cobra.Command{"progress": a.newProgressCmd, "reviews": a.newReviewsCmd, "features": a.newFeaturesCmd}
+}
+
+func (a *App) addAllCommands(root *cobra.Command) {
+	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
+		a.newBridgeCmd(),
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
+	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
 }
 
 // markRuns wraps every command's run so that Main can tell an error of
