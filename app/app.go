@@ -23,6 +23,12 @@ type Env struct {
 	Getenv func(string) string
 	Cwd    string
 	Now    func() time.Time
+	// FileDir is where relative file arguments are read (a sandboxed
+	// agent's working directory); empty: Cwd.
+	FileDir string
+	// Head, when set, is the HEAD a call sees instead of the repository's
+	// own: the commit and branch of a sandboxed agent's working copy.
+	Head func() (hash, branch string)
 }
 
 // Options are the front end's settings that every operation reads: where
@@ -85,6 +91,9 @@ type App struct {
 	// key); launch is set in a launcher's own process (baton run).
 	keyFile string
 	launch  *launcher
+	// pred is set when 'baton run --prompts' runs the predecessor's prompt
+	// files.
+	pred *Predecessor
 }
 
 // New makes the application for a front end. opts is read at each call, so

@@ -40,7 +40,7 @@ func (a *App) readArg(flag, v string) ([]byte, error) {
 	}
 	p := t
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(a.env.Cwd, p)
+		p = filepath.Join(a.fileDir(), p)
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {

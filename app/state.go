@@ -387,7 +387,9 @@ func (st *state) recount() error {
 func (a *App) repo() gitops.Repo {
 	if !a.repoOpened {
 		a.repoOpened = true
-		a.gitRepo, _ = gitops.Open(a.env.Cwd)
+		if r, err := gitops.Open(a.env.Cwd); err == nil {
+			a.gitRepo = a.withHead(r)
+		}
 	}
 	return a.gitRepo
 }

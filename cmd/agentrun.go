@@ -80,9 +80,16 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
+	preset := o.Agent
+	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
+		preset = agentcli.Predecessor
+	}
 	opts := a.app.AgentOptions(st.Role)
 	opts.MCP = server
-	argv, _ := agentcli.Command(o.Agent, opts)
+	if a.box != nil {
+		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
+	}
+	argv, _ := agentcli.Command(preset, opts)
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
@@ -94,9 +101,13 @@ func (a *App) agentProcess(ctx context.Context, o runOpts, st step) (*exec.Cmd, 
 	if dirErr != nil {
 		dir = ""
 	}
-	server, cleanup, err := agentMCP(o.Agent, st.Credential, dir, a.env.Cwd)
-	if err != nil {
-		return nil, cleanup, err
+	var server *agentcli.MCP
+	cleanup := func() {}
+	if a.box == nil { // a sandboxed agent holds no credential: its baton calls go through the broker
+		var err error
+		if server, cleanup, err = agentMCP(o.Agent, st.Credential, dir, a.env.Cwd); err != nil {
+			return nil, cleanup, err
+		}
 	}
 	cmd := a.agentCommand(ctx, o, st, server)
 	cmd.Dir = a.env.Cwd

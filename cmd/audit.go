@@ -84,6 +84,9 @@ func (a *App) newStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if w := a.app.SandboxWarning(); w != "" {
+				a.warn("%s", w)
+			}
 			return a.emit(res, func(w io.Writer) { writeStatus(w, res) })
 		},
 	}

@@ -16,9 +16,10 @@ import (
 
 // demoOpts are `baton demo`'s options.
 type demoOpts struct {
-	Dir    string
-	Bridge bool
-	Keep   bool
+	Dir     string
+	Bridge  bool
+	Keep    bool
+	Sandbox string
 }
 
 func (a *App) newDemoCmd() *cobra.Command {
@@ -39,6 +40,8 @@ is a new temporary directory, removed at the end unless --keep (or --dir DIR) is
 	c.Flags().StringVar(&o.Dir, "dir", "", "where to create the scratch project (default: a new temp directory)")
 	c.Flags().BoolVar(&o.Bridge, "bridge", false, "run the agents through the bridge (exit 42 / --resume) instead of --agent-cmd")
 	c.Flags().BoolVar(&o.Keep, "keep", false, "keep the scratch project (a --dir is always kept)")
+	c.Flags().StringVar(&o.Sandbox, "sandbox", "", "run the agents as 'baton run --sandbox' does: on, auto or off")
+	c.Flags().Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	agent := &cobra.Command{
 		Use: "agent", Short: "The scripted agent (run by baton run during the demo)", Hidden: true, Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.demoAgent(c.Context()) },
@@ -103,7 +106,11 @@ func (a *App) runDemo(ctx context.Context, o demoOpts) error {
 	if o.Bridge {
 		err = d.demoThroughBridge(ctx, exe, agentCmd)
 	} else {
-		_, err = d.sub(ctx, nil, "run", "--agent-cmd", agentCmd, "--max-sessions", "60")
+		args := []string{"run", "--agent-cmd", agentCmd, "--max-sessions", "60"}
+		if o.Sandbox != "" {
+			args = append(args, "--sandbox="+o.Sandbox)
+		}
+		_, err = d.sub(ctx, nil, args...)
 	}
 	if err != nil {
 		return err

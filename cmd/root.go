@@ -74,6 +74,12 @@ type Env struct {
 	Getenv         func(string) string
 	Cwd            string
 	Now            func() time.Time
+	// FileDir is where relative file arguments are read and written (a
+	// sandboxed agent's working copy); empty: Cwd.
+	FileDir string
+	// Head, when set, is the HEAD a call sees instead of the repository's
+	// own (a sandboxed agent's working copy).
+	Head func() (hash, branch string)
 }
 
 // ProcessEnv reads the real process environment.
@@ -106,6 +112,14 @@ type App struct {
 	// group is the one command group (progress, reviews, features) the
 	// arguments run, the only part of the tree then built ("" for all).
 	group string
+
+	// guard, when set, may refuse a command once its arguments are parsed
+	// (the sandbox's broker: see sandboxbroker.go).
+	guard func(*cobra.Command) error
+	// box is how baton run confines its agents (nil: unconfined); tried is
+	// what the last sandboxed agent tried that its broker refused.
+	box   *sandboxConf
+	tried *failureSignature
 	ran   bool // a command's run started: later errors are not usage errors
 
 	warnings []string // under --json: the warnings and notices for the document
@@ -130,9 +144,17 @@ const exitCodeHelp = `Exit codes:
 // Main runs baton with args and returns the exit code. Nothing else in baton
 // exits the process.
 func Main(args []string, env Env) int {
+	if code, ok := agentSide(args, env); ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	a := newApp(env)
+	return execute(ctx, newApp(env), args)
+}
+
+// execute runs one baton command with a and returns its exit code.
+func execute(ctx context.Context, a *App, args []string) int {
+	env := a.env
 	a.completing, a.versionOnly, a.group = completionRequest(args), versionRequest(args), groupRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
@@ -159,7 +181,7 @@ func Main(args []string, env Env) int {
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head}, &a.g.Options, a)
 	return a
 }
 
@@ -307,6 +329,11 @@ func (a *App) markRuns(c *cobra.Command) {
 				return err
 			}
 			a.ran = true
+			if a.guard != nil {
+				if err := a.guard(c); err != nil {
+					return err
+				}
+			}
 			if err := checkInputText(c, args); err != nil {
 				return err
 			}

@@ -35,6 +35,12 @@ type runOpts struct {
 	DryRun      bool
 	Agent       string // a preset: claude, codex
 	Follow      bool
+	Sandbox     string // on, auto, off ("": the project's config)
+	SandboxNet  string // on, off
+	// The predecessor's prompt files (--prompts), its brownfield start
+	// (--input-file) and its INITIALIZER's feature count.
+	Prompts, InputFile string
+	FeatureCount       int
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -60,7 +66,14 @@ runs the agent:
 After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
 failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
 --max-sessions before DONE (exit 7). A missing agent program is exit 4 before anything is opened;
---dry-run prints the next prompt and opens nothing.`,
+--dry-run prints the next prompt and opens nothing.
+
+With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
+repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
+write only its clone, its temp directory and its agent CLI's directories, cannot read your key,
+and reaches the state only through baton, whose calls go to this run. Its branch comes back
+when it ends. Without an OS sandbox --sandbox fails (exit 4) and --sandbox=auto runs the agents
+unconfined with a warning. A call the sandbox's broker refuses stops the run for a person.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
@@ -72,6 +85,12 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
+	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
+	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
+	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
+	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
+	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
+	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
 	return c
 }
 
@@ -97,10 +116,16 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
+	if err := a.usePrompts(o); err != nil {
+		return err
+	}
 	if o.DryRun {
 		return a.dryRun(ctx)
 	}
 	if err := a.checkAgentOpts(o); err != nil {
+		return err
+	}
+	if err := a.brownfieldStart(ctx, o); err != nil {
 		return err
 	}
 	if o.Resume {
@@ -114,6 +139,11 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err
+	}
+	if o.Prompts != "" {
+		if err := a.app.PreparePredecessor(); err != nil {
+			return err
+		}
 	}
 	var br *bridge.Bridge
 	if o.AgentCmd == "" && o.Agent == "" {
@@ -132,6 +162,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		return err
 	} else {
 		defer a.unmarkRun() // a run that returns is not a killed one
+	}
+	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
+		return err
 	}
 	var ran []runSession
 	var last *step
@@ -182,6 +215,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 			Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 		return true, err // the first request of this process checkpoints: exit 42
 	}
+	if o.Prompts != "" {
+		a.app.PredecessorWorktree(st.Role, st.Branch)
+	}
 	failure := a.runAgent(ctx, o, st)
 	if ctx.Err() != nil {
 		return true, a.interrupted(ctx, st)
@@ -192,6 +228,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 		if verr := a.verifyRun(ctx, *last); verr != nil {
 			return true, verr // what the agent did is why its session could not be ended
 		}
+		return true, err
+	}
+	if err := a.stopOnAttempts(st, failure); err != nil {
 		return true, err
 	}
 	a.unmarkRun()
@@ -343,6 +382,7 @@ func (a *App) openStep(ctx context.Context, n app.NextResult) (step, error) {
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
 	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
+	a.app.OpenedPredecessorStep(st.Role)
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
 		st.Prompt, err = a.app.RenderPrompt(ctx, a.caller(), p.Assignment)
@@ -363,6 +403,15 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
+	if o.Prompts != "" {
+		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
+	}
+	command := strings.Join(cmd.Args, " ")
+	box, err := a.sandboxed(actx, cmd, st)
+	if err != nil {
+		a.notice("[baton run] %s session %d: its sandbox could not be set up: %v", st.Role, st.Session, err)
+		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's sandbox could not be set up: %v", err), StageID: st.Role, Severity: "error"}
+	}
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -371,6 +420,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	stop := a.progressLine(st, start, out.progress())
 	err = cmd.Start()
 	if err == nil {
+		box.started(cmd.Process.Pid)
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid
 			a.markRun(st.mark)
@@ -378,7 +428,13 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		err = cmd.Wait()
 	}
 	stop()
-	a.logSession(st, strings.Join(cmd.Args, " "), out.Bytes(), exitText(err))
+	tried := box.close(ctx)
+	a.logSession(st, command, out.Bytes(), exitText(err))
+	if tried != nil {
+		a.tried = tried
+		a.notice("[baton run] %s session %d: %s", st.Role, st.Session, tried.Message)
+		return tried
+	}
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
@@ -450,8 +506,14 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session }) {
+	i := slices.IndexFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session })
+	if i < 0 {
 		return nil // the agent ended its session
+	}
+	if rec := open.Sessions[i].RecordedAs; rec > 0 { // recorded with progress add-session
+		a.notice("[baton run] session %d (%s) recorded its work as session %d: closing it", st.Session, st.Role, rec)
+		_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "SUCCESS", "-s", "closed by baton run")
+		return err
 	}
 	if failure == nil {
 		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}

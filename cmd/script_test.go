@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/cmd"
+	"github.com/baton-cli/baton/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -92,6 +93,13 @@ func TestScripts(t *testing.T) {
 			"schemavalid": cmdSchemaValid,
 			"rebind":      cmdRebind,
 			"forgelog":    cmdForgeLog,
+		},
+		// [landlock]: the kernel offers the sandbox baton run --sandbox uses
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return sandbox.ABI() >= sandbox.MinABI, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})

@@ -419,6 +419,7 @@ func (c *checkout) update(old, new string) error {
 			_, _ = idx.Remove(ch.From.Name)
 			continue
 		}
+		to.Name = ch.To.Name // Files names the file alone; the checkout needs its path
 		if err := c.writeFile(idx, to); err != nil {
 			return err
 		}

@@ -174,9 +174,13 @@ func optionalReview(v string) (int, error) {
 }
 
 func sessionEndTool(ctx context.Context, s *Server, in SessionEndIn) (progress.Session, error) {
-	return s.app.SessionEnd(ctx, s.caller, app.SessionEndInput{
+	ended, err := s.app.SessionEnd(ctx, s.caller, app.SessionEndInput{
 		Outcome: in.Outcome, Summary: in.Summary, Features: strings.Join(in.Features, ","), Commits: in.Commits, Failure: in.Failure,
 	})
+	if err == nil {
+		s.unbind()
+	}
+	return ended, err
 }
 
 func addSessionTool(ctx context.Context, s *Server, in AddSessionIn) (progress.Session, error) {
@@ -265,6 +269,38 @@ func appendDebtTool(ctx context.Context, s *Server, in AppendDebtIn) (app.Append
 		source = "review"
 	}
 	return s.app.FeaturesAppend(ctx, s.caller, app.AppendInput{Entries: string(b), Source: source})
+}
+
+func featurePassTool(ctx context.Context, s *Server, in IDIn) (app.PassResult, error) {
+	return s.app.FeaturePass(ctx, s.caller, in.ID)
+}
+
+// MarkedOut is a fix marked merged.
+type MarkedOut struct {
+	Fix         string `json:"fix"`
+	MergeCommit string `json:"merge_commit,omitempty"`
+}
+
+func markMergedTool(ctx context.Context, s *Server, in FixIDIn) (MarkedOut, error) {
+	id, err := reviews.ParseFixID(in.Fix)
+	if err != nil {
+		return MarkedOut{}, err
+	}
+	if err := s.app.MarkMerged(ctx, s.caller, id, in.MergeCommit); err != nil {
+		return MarkedOut{}, err
+	}
+	return MarkedOut{Fix: reviews.FixLabel(id), MergeCommit: in.MergeCommit}, nil
+}
+
+func updateStatusTool(ctx context.Context, s *Server, in StatusIn) (Doc, error) {
+	var u app.UpdateStatusInput
+	if in.Feature != "" {
+		u.Feature = &in.Feature
+	}
+	if in.Branch != "" {
+		u.Branch = &in.Branch
+	}
+	return doc(s.app.UpdateStatus(ctx, s.caller, u))
 }
 
 func createBranchTool(ctx context.Context, s *Server, in BranchIn) (app.BranchCreated, error) {

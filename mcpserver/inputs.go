@@ -134,3 +134,15 @@ type DebtItem struct {
 	Description  string `json:"description"`
 	SourceReview string `json:"source_review,omitempty" jsonschema:"the issue id it comes from, e.g. R3-m1"`
 }
+
+// FixIDIn names a fix.
+type FixIDIn struct {
+	Fix         string `json:"fix" jsonschema:"3 or FIX-3"`
+	MergeCommit string `json:"merge_commit,omitempty" jsonschema:"the merge commit on main"`
+}
+
+// StatusIn sets the current feature or branch.
+type StatusIn struct {
+	Feature string `json:"feature,omitempty" jsonschema:"the feature now worked on"`
+	Branch  string `json:"branch,omitempty" jsonschema:"the branch of the work"`
+}

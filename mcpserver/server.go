@@ -25,6 +25,7 @@ import (
 // Server is one MCP server: the application, the caller every call acts
 // as, and the role that caller's session was opened with ("" unbound).
 type Server struct {
+	mcp    *mcp.Server
 	app    *app.App
 	caller app.Caller
 	role   string
@@ -64,13 +65,28 @@ func New(ctx context.Context, o Options, warn io.Writer) *mcp.Server {
 			s.role = cur.Sessions[0].AgentType
 		}
 	}
-	m := mcp.NewServer(&mcp.Implementation{Name: "baton", Title: "baton", Version: o.Version}, &mcp.ServerOptions{Instructions: s.instructions()})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "baton", Title: "baton", Version: o.Version}, &mcp.ServerOptions{Instructions: s.instructions()})
 	for _, sp := range catalog() {
 		if sp.offeredTo(s.role) {
-			sp.add(m, sp.tool(), s)
+			sp.add(s.mcp, sp.tool(), s)
 		}
 	}
-	return m
+	return s.mcp
+}
+
+// unbind withdraws the writes once the session has ended: its credential
+// binds nothing any more, and the client is told the list changed.
+func (s *Server) unbind() {
+	var writes []string
+	for _, sp := range catalog() {
+		if !sp.readOnly() && sp.offeredTo(s.role) {
+			writes = append(writes, sp.name)
+		}
+	}
+	s.role = ""
+	if s.mcp != nil {
+		s.mcp.RemoveTools(writes...)
+	}
 }
 
 // instructions tell the client whom the server acts for.

@@ -193,6 +193,9 @@ func TestSessionsThroughMCP(t *testing.T) {
 	}
 	call(t, impl, "create_branch", map[string]any{"name": "feature/f001"}, true)
 	p.git("switch", "-q", "feature/f001")
+	if got := call(t, impl, "update_status", map[string]any{"branch": "feature/f001"}, true).Get("doc.current_branch").String(); got != "feature/f001" {
+		t.Errorf("update_status: current_branch %q", got)
+	}
 	if err := os.WriteFile(filepath.Join(p.dir, "hello.sh"), []byte("echo hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -221,11 +224,18 @@ func TestSessionsThroughMCP(t *testing.T) {
 	if m.Get("merge_commit").String() == "" || m.Get("passed.0").String() != "F001" {
 		t.Errorf("merge: %s", m.Raw)
 	}
+	// a write that warns: the warning comes back as the result's second text
+	res, err := rev.CallTool(context.Background(), &mcp.CallToolParams{Name: "feature_pass", Arguments: map[string]any{"id": "F001"}})
+	if err != nil || res.IsError || len(res.Content) != 2 || !strings.Contains(res.Content[1].(*mcp.TextContent).Text, "WARNING: Feature F001 is already passing") {
+		t.Errorf("feature_pass of a passing feature: %v %+v", err, res)
+	}
 	d := call(t, rev, "append_debt", map[string]any{"items": []map[string]any{{"name": "Tests", "description": "hello.sh has no test"}}}, true)
 	if d.Get("added.#").Int() != 1 || !strings.HasPrefix(d.Get("added.0").String(), "DEBT-") {
 		t.Errorf("append_debt: %s", d.Raw)
 	}
 	call(t, rev, "session_end", map[string]any{"outcome": "SUCCESS", "summary": "R1: PASS, merged"}, true)
+	// the session is over: its server keeps only the reads
+	want(t, "REVIEW after session_end", toolNames(t, rev), []string{"context", "status", "log"}, []string{"session_end", "merge", "add_review", "append_debt"})
 
 	list := gjson.Parse(p.baton("", "--json", "progress", "list"))
 	if got := list.Get("sessions.#.outcome").Raw; got != `["SUCCESS","READY_FOR_REVIEW","SUCCESS"]` {
@@ -310,4 +320,12 @@ func TestFixAndInitializerTools(t *testing.T) {
 	}
 	call(t, fix, "add_fix", map[string]any{"review": "FIX-1"}, false) // a fix id where a review id goes
 	call(t, fix, "session_end", map[string]any{"outcome": "READY_FOR_REVIEW", "summary": "fixed R1-M1"}, true)
+
+	rev2 := p.connect(p.open("REVIEW"))
+	if got := call(t, rev2, "mark_merged", map[string]any{"fix": "R1"}, false).String(); !strings.Contains(got, "is a review id, not a fix id") {
+		t.Errorf("mark_merged R1: %s", got)
+	}
+	if got := call(t, rev2, "mark_merged", map[string]any{"fix": "FIX-1"}, true).Get("fix").String(); got != "FIX-1" {
+		t.Errorf("mark_merged FIX-1: %s", got)
+	}
 }

@@ -34,6 +34,9 @@ type Config struct {
 	TestCommand string `json:"test_command,omitempty"`
 	// Agent configures the agent CLIs baton run starts.
 	Agent AgentConfig `json:"agent,omitzero"`
+	// Sandbox is baton run's default for --sandbox: "on", "auto" or
+	// "off" (empty: off).
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // AgentConfig is how baton run starts an agent CLI (--agent claude|codex).
@@ -95,6 +98,11 @@ func (s *Store) LoadConfig() (Config, error) {
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, errs.New(errs.Invalid, "%s: %v — fix the file or delete it to use the defaults", s.ConfigPath(), err)
+	}
+	switch c.Sandbox {
+	case "", "on", "auto", "off":
+	default:
+		return c, errs.New(errs.Invalid, "%s: sandbox must be \"on\", \"auto\" or \"off\", found %q", s.ConfigPath(), c.Sandbox)
 	}
 	for _, f := range []struct {
 		name   string

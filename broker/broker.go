@@ -1,0 +1,230 @@
+// Package broker carries an agent's baton calls out of its sandbox to the
+// launcher: one request per connection on a unix socket (a length-prefixed
+// JSON document with the call's arguments, standard input and working
+// directory), one response (its output streams and exit code). Who calls
+// is never read from the request: the server knows which session its
+// socket serves, and learns the connecting process from the kernel
+// (SO_PEERCRED), so that it can refuse a process outside that session's
+// agent.
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Limits of one exchange.
+const (
+	MaxRequest  = 8 << 20  // arguments and standard input
+	MaxResponse = 64 << 20 // output streams
+	// ReadTimeout bounds how long a client may take to send its request.
+	ReadTimeout = 30 * time.Second
+)
+
+// EnvSocket names the environment variable that tells an agent's baton
+// where its broker listens.
+const EnvSocket = "BATON_BROKER"
+
+// Request is one baton call: nothing in it says who calls.
+type Request struct {
+	Args  []string `json:"args"`
+	Stdin []byte   `json:"stdin,omitempty"`
+	Cwd   string   `json:"cwd"`
+}
+
+// Response is what the call printed and how it exited.
+type Response struct {
+	Stdout []byte `json:"stdout,omitempty"`
+	Stderr []byte `json:"stderr,omitempty"`
+	Code   int    `json:"code"`
+}
+
+// Peer is the connecting process, as the kernel reports it.
+type Peer struct {
+	PID int
+	UID int
+}
+
+// Handler answers a request from a peer the server accepted; Refuse
+// answers one it did not (a malformed request, or a peer the check
+// refused) and is told why.
+type Handler interface {
+	Handle(ctx context.Context, p Peer, r Request) Response
+	Refuse(p Peer, why error) Response
+}
+
+// Server serves one socket.
+type Server struct {
+	ln    *net.UnixListener
+	h     Handler
+	check func(Peer) error
+	wg    sync.WaitGroup
+}
+
+// Listen serves h on a new socket at path; check (optional) accepts or
+// refuses each connecting process before its request is read.
+func Listen(path string, h Handler, check func(Peer) error) (*Server, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(true)
+	return &Server{ln: ln, h: h, check: check}, nil
+}
+
+// Serve answers connections until ctx ends or Close; each connection is
+// answered in its own goroutine.
+func (s *Server) Serve(ctx context.Context) {
+	go func() { <-ctx.Done(); _ = s.ln.Close() }()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			s.answer(ctx, c)
+		}()
+	}
+}
+
+// Close stops accepting and waits for the calls under way.
+func (s *Server) Close() {
+	_ = s.ln.Close()
+	s.wg.Wait()
+}
+
+func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
+	p, err := peerOf(c)
+	var resp Response
+	switch {
+	case err != nil:
+		resp = s.h.Refuse(p, err)
+	case s.check != nil && s.check(p) != nil:
+		resp = s.h.Refuse(p, s.check(p))
+	default:
+		_ = c.SetReadDeadline(time.Now().Add(ReadTimeout))
+		var r Request
+		if err := readFrame(c, MaxRequest, &r); err != nil {
+			resp = s.h.Refuse(p, err)
+		} else {
+			resp = s.h.Handle(ctx, p, r)
+		}
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(ReadTimeout))
+	_ = writeFrame(c, resp)
+}
+
+// Call sends r to the broker at path and waits for its answer.
+func Call(path string, r Request) (Response, error) {
+	var resp Response
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return resp, err
+	}
+	defer c.Close()
+	if err := writeFrame(c, r); err != nil {
+		return resp, err
+	}
+	err = readFrame(c, MaxResponse, &resp)
+	return resp, err
+}
+
+// writeFrame sends v as a 4-byte big-endian length and its JSON.
+func writeFrame(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+	_, err = w.Write(append(n[:], b...))
+	return err
+}
+
+// readFrame reads one frame of at most max bytes into v; a field v does
+// not know is an error (a request says nothing but its call).
+func readFrame(r io.Reader, max int, v any) error {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return fmt.Errorf("reading the request: %w", err)
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if int64(size) > int64(max) {
+		return fmt.Errorf("the message is %d bytes, over the limit of %d", size, max)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return fmt.Errorf("reading the request: %w", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("the message is not a broker request: %w", err)
+	}
+	return nil
+}
+
+// peerOf asks the kernel which process is at the other end.
+func peerOf(c *net.UnixConn) (Peer, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return Peer{}, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return Peer{}, err
+	}
+	if cerr != nil {
+		return Peer{}, cerr
+	}
+	return Peer{PID: int(cred.Pid), UID: int(cred.Uid)}, nil
+}
+
+// ErrNotDescendant refuses a peer outside the process tree a socket serves.
+var ErrNotDescendant = errors.New("the calling process is not part of the agent this socket serves")
+
+// Descends says whether pid is root or one of its descendants, following
+// the parent links in /proc. A process that left the tree (re-parented to
+// init or a subreaper) is not a descendant.
+func Descends(pid, root int) bool {
+	for i := 0; i < 4096 && pid > 1; i++ {
+		if pid == root {
+			return true
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses
+		s := string(b)
+		j := strings.LastIndexByte(s, ')')
+		if j < 0 {
+			return false
+		}
+		f := strings.Fields(s[j+1:])
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return false
+		}
+	}
+	return pid == root
+}
