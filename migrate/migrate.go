@@ -165,7 +165,7 @@ func adoptStatus(in Input) (workflow.Decision, []Change) {
 	}
 	phase := st.CurrentPhase
 	d := workflow.Decision{Phase: phase, Feature: feature, Branch: branch, Rule: RuleAdopted,
-		Reason: fmt.Sprintf("adopted from the predecessor's progress.json: %s", describe(phase, feature, branch))}
+		Reason: fmt.Sprintf("the predecessor's progress.json records %s", describe(phase, feature, branch))}
 	if why := overReason(in, phase, feature, branch); why != "" {
 		d = in.NextWork
 		d.Reason = fmt.Sprintf("the predecessor recorded %s, but %s: %s", describe(phase, feature, branch), why, in.NextWork.Reason)
