@@ -20,6 +20,7 @@ type Options struct {
 	// WritableDirs are directories outside the working directory the
 	// agent must write: the state directory, git's common directory.
 	WritableDirs []string
+	Role         string // the session's role (the predecessor's preset picks its model by it)
 	// MCP, when set, hands the agent baton's MCP server for its session.
 	MCP *MCP
 }
@@ -57,7 +58,7 @@ func ClaudeConfig(baton string, env map[string]string) []byte {
 // preset builds one CLI's command line.
 type preset func(Options) []string
 
-var presets = map[string]preset{"claude": claude, "codex": codex}
+var presets = map[string]preset{"claude": claude, "codex": codex, Predecessor: claudePredecessor}
 
 // Names lists the presets.
 func Names() []string {
@@ -199,4 +200,58 @@ func Latest(name, line string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// Predecessor is the preset that runs Claude Code as the predecessor's
+// orchestrator did ('baton run --prompts' with --agent claude uses it).
+const Predecessor = "claude-predecessor"
+
+// PredecessorModels are the predecessor's default model per role: opus
+// reviews and turns free text into features, sonnet writes code.
+var PredecessorModels = map[string]string{
+	"INITIALIZER": "sonnet", "BROWNFIELD_INITIALIZER": "opus", "IMPLEMENT": "sonnet", "BUGFIX": "sonnet",
+	"REVIEW": "opus", "FIX": "sonnet", "ARCHITECTURE": "opus", "GLOBAL_FIX": "sonnet",
+}
+
+// PredecessorMaxTurns is the predecessor's turn limit for a session.
+const PredecessorMaxTurns = 200
+
+// PredecessorTools are the tools the predecessor allowed: the built-in
+// file tools, any Bash command (its prompts run python3, cat, mkdir and the
+// project's tests), TodoWrite, and the Playwright MCP server's browser
+// tools its reviewers verify UIs with.
+var PredecessorTools = append([]string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}, playwrightTools()...)
+
+func playwrightTools() []string {
+	var out []string
+	for _, t := range strings.Fields(`navigate navigate_back snapshot click fill_form type select_option hover drag press_key
+		take_screenshot evaluate console_messages network_requests tabs close resize file_upload handle_dialog wait_for install run_code`) {
+		out = append(out, "mcp__plugin_playwright_playwright__browser_"+t)
+	}
+	return out
+}
+
+// claudePredecessor is Claude Code in print mode as the predecessor ran it:
+// the role's model (the project's configured one, else the predecessor's
+// default for the role), its turn limit (the configured max_turns, else
+// 200), stream-json events and its tool list. The prompt is read from stdin.
+func claudePredecessor(o Options) []string {
+	model := o.Model
+	if model == "" {
+		model = PredecessorModels[strings.ToUpper(o.Role)]
+	}
+	turns := o.MaxTurns
+	if turns <= 0 {
+		turns = PredecessorMaxTurns
+	}
+	args := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--max-turns", fmt.Sprint(turns)}
+	if model != "" {
+		args = append(args, "--model", model)
+	}
+	tools := append([]string(nil), PredecessorTools...)
+	if o.MCP != nil {
+		args = append(args, "--mcp-config", o.MCP.ConfigFile)
+		tools = append(tools, "mcp__"+ServerName+"__*")
+	}
+	return append(args, append([]string{"--allowedTools"}, tools...)...)
 }

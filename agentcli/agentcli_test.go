@@ -7,6 +7,9 @@ import (
 	"github.com/baton-cli/baton/agentcli"
 )
 
+// playwright is the predecessor's list of Playwright MCP browser tools.
+const playwright = "mcp__plugin_playwright_playwright__browser_navigate mcp__plugin_playwright_playwright__browser_navigate_back mcp__plugin_playwright_playwright__browser_snapshot mcp__plugin_playwright_playwright__browser_click mcp__plugin_playwright_playwright__browser_fill_form mcp__plugin_playwright_playwright__browser_type mcp__plugin_playwright_playwright__browser_select_option mcp__plugin_playwright_playwright__browser_hover mcp__plugin_playwright_playwright__browser_drag mcp__plugin_playwright_playwright__browser_press_key mcp__plugin_playwright_playwright__browser_take_screenshot mcp__plugin_playwright_playwright__browser_evaluate mcp__plugin_playwright_playwright__browser_console_messages mcp__plugin_playwright_playwright__browser_network_requests mcp__plugin_playwright_playwright__browser_tabs mcp__plugin_playwright_playwright__browser_close mcp__plugin_playwright_playwright__browser_resize mcp__plugin_playwright_playwright__browser_file_upload mcp__plugin_playwright_playwright__browser_handle_dialog mcp__plugin_playwright_playwright__browser_wait_for mcp__plugin_playwright_playwright__browser_install mcp__plugin_playwright_playwright__browser_run_code"
+
 func TestCommandLines(t *testing.T) {
 	cases := []struct {
 		name string
@@ -18,6 +21,11 @@ func TestCommandLines(t *testing.T) {
 			"claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model opus --max-turns 40 --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(go:*)"},
 		{"Claude", agentcli.Options{TestCommand: "git status"}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
 		{"codex", agentcli.Options{}, "codex exec --sandbox workspace-write --color never -"},
+		// as the predecessor ran Claude Code: its model per role, 200 turns, its tools
+		{"claude-predecessor", agentcli.Options{Role: "REVIEW"},
+			"claude -p --output-format stream-json --verbose --max-turns 200 --model opus --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
+		{"claude-predecessor", agentcli.Options{Role: "BUGFIX", Model: "haiku", MaxTurns: 30},
+			"claude -p --output-format stream-json --verbose --max-turns 30 --model haiku --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
 		{"codex", agentcli.Options{Model: "gpt-5-codex", MaxTurns: 9, WritableDirs: []string{"/p/state", `/p/a "b"`}},
 			`codex exec --sandbox workspace-write --color never --add-dir /p/state --add-dir /p/a "b" --model gpt-5-codex -`},
 	}
@@ -30,7 +38,7 @@ func TestCommandLines(t *testing.T) {
 			t.Errorf("Command(%s, %+v) =\n%s\nwant\n%s", c.name, c.o, got, c.want)
 		}
 	}
-	if _, err := agentcli.Command("aider", agentcli.Options{}); err == nil || !strings.Contains(err.Error(), "claude, codex") || !strings.Contains(err.Error(), "--agent-cmd") {
+	if _, err := agentcli.Command("aider", agentcli.Options{}); err == nil || !strings.Contains(err.Error(), "claude, claude-predecessor, codex") || !strings.Contains(err.Error(), "--agent-cmd") {
 		t.Errorf("an unknown preset: %v, want the presets and --agent-cmd named", err)
 	}
 }

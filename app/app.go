@@ -91,6 +91,9 @@ type App struct {
 	// key); launch is set in a launcher's own process (baton run).
 	keyFile string
 	launch  *launcher
+	// pred is set when 'baton run --prompts' runs the predecessor's prompt
+	// files.
+	pred *Predecessor
 }
 
 // New makes the application for a front end. opts is read at each call, so

@@ -261,6 +261,10 @@ func (sn *snapshot) next() NextResult {
 	if rule := raw.Get("decision.rule").String(); rule != "" {
 		return NextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Features: IDList(st.CurrentFeature), Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
 	}
+	if p := sn.pendingAdoption(); p != nil {
+		d := p.Decision
+		return NextResult{Phase: d.Phase, Feature: d.Feature, Features: IDList(d.Feature), Branch: d.Branch, Rule: ruleNotAdopted, Reason: d.Reason + notAdopted}
+	}
 	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
@@ -292,6 +296,10 @@ func (sn *snapshot) status() StatusResult {
 	}
 	st, _ := sn.prog.Status()
 	res.Passing, res.Completed = st.FeaturesPassing, st.FeaturesCompleted
+	if sn.pendingAdoption() != nil { // the predecessor's counters were typed in
+		c := countersOf(sn.prog, sn.feat, sn.rev)
+		res.Passing, res.Completed, res.Total = c.FeaturesPassing, c.FeaturesCompleted, c.TotalFeatures
+	}
 	if raw, err := sn.prog.SessionRaw(-1); err == nil {
 		res.LastSession = gjson.ParseBytes(raw).Value()
 	}

@@ -148,3 +148,41 @@ func (st *state) emptyReviews(path string) error {
 	st.app.notice("%s is already initialized and empty: kept", path)
 	return nil
 }
+
+// recordSession adds a session record. An agent's first record in its own
+// open session (the predecessor's prompts record their work with
+// 'progress add-session', never 'session end') is that session's record:
+// the open session notes it, so that its end only closes it. The session
+// stays open until then, as the prompts go on calling baton after their
+// record (REVIEW's update-status).
+func (st *state) recordSession(p *progress.File, open *progress.OpenSessions, who *actor, in progress.Session) (progress.Session, error) {
+	p.ReserveAfter(open.MaxID())
+	added, err := p.AddSession(in)
+	if err != nil || who == nil || who.Session == nil {
+		return added, err
+	}
+	if sess, gerr := open.Get(*who.Session); gerr == nil && sess.RecordedAs == 0 {
+		open.MarkRecorded(sess.SessionID, added.SessionID)
+		st.touch(progress.OpenFileName)
+	}
+	return added, nil
+}
+
+// closeRecorded ends a session whose agent recorded its work with
+// 'progress add-session': the session is closed, its record stands as
+// written.
+func (st *state) closeRecorded(p *progress.File, open *progress.OpenSessions, sess progress.OpenSession) (progress.Session, error) {
+	var rec progress.Session
+	raw, err := p.SessionRaw(sess.RecordedAs)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return rec, err
+	}
+	open.Remove(sess.SessionID)
+	st.touch(progress.OpenFileName)
+	st.summary = fmt.Sprintf("closed session %d (%s): its agent recorded it (%s)", sess.SessionID, sess.AgentType, rec.Outcome)
+	st.record = rec
+	return rec, nil
+}

@@ -181,6 +181,7 @@ func (a *App) planStep(ctx context.Context, n NextResult) (Planned, error) {
 		if p.Branch == "" {
 			p.Branch = workBranch(p.Role, p.Feature, p.Session)
 		}
+		a.predecessorStep(&p)
 		var err error
 		p.Prompt, err = a.renderPrompt(sn, p.Assignment)
 		return err
@@ -192,6 +193,9 @@ func (a *App) planStep(ctx context.Context, n NextResult) (Planned, error) {
 func (a *App) renderPrompt(sn *snapshot, w Assignment) (string, error) {
 	in := a.contextInput(sn, w)
 	pkg := ctxpack.Build(in, promptBudget)
+	if a.pred != nil {
+		return a.renderPredecessor(a.promptData(sn, w, in, pkg), w.Role)
+	}
 	out, err := prompts.Render(filepath.Join(sn.s.BatonDir(), "prompts"), a.promptData(sn, w, in, pkg))
 	var pe *prompts.Error
 	if errors.As(err, &pe) {
@@ -212,7 +216,7 @@ func (a *App) agentOptions(role string) agentcli.Options {
 	if err != nil {
 		cfg = store.DefaultConfig()
 	}
-	o.Model, o.MaxTurns = cfg.Agent.ModelFor(role), cfg.Agent.MaxTurns
+	o.Model, o.MaxTurns, o.Role = cfg.Agent.ModelFor(role), cfg.Agent.MaxTurns, role
 	top := s.Dir
 	if r := a.repo(); r != nil {
 		top = r.Top()

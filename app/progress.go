@@ -302,8 +302,7 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 		if err != nil {
 			return err
 		}
-		p.ReserveAfter(open.MaxID())
-		if added, err = p.AddSession(in); err != nil {
+		if added, err = st.recordSession(p, open, who, in); err != nil {
 			return err
 		}
 		st.touch(progress.FileName)

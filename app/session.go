@@ -355,6 +355,10 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInp
 		if err != nil {
 			return err
 		}
+		if sess.RecordedAs > 0 {
+			*res, err = st.closeRecorded(p, open, sess)
+			return err
+		}
 		ended := progress.Session{
 			SessionID: sess.SessionID, AgentType: sess.AgentType, StartedAt: sess.StartedAt, CompletedAt: st.stamp(),
 			Summary: o.Summary, FeaturesTouched: sess.Features, Outcome: e.outcome, Commits: e.commits, Failure: e.failure,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -80,12 +79,16 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
 	}
+	preset := o.Agent
+	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
+		preset = agentcli.Predecessor
+	}
 	opts := a.app.AgentOptions(st.Role)
 	opts.MCP = server
 	if a.box != nil {
 		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
 	}
-	argv, _ := agentcli.Command(o.Agent, opts)
+	argv, _ := agentcli.Command(preset, opts)
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
@@ -181,7 +184,7 @@ func (a *App) logSession(st step, command string, out []byte, exit string) {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "=== exit: %s\n", exit)
-	a.logAgentOutput(st, b.Bytes())
+	a.app.WriteSessionLog(st.Session, b.Bytes())
 }
 
 // exitText says how an agent process ended.
@@ -228,17 +231,8 @@ func (w *agentOutput) progress() func() string {
 // with the prompt when the request was made: the agent's output and how
 // it ended.
 func (a *App) logBridgeAnswer(st step, out string, answerErr error) {
-	_, batonDir, err := a.app.StateDirs()
-	if err != nil {
-		return
-	}
-	f, err := os.OpenFile(filepath.Join(batonDir, "logs", fmt.Sprintf("session-%d.log", st.Session)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
-	fmt.Fprintf(f, "=== answer through the bridge\n%s=== exit: %s\n", out, exitText(answerErr))
+	a.app.AppendSessionLog(st.Session, fmt.Sprintf("=== answer through the bridge\n%s=== exit: %s\n", out, exitText(answerErr)))
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +36,10 @@ type runOpts struct {
 	Follow      bool
 	Sandbox     string // on, auto, off ("": the project's config)
 	SandboxNet  string // on, off
+	// The predecessor's prompt files (--prompts), its brownfield start
+	// (--input-file) and its INITIALIZER's feature count.
+	Prompts, InputFile string
+	FeatureCount       int
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -84,6 +87,9 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
+	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
+	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
+	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
 	return c
 }
 
@@ -92,8 +98,8 @@ type step struct {
 	Role, Feature, Branch, Reason string
 	Session                       int
 	Prompt                        string
-	mark                          *runMark // what .baton/run.json says of this step (agent-cmd runs)
-	Credential                    string   // handed to the agent, and to no one else
+	mark                          *app.RunMark // what .baton/run.json says of this step (agent-cmd runs)
+	Credential                    string       // handed to the agent, and to no one else
 }
 
 // runLoop runs the steps, stopping on SIGINT, SIGTERM or SIGHUP: the
@@ -109,10 +115,16 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
+	if err := a.usePrompts(o); err != nil {
+		return err
+	}
 	if o.DryRun {
 		return a.dryRun(ctx)
 	}
 	if err := a.checkAgentOpts(o); err != nil {
+		return err
+	}
+	if err := a.brownfieldStart(ctx, o); err != nil {
 		return err
 	}
 	if o.Resume {
@@ -126,6 +138,11 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err
+	}
+	if o.Prompts != "" {
+		if err := a.app.PreparePredecessor(); err != nil {
+			return err
+		}
 	}
 	var br *bridge.Bridge
 	if o.AgentCmd == "" && o.Agent == "" {
@@ -143,7 +160,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	} else if err := a.reclaimDeadRun(ctx); err != nil {
 		return err
 	} else {
-		defer a.unmarkRun() // a run that returns is not a killed one
+		defer a.app.UnmarkRun() // a run that returns is not a killed one
 	}
 	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
 		return err
@@ -197,6 +214,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 			Context: map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "env": map[string]string{"BATON_SESSION": st.Credential}}})
 		return true, err // the first request of this process checkpoints: exit 42
 	}
+	if o.Prompts != "" {
+		a.app.PredecessorWorktree(st.Role, st.Branch)
+	}
 	failure := a.runAgent(ctx, o, st)
 	if ctx.Err() != nil {
 		return true, a.interrupted(ctx, st)
@@ -212,7 +232,7 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 	if err := a.stopOnAttempts(st, failure); err != nil {
 		return true, err
 	}
-	a.unmarkRun()
+	a.app.UnmarkRun()
 	return false, nil
 }
 
@@ -268,16 +288,16 @@ func (a *App) verifyRun(ctx context.Context, last *step) error {
 // keeps .baton/run.json meanwhile (see runmark.go), so that a kill of this
 // process is settled by the next run.
 func (a *App) openMarkedStep(ctx context.Context, next app.NextResult, marked bool) (step, error) {
-	var mark *runMark
+	var mark *app.RunMark
 	if marked {
-		mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
-		a.markRun(mark)
+		mark = &app.RunMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
+		a.app.MarkRun(mark)
 	}
 	st, err := a.openStep(ctx, next)
 	st.mark = mark
 	if mark != nil && st.Session > 0 {
 		mark.Session = st.Session
-		a.markRun(mark)
+		a.app.MarkRun(mark)
 	}
 	if err != nil && ctx.Err() != nil && st.Session > 0 {
 		return st, a.interrupted(ctx, st)
@@ -301,7 +321,7 @@ func (a *App) interrupted(ctx context.Context, st step) error {
 		return errs.New(errs.Interrupted, "interrupted during session %d (%s), and ending it failed: %v; end it with 'baton session end -o ERROR' before the next run", st.Session, st.Role, err)
 	}
 	if st.mark != nil {
-		a.unmarkRun()
+		a.app.UnmarkRun()
 	}
 	return errs.New(errs.Interrupted, "interrupted during session %d (%s): the agent was stopped and the session ended as ERROR (interrupted); run 'baton run' again to continue", st.Session, st.Role)
 }
@@ -361,6 +381,7 @@ func (a *App) openStep(ctx context.Context, n app.NextResult) (step, error) {
 	}
 	st.Session = int(gjson.GetBytes(out, "session_id").Int())
 	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
+	a.app.OpenedPredecessorStep(st.Role)
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
 		st.Prompt, err = a.app.RenderPrompt(ctx, a.caller(), p.Assignment)
@@ -381,6 +402,9 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
+	if o.Prompts != "" {
+		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
+	}
 	command := strings.Join(cmd.Args, " ")
 	box, err := a.sandboxed(actx, cmd, st)
 	if err != nil {
@@ -398,7 +422,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		box.started(cmd.Process.Pid)
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid
-			a.markRun(st.mark)
+			a.app.MarkRun(st.mark)
 		}
 		err = cmd.Wait()
 	}
@@ -460,19 +484,6 @@ func (a *App) interactive(f *os.File) bool {
 	return term.IsTerminal(int(f.Fd()))
 }
 
-// logAgentOutput saves an agent's output in .baton/logs/session-N.log.
-func (a *App) logAgentOutput(st step, out []byte) {
-	_, batonDir, err := a.app.StateDirs()
-	if err != nil {
-		return
-	}
-	dir := filepath.Join(batonDir, "logs")
-	if os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("session-%d.log", st.Session)), out, 0o644)
-}
-
 // checkStep checks what the agent recorded: a session it left open is
 // ended as ERROR with a failure signature, which the workflow then retries
 // or stops on.
@@ -481,8 +492,14 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session }) {
+	i := slices.IndexFunc(open.Sessions, func(s progress.OpenSession) bool { return s.SessionID == st.Session })
+	if i < 0 {
 		return nil // the agent ended its session
+	}
+	if rec := open.Sessions[i].RecordedAs; rec > 0 { // recorded with progress add-session
+		a.notice("[baton run] session %d (%s) recorded its work as session %d: closing it", st.Session, st.Role, rec)
+		_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "SUCCESS", "-s", "closed by baton run")
+		return err
 	}
 	if failure == nil {
 		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}

@@ -15,7 +15,7 @@ import (
 // in-memory transport (the role is set directly: no state is read).
 func listFor(t *testing.T, role string) []*mcp.Tool {
 	t.Helper()
-	s := &Server{role: role, sink: &sink{}}
+	s := &Server{role: role}
 	m := mcp.NewServer(&mcp.Implementation{Name: "baton", Version: "test"}, nil)
 	for _, sp := range catalog() {
 		if sp.offeredTo(role) {

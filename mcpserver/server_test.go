@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -327,5 +328,34 @@ func TestFixAndInitializerTools(t *testing.T) {
 	}
 	if got := call(t, rev2, "mark_merged", map[string]any{"fix": "FIX-1"}, true).Get("fix").String(); got != "FIX-1" {
 		t.Errorf("mark_merged FIX-1: %s", got)
+	}
+}
+
+// TestConcurrentCalls: a client may send calls without waiting; each has
+// its own warnings, and reads run beside a write (go test -race).
+func TestConcurrentCalls(t *testing.T) {
+	p := newProject(t)
+	cs := p.connect(p.open("IMPLEMENT"))
+	errc := make(chan error, 12)
+	for i := 0; i < 12; i++ {
+		go func(i int) {
+			name, args := "status", map[string]any{}
+			switch i % 3 {
+			case 1:
+				name, args = "features_get", map[string]any{"id": "F002"}
+			case 2:
+				name, args = "update_status", map[string]any{"feature": "F001"}
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: %v", name, res.Content)
+			}
+			errc <- err
+		}(i)
+	}
+	for i := 0; i < 12; i++ {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -155,29 +155,32 @@ func adoptStatus(in Input) (workflow.Decision, []Change) {
 		return in.NextWork, changes
 	}
 	feature, branch := cleanRef(st.CurrentFeature), cleanRef(st.CurrentBranch)
-	for _, c := range []struct {
-		field    string
-		old, new *string
-	}{{"status.current_feature", st.CurrentFeature, feature}, {"status.current_branch", st.CurrentBranch, branch}} {
-		if show(c.old) != show(c.new) {
-			changes = append(changes, Change{Field: c.field, Old: show(c.old), New: "null", Why: fmt.Sprintf("the predecessor's %s means none", show(c.old))})
-		}
-	}
 	phase := st.CurrentPhase
 	d := workflow.Decision{Phase: phase, Feature: feature, Branch: branch, Rule: RuleAdopted,
-		Reason: fmt.Sprintf("adopted from the predecessor's progress.json: %s", describe(phase, feature, branch))}
+		Reason: fmt.Sprintf("the predecessor's progress.json records %s", describe(phase, feature, branch))}
 	if why := overReason(in, phase, feature, branch); why != "" {
 		d = in.NextWork
 		d.Reason = fmt.Sprintf("the predecessor recorded %s, but %s: %s", describe(phase, feature, branch), why, in.NextWork.Reason)
 		d.Rule = RuleRecomputed
 	}
+	// one change per field, from the value as recorded to the one adopted
 	for _, c := range []struct {
-		field    string
-		old, new *string
-	}{{"status.current_phase", &phase, &d.Phase}, {"status.current_feature", feature, d.Feature}, {"status.current_branch", branch, d.Branch}} {
-		if show(c.old) != show(c.new) {
-			changes = append(changes, Change{Field: c.field, Old: show(c.old), New: show(c.new), Why: d.Reason})
+		field             string
+		recorded, cleaned *string
+		adopted           *string
+	}{
+		{"status.current_phase", &phase, &phase, &d.Phase},
+		{"status.current_feature", st.CurrentFeature, feature, d.Feature},
+		{"status.current_branch", st.CurrentBranch, branch, d.Branch},
+	} {
+		if show(c.recorded) == show(c.adopted) {
+			continue
 		}
+		why := d.Reason
+		if show(c.cleaned) == show(c.adopted) {
+			why = fmt.Sprintf("the predecessor's %s means none", show(c.recorded))
+		}
+		changes = append(changes, Change{Field: c.field, Old: show(c.recorded), New: show(c.adopted), Why: why})
 	}
 	return d, changes
 }

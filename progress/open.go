@@ -27,6 +27,20 @@ type OpenSession struct {
 	CredentialHash string `json:"credential_sha256,omitempty"`
 	Nonce          string `json:"nonce,omitempty"`
 	OpenedBy       string `json:"opened_by,omitempty"` // launcher or person
+	// RecordedAs is the id of the record the session's agent wrote with
+	// 'progress add-session' (as the predecessor's prompts record their
+	// work, never with 'session end'): that record is the session's, and
+	// ending the session then only closes it.
+	RecordedAs int `json:"recorded_as,omitempty"`
+}
+
+// MarkRecorded notes that open session id recorded its work as record.
+func (o *OpenSessions) MarkRecorded(id, record int) {
+	for i := range o.Open {
+		if o.Open[i].SessionID == id {
+			o.Open[i].RecordedAs = record
+		}
+	}
 }
 
 // OpenSessions is the parsed open-sessions file.
