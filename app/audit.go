@@ -28,6 +28,8 @@ type snapshot struct {
 	problems []Problem
 }
 
+// Problem is one thing verify (or status) found wrong: the check, the file
+// and what is wrong.
 type Problem struct {
 	Check   string `json:"check"`
 	File    string `json:"file,omitempty"`
@@ -137,6 +139,7 @@ func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, erro
 
 // ---- verify
 
+// VerifyResult is what verify found: OK when there are no problems.
 type VerifyResult struct {
 	OK       bool      `json:"ok"`
 	Events   int       `json:"events"`
@@ -237,6 +240,7 @@ func (sn *snapshot) passingWithoutReview() []Problem {
 
 // ---- next
 
+// NextResult is the role that runs next, on what, and the rule that decided it.
 type NextResult struct {
 	Phase    string   `json:"phase"`
 	Feature  *string  `json:"-"`
@@ -274,6 +278,7 @@ func (sn *snapshot) next() NextResult {
 
 // ---- status
 
+// StatusResult is the one-screen summary status prints.
 type StatusResult struct {
 	StateDir     string                 `json:"state_dir"`
 	Project      string                 `json:"project"`
