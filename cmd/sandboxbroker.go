@@ -209,8 +209,12 @@ func beneath(p, dir string) bool {
 }
 
 // resolveExisting is where v (relative to cwd) leads: links resolved in
-// the part that exists.
+// the part that exists, and a dangling link followed to where it points.
 func resolveExisting(v, cwd string) string {
+	return resolveDepth(v, cwd, 0)
+}
+
+func resolveDepth(v, cwd string, depth int) string {
 	p := v
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
@@ -220,6 +224,12 @@ func resolveExisting(v, cwd string) string {
 	for {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if target, err := os.Readlink(p); err == nil { // a link to nothing (yet)
+			if depth > 40 {
+				return "/" // a loop: leads nowhere the agent may name
+			}
+			return resolveDepth(filepath.Join(target, rest), filepath.Dir(p), depth+1)
 		}
 		parent := filepath.Dir(p)
 		if parent == p {

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-cli/baton/app"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // Server is one MCP server: the application, the caller every call acts
@@ -105,7 +106,7 @@ func (s *Server) Role() string {
 
 // Message is the text of err as the CLI prints it on stderr.
 func Message(err error) string {
-	return "ERROR: " + strings.TrimSpace(err.Error())
+	return "ERROR: " + jsondoc.SafeMessage(err.Error())
 }
 
 // sink collects the warnings and notices of the call in progress.
