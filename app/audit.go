@@ -10,6 +10,7 @@ import (
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/migrate"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
@@ -26,6 +27,8 @@ type snapshot struct {
 	feat     *features.File
 	open     *progress.OpenSessions
 	problems []Problem
+	// adoption caches pendingAdoption (nil: not computed yet).
+	adoption **migrate.Plan
 }
 
 // Problem is one thing verify (or status) found wrong: the check, the file

@@ -246,14 +246,19 @@ func importedRange(events []store.Event, seq int) string {
 // recorded phase and the true counters before init as after it; nil when
 // there is nothing to adopt.
 func (sn *snapshot) pendingAdoption() *migrate.Plan {
-	if sn.prog == nil || gjson.GetBytes(sn.prog.StatusRaw(), "decision.rule").Exists() || !sn.unlogged() {
-		return nil
+	if sn.adoption != nil {
+		return *sn.adoption
 	}
-	lim := limitsOf(sn.cfg)
-	p := migrate.Adopt(migrate.Input{Progress: sn.prog, Reviews: sn.rev, Features: sn.feat, Limits: lim,
-		Counters: countersOf(sn.prog, sn.feat, sn.rev),
-		NextWork: workflow.NextWork(workflow.Situation{Limits: lim, Backlog: backlogOf(sn.feat)})})
-	return &p
+	var plan *migrate.Plan
+	if sn.prog != nil && !gjson.GetBytes(sn.prog.StatusRaw(), "decision.rule").Exists() && sn.unlogged() {
+		lim := limitsOf(sn.cfg)
+		p := migrate.Adopt(migrate.Input{Progress: sn.prog, Reviews: sn.rev, Features: sn.feat, Limits: lim, NoHistory: true,
+			Counters: countersOf(sn.prog, sn.feat, sn.rev),
+			NextWork: workflow.NextWork(workflow.Situation{Limits: lim, Backlog: backlogOf(sn.feat)})})
+		plan = &p
+	}
+	sn.adoption = &plan
+	return plan
 }
 
 // unlogged says whether the state directory has never had baton's audit

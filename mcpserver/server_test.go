@@ -31,7 +31,9 @@ type project struct {
 	env map[string]string
 }
 
-func newProject(t *testing.T) *project {
+// newBareProject is a git repository with baton initialized and the
+// person's key, and no features yet.
+func newBareProject(t *testing.T) *project {
 	t.Helper()
 	p := &project{t: t, dir: t.TempDir(), env: map[string]string{}}
 	home := t.TempDir()
@@ -46,6 +48,13 @@ func newProject(t *testing.T) *project {
 	p.git("commit", "-q", "--allow-empty", "-m", "initial commit")
 	p.baton("", "key", "init")
 	p.baton("", "init", "--name", "greeter")
+	return p
+}
+
+// newProject is a bare project whose INITIALIZER wrote two features.
+func newProject(t *testing.T) *project {
+	t.Helper()
+	p := newBareProject(t)
 	cred := p.open("INITIALIZER")
 	p.baton(cred, "features", "append", "-s", "spec.md", "-e",
 		`[{"id":"F001","name":"Greeting","description":"hello.sh prints hello","steps":["sh hello.sh"]},{"id":"F002","name":"Farewell","description":"bye.sh prints bye"}]`)
@@ -357,5 +366,29 @@ func TestConcurrentCalls(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestInitializerThroughMCP: the INITIALIZER writes the feature list
+// through append_features; an entry cannot arrive passing (the schema has
+// no such field), and its session ends through session_end.
+func TestInitializerThroughMCP(t *testing.T) {
+	p := newBareProject(t)
+	cs := p.connect(p.open("INITIALIZER"))
+	want(t, "INITIALIZER", toolNames(t, cs), []string{"append_features", "append_debt", "update_status", "session_end"}, []string{"merge", "add_review", "add_fix", "create_branch"})
+	call(t, cs, "append_features", map[string]any{"source": "spec.md", "entries": []map[string]any{{"name": "Greeting", "description": "prints hello", "passes": true}}}, false)
+	out := call(t, cs, "append_features", map[string]any{"source": "spec.md", "entries": []map[string]any{
+		{"name": "Greeting", "description": "prints hello", "steps": []string{"sh hello.sh"}},
+		{"type": "bug", "name": "Crash", "description": "crashes on empty input"},
+	}}, true)
+	if got := out.Get("added").Raw; got != `["FEAT-001","BUG-001"]` {
+		t.Errorf("append_features added %s", got)
+	}
+	call(t, cs, "session_end", map[string]any{"outcome": "SUCCESS", "summary": "the feature list"}, true)
+	if got := gjson.Get(p.baton("", "--json", "features", "list"), "features.#(passes==true)#").Raw; got != "[]" {
+		t.Errorf("passing features after the INITIALIZER: %s", got)
+	}
+	if got := call(t, cs, "next", nil, true).Get("phase").String(); got != "BUGFIX" {
+		t.Errorf("next after the INITIALIZER: %q", got)
 	}
 }

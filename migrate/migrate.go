@@ -59,6 +59,9 @@ type Input struct {
 	// BranchExists says whether a branch exists in the repository (nil
 	// outside one: every branch is taken as given).
 	BranchExists func(string) bool
+	// NoHistory leaves Plan.History empty (a reader that only shows the
+	// decision and the counters).
+	NoHistory bool
 }
 
 // Leftover is a file or directory the predecessor kept beside its state.
@@ -115,7 +118,9 @@ func Adopt(in Input) Plan {
 	p.Decision, p.Changes = adoptStatus(in)
 	p.Changes = append(p.Changes, counterChanges(in)...)
 	p.Anomalies = anomalies(in, p.Changes)
-	p.History = history(in)
+	if !in.NoHistory {
+		p.History = history(in)
+	}
 	return p
 }
 
