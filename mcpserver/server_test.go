@@ -392,3 +392,44 @@ func TestInitializerThroughMCP(t *testing.T) {
 		t.Errorf("next after the INITIALIZER: %q", got)
 	}
 }
+
+// TestArchitectureThroughMCP: after the configured interval of merged
+// features, an ARCHITECTURE session records its review through add_review
+// (no branch) and its debt through append_debt, and sees no merge.
+func TestArchitectureThroughMCP(t *testing.T) {
+	p := newBareProject(t)
+	if err := os.WriteFile(filepath.Join(p.dir, ".baton", "config"), []byte(`{"architecture_interval": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.baton("", "--as", "HUMAN", "--reason", "an architecture review after each feature", "reconcile")
+	ini := p.open("INITIALIZER")
+	p.baton(ini, "features", "append", "-s", "spec.md", "-e", `[{"id":"F001","name":"Greeting","description":"prints hello"},{"id":"F002","name":"Bye","description":"prints bye"}]`)
+	p.baton(ini, "session", "end", "-o", "SUCCESS", "-s", "features")
+	impl := p.open("IMPLEMENT")
+	p.baton(impl, "branch", "create", "feature/f001")
+	p.git("switch", "-q", "feature/f001")
+	if err := os.WriteFile(filepath.Join(p.dir, "hello.sh"), []byte("echo hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.git("add", "hello.sh")
+	p.git("commit", "-q", "-m", "hello.sh")
+	p.baton(impl, "session", "end", "-o", "READY_FOR_REVIEW", "-s", "hello")
+	p.git("switch", "-q", "main")
+	rev := p.open("REVIEW")
+	p.baton(rev, "reviews", "add-review", "-a", "REVIEW", "--feature-id", "F001", "-b", "feature/f001", "-v", "PASS", "-s", "ok")
+	p.baton(rev, "reviews", "merge")
+	p.baton(rev, "session", "end", "-o", "SUCCESS", "-s", "merged")
+
+	arch := p.connect(p.open("ARCHITECTURE"))
+	want(t, "ARCHITECTURE", toolNames(t, arch), []string{"add_review", "append_debt", "session_end"}, []string{"merge", "reject", "add_fix", "create_branch", "feature_pass"})
+	r := call(t, arch, "add_review", map[string]any{"verdict": "PASS_WITH_COMMENTS", "summary": "one script, no tests", "coverage": 0,
+		"issues": []map[string]any{{"severity": "minor", "description": "no test of hello.sh"}}}, true)
+	if r.Get("doc.agent_type").String() != "ARCHITECTURE" || r.Get("doc.issues.minor.0.id").String() != "A2-m1" || r.Get("doc.health_status").String() == "" {
+		t.Errorf("the architecture review: %s", r.Raw)
+	}
+	d := call(t, arch, "append_debt", map[string]any{"items": []map[string]any{{"name": "Test hello.sh", "description": "no test of hello.sh", "source_review": "A2-m1"}}}, true)
+	if d.Get("added.#").Int() != 1 {
+		t.Errorf("append_debt: %s", d.Raw)
+	}
+	call(t, arch, "session_end", map[string]any{"outcome": "SUCCESS", "summary": "A2: healthy enough"}, true)
+}
