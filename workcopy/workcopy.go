@@ -12,11 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Copy is one session's working copy.
@@ -52,7 +54,7 @@ type Source struct {
 // origin's, its identity — written directly, and one git process checks
 // the branch out: a session's set-up is a few milliseconds.
 func Make(ctx context.Context, src Source, dir, branch, base string) (*Copy, error) {
-	c := &Copy{Dir: dir, Main: src.Top, Branch: branch, Base: base}
+	c := &Copy{Dir: filepath.Clean(dir), Main: src.Top, Branch: branch, Base: base}
 	if branch != "" && !validBranch(branch) {
 		return nil, fmt.Errorf("%q is not a branch name", branch)
 	}
@@ -70,6 +72,9 @@ func Make(ctx context.Context, src Source, dir, branch, base string) (*Copy, err
 	if _, err := git(ctx, dir, "reset", "--quiet", "--hard"); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(c.Dir); err == nil {
+		c.Dir = real // readFile compares the paths it reads with their real ones
 	}
 	c.last = c.headOf(branch)
 	return c, nil
@@ -212,7 +217,7 @@ func (c *Copy) Import(ctx context.Context) (string, error) {
 // ("" when detached or unreadable). It reads the clone's files and runs
 // no git.
 func (c *Copy) Head() (hash, branch string) {
-	b, err := os.ReadFile(filepath.Join(c.Dir, ".git", "HEAD"))
+	b, err := c.readFile(filepath.Join(".git", "HEAD"))
 	if err != nil {
 		return "", ""
 	}
@@ -229,11 +234,10 @@ func (c *Copy) headOf(branch string) string {
 	if branch == "" || strings.Contains(branch, "..") {
 		return ""
 	}
-	gd := filepath.Join(c.Dir, ".git")
-	if b, err := os.ReadFile(filepath.Join(gd, "refs", "heads", filepath.FromSlash(branch))); err == nil {
+	if b, err := c.readFile(filepath.Join(".git", "refs", "heads", filepath.FromSlash(branch))); err == nil {
 		return hexHash(strings.TrimSpace(string(b)))
 	}
-	b, err := os.ReadFile(filepath.Join(gd, "packed-refs"))
+	b, err := c.readFile(filepath.Join(".git", "packed-refs"))
 	if err != nil {
 		return ""
 	}
@@ -243,6 +247,29 @@ func (c *Copy) headOf(branch string) string {
 		}
 	}
 	return ""
+}
+
+// maxRefFile bounds what the launcher reads of a clone's ref files.
+const maxRefFile = 1 << 20
+
+// readFile reads a file of the clone the agent may have replaced: only a
+// regular file reached through no link (a link could lead the launcher,
+// who reads with the person's rights, to the person's files; a FIFO would
+// block it), and at most maxRefFile bytes.
+func (c *Copy) readFile(rel string) ([]byte, error) {
+	p := filepath.Join(c.Dir, rel)
+	if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+		return nil, fmt.Errorf("%s: not a plain file of the working copy", rel)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a plain file of the working copy", rel)
+	}
+	return io.ReadAll(io.LimitReader(f, maxRefFile))
 }
 
 // hexHash is s when it is a full SHA-1 or SHA-256 hash, else "".

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -130,5 +131,43 @@ func TestExistingBranchAndNoBranch(t *testing.T) {
 	}
 	if _, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "bad"), "--upload-pack=x", "main"); err == nil {
 		t.Error("an option as a branch name was taken")
+	}
+}
+
+// TestLinksAndFIFOsAreNotRead: the launcher reads the clone's HEAD and
+// refs with the person's rights; a ref the agent made a link to a secret
+// (which reads like a SHA-256 hash) or a FIFO is not read.
+func TestLinksAndFIFOsAreNotRead(t *testing.T) {
+	ctx := context.Background()
+	main := newMain(t)
+	c, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "w"), "feature/f1", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(c.Dir, ".git", "refs", "heads", "feature", "f1")
+	if err := os.Remove(ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, ref); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.Head(); h != "" {
+		t.Errorf("HEAD through a link reads %q", h)
+	}
+	if got, err := c.Import(ctx); got != "" || err != nil {
+		t.Errorf("an import through a link: %q, %v", got, err)
+	}
+	if err := os.Remove(ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(ref, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.Head(); h != "" { // returns at once: a FIFO is not opened for reading
+		t.Errorf("HEAD through a FIFO reads %q", h)
 	}
 }
