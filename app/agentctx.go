@@ -17,7 +17,7 @@ import (
 	"github.com/baton-cli/baton/workflow"
 )
 
-// assignment is what one session is for: what baton context describes
+// Assignment is what one session is for: what baton context describes
 // and what baton run's prompt asks.
 type Assignment struct {
 	Role, Feature, Branch, Reason string

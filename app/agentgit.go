@@ -94,6 +94,7 @@ func (a *App) gitSince(g *ctxpack.Git, since string) {
 	}
 }
 
+// GitOut runs git with args in dir and returns its trimmed output.
 func GitOut(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

@@ -110,7 +110,8 @@ func New(env Env, opts *Options, sink Sink) *App {
 func (a *App) as(c Caller) *App {
 	b := *a
 	b.caller = c
-	b.repoOpened, b.gitRepo, b.undone = false, nil, ""
+	b.repoOpened, b.gitRepo, b.undone, b.excluded = false, nil, "", nil
+	b.creating, b.reconciling = false, false
 	return &b
 }
 

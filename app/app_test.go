@@ -243,3 +243,46 @@ func TestOperations(t *testing.T) {
 		t.Fatalf("next through the registry: %#v %v", out, err)
 	}
 }
+
+// One App serves many callers at once (the broker's connections, the MCP
+// server's requests): each call is its own, and the writes of one session
+// and the reads of others do not mix.
+func TestConcurrentCallers(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	init := f.start(workflow.Initializer, "", "")
+	var wg sync.WaitGroup
+	errc := make(chan error, 32)
+	for i := 0; i < 8; i++ {
+		wg.Add(2)
+		go func(i int) {
+			defer wg.Done()
+			entry := fmt.Sprintf(`[{"id":"F%03d","name":"f%d","description":"d","steps":["s"],"passes":false}]`, i+1, i)
+			if _, err := f.app.FeaturesAppend(ctx, init, app.AppendInput{Entries: entry, Source: "spec.md"}); err != nil {
+				errc <- fmt.Errorf("append %d: %w", i, err)
+			}
+		}(i)
+		go func() {
+			defer wg.Done()
+			cur, err := f.app.SessionCurrent(ctx, init)
+			if err != nil || len(cur.Sessions) != 1 || cur.Sessions[0].AgentType != workflow.Initializer {
+				errc <- fmt.Errorf("session current as the initializer: %+v %v", cur, err)
+			}
+			if _, err := f.app.Status(ctx, app.Caller{}); err != nil {
+				errc <- fmt.Errorf("status: %w", err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	list, err := f.app.Features(ctx, app.Caller{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(list.All()); n != 8 {
+		t.Fatalf("8 appends made concurrently: %d features", n)
+	}
+}

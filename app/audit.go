@@ -10,6 +10,7 @@ import (
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/migrate"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
@@ -26,8 +27,12 @@ type snapshot struct {
 	feat     *features.File
 	open     *progress.OpenSessions
 	problems []Problem
+	// adoption caches pendingAdoption (nil: not computed yet).
+	adoption **migrate.Plan
 }
 
+// Problem is one thing verify (or status) found wrong: the check, the file
+// and what is wrong.
 type Problem struct {
 	Check   string `json:"check"`
 	File    string `json:"file,omitempty"`
@@ -137,6 +142,7 @@ func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, erro
 
 // ---- verify
 
+// VerifyResult is what verify found: OK when there are no problems.
 type VerifyResult struct {
 	OK       bool      `json:"ok"`
 	Events   int       `json:"events"`
@@ -237,6 +243,7 @@ func (sn *snapshot) passingWithoutReview() []Problem {
 
 // ---- next
 
+// NextResult is the role that runs next, on what, and the rule that decided it.
 type NextResult struct {
 	Phase    string   `json:"phase"`
 	Feature  *string  `json:"-"`
@@ -261,6 +268,10 @@ func (sn *snapshot) next() NextResult {
 	if rule := raw.Get("decision.rule").String(); rule != "" {
 		return NextResult{Phase: st.CurrentPhase, Feature: st.CurrentFeature, Features: IDList(st.CurrentFeature), Branch: st.CurrentBranch, Rule: rule, Reason: raw.Get("decision.reason").String()}
 	}
+	if p := sn.pendingAdoption(); p != nil {
+		d := p.Decision
+		return NextResult{Phase: d.Phase, Feature: d.Feature, Features: IDList(d.Feature), Branch: d.Branch, Rule: ruleNotAdopted, Reason: d.Reason + notAdopted}
+	}
 	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
@@ -270,6 +281,7 @@ func (sn *snapshot) next() NextResult {
 
 // ---- status
 
+// StatusResult is the one-screen summary status prints.
 type StatusResult struct {
 	StateDir     string                 `json:"state_dir"`
 	Project      string                 `json:"project"`
@@ -292,6 +304,10 @@ func (sn *snapshot) status() StatusResult {
 	}
 	st, _ := sn.prog.Status()
 	res.Passing, res.Completed = st.FeaturesPassing, st.FeaturesCompleted
+	if sn.pendingAdoption() != nil { // the predecessor's counters were typed in
+		c := countersOf(sn.prog, sn.feat, sn.rev)
+		res.Passing, res.Completed, res.Total = c.FeaturesPassing, c.FeaturesCompleted, c.TotalFeatures
+	}
 	if raw, err := sn.prog.SessionRaw(-1); err == nil {
 		res.LastSession = gjson.ParseBytes(raw).Value()
 	}

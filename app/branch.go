@@ -19,6 +19,7 @@ type BranchCreateInput struct {
 	From string `json:"from,omitempty"` // commit, branch or tag to start at (default: main's head)
 }
 
+// BranchCreated is the branch made, where, and from what.
 type BranchCreated struct {
 	Branch string `json:"branch"`
 	At     string `json:"at"`

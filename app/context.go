@@ -11,7 +11,7 @@ import (
 	"github.com/baton-cli/baton/workflow"
 )
 
-// contextOpts are `baton context`'s options.
+// ContextInput is what baton context takes.
 type ContextInput struct {
 	Role    string `json:"role,omitempty"`    // a person's view: the role to assemble for
 	Feature string `json:"feature,omitempty"` // with Role: the feature id or batch

@@ -191,10 +191,12 @@ func emptyFeatureListHash() string { return store.HashContent(features.New().Byt
 
 // ---- reconcile
 
+// ReconcileResult lists the changes made outside baton that were adopted.
 type ReconcileResult struct {
 	Reconciled []store.Drift `json:"reconciled"`
 }
 
+// Short is a content hash as messages show it ("none" for none).
 func Short(h string) string {
 	if h == "" {
 		return "none"

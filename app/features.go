@@ -20,6 +20,7 @@ func (a *App) readFeatures(ctx context.Context) (*features.File, error) {
 
 // ---- features next-candidates
 
+// Candidates are the pending features to choose a batch from.
 type Candidates struct {
 	TotalPending    int    `json:"total_pending"`
 	CandidatesShown int    `json:"candidates_shown"`
@@ -29,6 +30,7 @@ type Candidates struct {
 
 // ---- features pass / pass-batch / fail
 
+// PassResult lists the features marked passing and those already passing.
 type PassResult struct {
 	Passed         []string `json:"passed"`
 	AlreadyPassing []string `json:"already_passing"`
@@ -88,6 +90,7 @@ func (st *state) reopenAfterRegression(ids []string) error {
 	return st.applyDecision(p, d)
 }
 
+// NonNil is s, or an empty list for nil (JSON [] rather than null).
 func NonNil(s []string) []string {
 	if s == nil {
 		return []string{}

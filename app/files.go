@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 
+	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/store"
 )
 
@@ -23,3 +24,13 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 // ReadRegular reads path when it is a regular file ((nil, nil) when it
 // does not exist); a symbolic link or a device is refused.
 func ReadRegular(path string) ([]byte, error) { return store.ReadRegular(path) }
+
+// HostOnly refuses what belongs to the host that runs the orchestrator (a
+// bridge request's answer, the resume of a run) to a caller bound to an
+// agent session: an agent at work leaves the answer to its host.
+func HostOnly(c Caller, what string) error {
+	if c.Session == "" {
+		return nil
+	}
+	return errs.New(errs.Policy, "%s is refused inside an agent session: the host that runs the orchestrator answers its requests and resumes it. Finish your work, end your session as your prompt says, and leave the answer to your host", what)
+}

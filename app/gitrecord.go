@@ -89,10 +89,10 @@ func (a *App) resolveRev(r gitops.Repo, flag, rev string) (string, error) {
 }
 
 // full resolves a recorded (short) hash to the full one.
-func full(r gitops.Repo, what string, Short *string) (string, error) {
-	h, err := gitops.ResolveCommit(r, *Short)
+func full(r gitops.Repo, what string, short *string) (string, error) {
+	h, err := gitops.ResolveCommit(r, *short)
 	if err != nil {
-		return "", gitErr(err, "%s, %s", what, *Short)
+		return "", gitErr(err, "%s, %s", what, *short)
 	}
 	return h, nil
 }

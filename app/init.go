@@ -25,6 +25,7 @@ type InitInput struct {
 	Hooks      bool   `json:"hooks,omitempty"`       // install the git hooks
 }
 
+// InitResult is what init created, kept and installed.
 type InitResult struct {
 	StateDir string   `json:"state_dir"`
 	Created  []string `json:"created"`

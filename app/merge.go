@@ -28,6 +28,7 @@ type MergeInput struct {
 	FF     bool `json:"ff,omitempty"`     // fast-forward main when it can
 }
 
+// MergeResult is a merge: where main moved, what passed, what was deleted.
 type MergeResult struct {
 	ReviewID      int      `json:"review_id"`
 	Branch        string   `json:"branch"`
@@ -288,6 +289,7 @@ type RejectInput struct {
 	Review int `json:"review,omitempty"` // the review whose work to reject (default: the last)
 }
 
+// RejectResult is a rejection: the branch deleted, the features requeued, the next phase.
 type RejectResult struct {
 	ReviewID      int      `json:"review_id"`
 	Branch        string   `json:"branch"`

@@ -239,3 +239,41 @@ func importedRange(events []store.Event, seq int) string {
 	}
 	return fmt.Sprintf("seq %d to %d", first, last)
 }
+
+// pendingAdoption is the plan 'baton init' would apply to a predecessor's
+// state it has not adopted yet (no audit log, and no anchor of one: not
+// baton's state with its log deleted), so that next and status show the
+// recorded phase and the true counters before init as after it; nil when
+// there is nothing to adopt.
+func (sn *snapshot) pendingAdoption() *migrate.Plan {
+	if sn.adoption != nil {
+		return *sn.adoption
+	}
+	var plan *migrate.Plan
+	if sn.prog != nil && !gjson.GetBytes(sn.prog.StatusRaw(), "decision.rule").Exists() && sn.unlogged() {
+		lim := limitsOf(sn.cfg)
+		p := migrate.Adopt(migrate.Input{Progress: sn.prog, Reviews: sn.rev, Features: sn.feat, Limits: lim, NoHistory: true,
+			Counters: countersOf(sn.prog, sn.feat, sn.rev),
+			NextWork: workflow.NextWork(workflow.Situation{Limits: lim, Backlog: backlogOf(sn.feat)})})
+		plan = &p
+	}
+	sn.adoption = &plan
+	return plan
+}
+
+// unlogged says whether the state directory has never had baton's audit
+// log: none there, and no anchor naming one.
+func (sn *snapshot) unlogged() bool {
+	if fi, err := os.Stat(sn.s.EventsPath()); err == nil && fi.Size() > 0 {
+		return false
+	}
+	anchors, err := sn.s.Anchors()
+	return err == nil && len(anchors) == 0
+}
+
+// Before init adopts a predecessor's state, next and status show the
+// decision init would adopt under this rule, saying so.
+const (
+	ruleNotAdopted = "not-adopted"
+	notAdopted     = "; not adopted yet: 'baton init' adopts the predecessor's state and starts the audit log"
+)

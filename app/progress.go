@@ -176,6 +176,7 @@ func findSession(data []byte, id int) (string, error) {
 	return found, nil
 }
 
+// ReviewTypeResult says what REVIEW reviews now.
 type ReviewTypeResult struct {
 	ReviewType string   `json:"review_type"`
 	FeatureID  *string  `json:"-"`
@@ -183,6 +184,7 @@ type ReviewTypeResult struct {
 	Branch     *string  `json:"branch"`
 }
 
+// Deref is *s, or "" for nil.
 func Deref(s *string) string {
 	if s == nil {
 		return ""
@@ -192,6 +194,7 @@ func Deref(s *string) string {
 
 // ---- progress list
 
+// SessionLine is a session as progress list shows it.
 type SessionLine struct {
 	SessionID int    `json:"session_id"`
 	AgentType string `json:"agent_type"`
@@ -199,6 +202,7 @@ type SessionLine struct {
 	Summary   string `json:"summary"`
 }
 
+// Truncate cuts s to n runes.
 func Truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

@@ -2,14 +2,13 @@ package app
 
 import (
 	"context"
-	_ "embed"
 	"strings"
 
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/reviews"
 )
 
-// reportData is everything the audit report shows.
+// ReportData is everything the audit report shows.
 type ReportData struct {
 	Project     string
 	StateDir    string
@@ -26,7 +25,7 @@ type ReportData struct {
 	Refused     []LogLine
 }
 
-// reportReview is one review cycle: the review, its issues and what
+// ReportReview is one review cycle: the review, its issues and what
 // answered them, and the decision it led to.
 type ReportReview struct {
 	ID       int

@@ -256,6 +256,7 @@ func limitDecision(r *reviews.File, featureIDs string) string {
 
 // ---- reviews get-fix-count
 
+// FixCountResult counts a feature's fixes against the fix-cycle limit.
 type FixCountResult struct {
 	FeatureID    string   `json:"-"`
 	Features     []string `json:"features"`
@@ -276,6 +277,7 @@ func fixCountOf(r *reviews.File, feature string, cfg store.Config) FixCountResul
 
 // ---- reviews show-issues
 
+// ShowIssuesResult is the last review's issues, for fixing.
 type ShowIssuesResult struct {
 	ReviewID  int             `json:"review_id"`
 	FeatureID string          `json:"-"`

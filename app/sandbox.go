@@ -150,7 +150,12 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 	if err := os.MkdirAll(p.Tmp, 0o700); err != nil {
 		return nil, err
 	}
-	if p.Copy, err = workcopy.Make(ctx, p.Top, filepath.Join(p.Root, "repo"), branch, base); err != nil {
+	src, err := sandboxSource(r, p.Top, base, branch)
+	if err != nil {
+		_ = os.RemoveAll(p.Root)
+		return nil, err
+	}
+	if p.Copy, err = workcopy.Make(ctx, src, filepath.Join(p.Root, "repo"), branch, base); err != nil {
 		_ = os.RemoveAll(p.Root)
 		return nil, err
 	}
@@ -160,6 +165,24 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 	}
 	p.Policy = a.sandboxPolicy(p, noNet)
 	return p, nil
+}
+
+// sandboxSource is what a working copy is made from: the repository's
+// git directory, the heads of its branch of work and of the session's
+// branch, and its committer identity.
+func sandboxSource(r gitops.Repo, top, base, branch string) (workcopy.Source, error) {
+	loc, err := gitops.Locate(top)
+	if err != nil {
+		return workcopy.Source{}, err
+	}
+	src := workcopy.Source{Top: top, CommonDir: loc.CommonDir, Heads: map[string]string{}}
+	src.Name, src.Email = gitops.Identity(r)
+	for _, b := range []string{base, branch} {
+		if h, err := r.Branch(b); err == nil && b != "" {
+			src.Heads[b] = h
+		}
+	}
+	return src, nil
 }
 
 // cacheHome is the user's cache directory ($XDG_CACHE_HOME, else ~/.cache).

@@ -168,6 +168,7 @@ func joinInts(ids []int) string {
 	return strings.Join(out, ",")
 }
 
+// OrDash is s, or "-" for empty.
 func OrDash(s string) string {
 	if s == "" {
 		return "-"

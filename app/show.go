@@ -17,7 +17,7 @@ import (
 	"github.com/baton-cli/baton/reviews"
 )
 
-// story is one feature's (bug's, debt item's) whole life, from the files
+// Story is one feature's (bug's, debt item's) whole life, from the files
 // and the audit log.
 type Story struct {
 	ID              string           `json:"id"`
@@ -40,7 +40,7 @@ type Story struct {
 	Warnings        []string         `json:"warnings"`
 }
 
-// storyOrigin is where an item came from: a spec, or a review whose
+// StoryOrigin is where an item came from: a spec, or a review whose
 // left-over issues became debt, and the event that added it.
 type StoryOrigin struct {
 	Source       string   `json:"source"`
@@ -49,6 +49,7 @@ type StoryOrigin struct {
 	Event        *LogLine `json:"event"`
 }
 
+// StoryIssue is one issue of a review in an item's story, with what answered it.
 type StoryIssue struct {
 	ID          string   `json:"id"`
 	ReviewID    int      `json:"review_id"`
@@ -68,6 +69,7 @@ type storyCommit struct {
 	Role      string `json:"role"`
 }
 
+// StoryMerge is a merge in an item's story.
 type StoryMerge struct {
 	ReviewID    int    `json:"review_id"`
 	Verdict     string `json:"verdict"`
@@ -270,42 +272,7 @@ func secondsBetween(from, to string) *int64 {
 	return &d
 }
 
-func DurationText(s *int64) string {
-	if s == nil {
-		return "-"
-	}
-	return (time.Duration(*s) * time.Second).String()
-}
-
-// kindName names a work-item kind for people.
-func KindName(kind string) string {
-	switch kind {
-	case "BUG":
-		return "bug"
-	case "DEBT":
-		return "tech debt"
-	}
-	return "feature"
-}
-
-func IssueStatus(is StoryIssue) string {
-	switch is.Status {
-	case "fixed":
-		s := "fixed by " + strings.Join(is.FixedBy, ", ")
-		if len(is.Commits) > 0 {
-			Short := make([]string, len(is.Commits))
-			for i, c := range is.Commits {
-				Short[i] = gitops.Short(c)
-			}
-			s += " in " + strings.Join(Short, ", ")
-		}
-		return s
-	case "deferred":
-		return "deferred by " + strings.Join(is.DeferredBy, ", ")
-	}
-	return "open"
-}
-
+// Str is v as text ("" for nil).
 func Str(v any) string {
 	if v == nil {
 		return ""
@@ -313,13 +280,22 @@ func Str(v any) string {
 	return fmt.Sprint(v)
 }
 
-func Int64Of(v any) *int64 {
-	switch n := v.(type) {
-	case *int64:
-		return n
-	case float64:
-		i := int64(n)
-		return &i
+// IssueStatus says how an issue stands: open, fixed (by which fixes, in
+// which commits) or deferred.
+func IssueStatus(is StoryIssue) string {
+	switch is.Status {
+	case "fixed":
+		s := "fixed by " + strings.Join(is.FixedBy, ", ")
+		if len(is.Commits) > 0 {
+			short := make([]string, len(is.Commits))
+			for i, c := range is.Commits {
+				short[i] = gitops.Short(c)
+			}
+			s += " in " + strings.Join(short, ", ")
+		}
+		return s
+	case "deferred":
+		return "deferred by " + strings.Join(is.DeferredBy, ", ")
 	}
-	return nil
+	return "open"
 }

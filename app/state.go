@@ -330,34 +330,39 @@ func factsJSON(f jsondoc.Facts) json.RawMessage {
 
 // counters computes the status counters from the feature list and reviews.
 func (st *state) counters() (progress.Counters, error) {
-	var c progress.Counters
 	p, _, err := st.progressOpt()
 	if err != nil {
-		return c, err
+		return progress.Counters{}, err
 	}
-	feat, haveFeat, err := st.featuresOpt()
+	feat, _, err := st.featuresOpt()
 	if err != nil {
-		return c, err
+		return progress.Counters{}, err
 	}
-	rev, haveRev, err := st.reviewsOpt()
+	rev, _, err := st.reviewsOpt()
 	if err != nil {
-		return c, err
+		return progress.Counters{}, err
 	}
-	if haveFeat {
+	return countersOf(p, feat, rev), nil
+}
+
+// countersOf computes the counters from the files there are (nil: absent).
+func countersOf(p *progress.File, feat *features.File, rev *reviews.File) progress.Counters {
+	var c progress.Counters
+	if feat != nil {
 		st := feat.Stats()
 		c.TotalFeatures, c.FeaturesPassing = st.All.Total, st.All.Passing
 	} else if p != nil {
 		proj, _ := p.Project()
 		c.TotalFeatures = proj.TotalFeatures
 	}
-	if haveRev {
+	if rev != nil {
 		for id := range rev.PassedFeatures() {
-			if !haveFeat || feat.Has(id) {
+			if feat == nil || feat.Has(id) {
 				c.FeaturesCompleted++
 			}
 		}
 	}
-	return c, nil
+	return c
 }
 
 // recount writes computed counters into progress.json when they changed.

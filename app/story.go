@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -37,7 +36,7 @@ func recordJSON(v any) json.RawMessage {
 
 // ---- the audit log, read for people
 
-// logLine is one audit event as log, show and report present it.
+// LogLine is one audit event as log, show and report present it.
 type LogLine struct {
 	Seq       int             `json:"seq"`
 	EventID   string          `json:"event_id"`
@@ -147,7 +146,7 @@ type LogResult struct {
 func (a *App) Log(ctx context.Context, c Caller, o LogInput) (LogResult, error) {
 	a = a.as(c)
 	var lines []LogLine
-	var fl LogFilter
+	var fl logFilter
 	err := a.snapshot(ctx, func(sn *snapshot) error {
 		var err error
 		if lines, err = readLog(sn.s); err != nil {
@@ -206,7 +205,7 @@ func logTime(flag, v string, now time.Time) (time.Time, error) {
 }
 
 // logFilter is a log's options checked against the state.
-type LogFilter struct {
+type logFilter struct {
 	LogInput
 	since, until time.Time
 	sessions     map[int]bool // the feature's sessions
@@ -215,8 +214,8 @@ type LogFilter struct {
 
 // logFilter checks every filter value against the state: a value naming
 // nothing is a mistake to report, not an empty answer.
-func (sn *snapshot) logFilter(o LogInput, lines []LogLine, now time.Time) (LogFilter, error) {
-	fl := LogFilter{LogInput: o}
+func (sn *snapshot) logFilter(o LogInput, lines []LogLine, now time.Time) (logFilter, error) {
+	fl := logFilter{LogInput: o}
 	var err error
 	if o.Since != "" {
 		if fl.since, err = logTime("--since", o.Since, now); err != nil {
@@ -275,7 +274,7 @@ func (sn *snapshot) hasSession(id int) bool {
 	return false
 }
 
-func (fl LogFilter) matches(l LogLine) bool {
+func (fl logFilter) matches(l LogLine) bool {
 	switch {
 	case fl.Feature != "" && !concerns(l, fl.Feature, fl.sessions):
 		return false
@@ -318,12 +317,7 @@ func reviewOf(l LogLine) int {
 	return 0
 }
 
-// logText is a log line as text: id, time, who, command, what.
-func LogText(l LogLine) string {
-	return fmt.Sprintf("%s %s %-14s %-28s %s", l.EventID, l.Timestamp, LogWho(l), l.Command, LogWhat(l))
-}
-
-// recordText says what a session record holds: its summary and commits.
+// RecordText says what a session record holds: its summary and commits.
 func RecordText(rec json.RawMessage) string {
 	r := gjson.ParseBytes(rec)
 	if !r.Get("session_id").Exists() {
@@ -351,7 +345,7 @@ func sortedKeys(m map[int]bool) []int {
 	return out
 }
 
-// idList is a feature id or batch as the list of its ids (empty for none).
+// IDList is a feature id or batch as the list of its ids (empty for none).
 func IDList(batch *string) []string {
 	if batch == nil {
 		return []string{}
@@ -359,7 +353,7 @@ func IDList(batch *string) []string {
 	return NonNil(features.SplitIDs(*batch))
 }
 
-// logWho is who made an event: ROLE#session, or -.
+// LogWho is who made an event: ROLE#session, or -.
 func LogWho(l LogLine) string {
 	if l.Actor == nil {
 		return "-"
@@ -370,7 +364,7 @@ func LogWho(l LogLine) string {
 	return l.Actor.Role
 }
 
-// logWhat is what an event did, as the log's text says it.
+// LogWhat is what an event did, as the log's text says it.
 func LogWhat(l LogLine) string {
 	what := l.Summary
 	if l.Refused != "" {

@@ -181,6 +181,9 @@ func presenceProblems(sn *snapshot, events []store.Event) []Problem {
 	if len(events) > 0 || (sn.prog == nil && sn.rev == nil && sn.feat == nil) {
 		return nil
 	}
+	if sn.unlogged() && sn.pendingAdoption() != nil {
+		return []Problem{{"log", store.EventsName, fmt.Sprintf("there is no audit log %s yet: these state files were written by another tool (the predecessor's scripts); 'baton init' adopts them and starts the log", sn.s.EventsPath())}}
+	}
 	return []Problem{{"log", store.EventsName, fmt.Sprintf("the audit log %s is missing or empty while state files exist: it was deleted or emptied", sn.s.EventsPath())}}
 }
 

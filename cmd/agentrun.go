@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -185,7 +184,7 @@ func (a *App) logSession(st step, command string, out []byte, exit string) {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "=== exit: %s\n", exit)
-	a.logAgentOutput(st, b.Bytes())
+	a.app.WriteSessionLog(st.Session, b.Bytes())
 }
 
 // exitText says how an agent process ended.
@@ -232,17 +231,8 @@ func (w *agentOutput) progress() func() string {
 // with the prompt when the request was made: the agent's output and how
 // it ended.
 func (a *App) logBridgeAnswer(st step, out string, answerErr error) {
-	_, batonDir, err := a.app.StateDirs()
-	if err != nil {
-		return
-	}
-	f, err := os.OpenFile(filepath.Join(batonDir, "logs", fmt.Sprintf("session-%d.log", st.Session)), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
-	fmt.Fprintf(f, "=== answer through the bridge\n%s=== exit: %s\n", out, exitText(answerErr))
+	a.app.AppendSessionLog(st.Session, fmt.Sprintf("=== answer through the bridge\n%s=== exit: %s\n", out, exitText(answerErr)))
 }

@@ -300,15 +300,8 @@ for one that overran: --status timeout. Output is read only for success or with 
 	return c
 }
 
-// refuseInsideSession refuses a host's command to an agent: a call whose
-// environment binds it to an agent session is an agent at work, and the
-// answer to a request, or the resume of a run, belongs to the host.
-func (a *App) refuseInsideSession(what string) error {
-	if a.caller().Session == "" {
-		return nil
-	}
-	return errs.New(errs.Policy, "%s is refused inside an agent session: the host that runs the orchestrator answers its requests and resumes it. Finish your work, end your session as your prompt says, and leave the answer to your host", what)
-}
+// refuseInsideSession refuses a host's command to an agent (app.HostOnly).
+func (a *App) refuseInsideSession(what string) error { return app.HostOnly(a.caller(), what) }
 
 func (a *App) runBridgeRespond(ctx context.Context, o bridgeRespondOpts) error {
 	if err := a.refuseInsideSession("baton bridge respond"); err != nil {

@@ -18,7 +18,12 @@ func (a *App) newInitCmd() *cobra.Command {
 kept), .baton/ with the default config, and entries in the repository's info/exclude so that no
 checkout, merge or 'git add .' touches the state. In a repository, main's head is recorded in
 .baton/git.json: 'baton verify' accounts for every commit on main after it. --scripts installs the
-drop-in scripts/progress.py, reviews.py and features.py that hand predecessor-style calls to baton.
+drop-in scripts/progress.py, reviews.py and features.py that hand predecessor-style calls to baton;
+a script of other content found there (the predecessor's own, or a link to it) is kept as
+NAME.predecessor, never overwritten. State files the predecessor wrote (no baton audit log yet) are
+adopted: their recorded phase, feature and branch (recomputed only where the files prove them
+over), the counters recounted, their sessions, reviews and fixes imported into the log as history,
+and their anomalies listed with what to do (README, 'Migrating from the predecessor').
 --hooks installs git hooks (pre-commit, pre-merge-commit, reference-transaction) refusing commits
 and ref updates on main (a person's override is in the README, 'Git'); hooks baton did not write
 are never overwritten.`,

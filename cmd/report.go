@@ -90,18 +90,18 @@ func renderReport(w io.Writer, d app.ReportData) error {
 	t, err := template.New("report").Funcs(template.FuncMap{
 		"who":      app.LogWho,
 		"what":     app.LogWhat,
-		"dur":      app.DurationText,
+		"dur":      durationText,
 		"str":      app.Str,
 		"json":     func(v any) string { b, _ := json.MarshalIndent(v, "", "  "); return string(b) },
 		"lower":    strings.ToLower,
-		"kind":     app.KindName,
+		"kind":     kindName,
 		"verdict":  func(v string) string { return strings.ToLower(strings.ReplaceAll(v, "_", "-")) },
 		"sessions": func(st app.Story) []map[string]any { return st.Sessions },
 		"get":      func(m map[string]any, k string) string { return app.Str(m[k]) },
 		"rec": func(raw json.RawMessage) string {
 			return app.RecordText(raw)
 		},
-		"int64p": func(v any) *int64 { return app.Int64Of(v) },
+		"int64p": func(v any) *int64 { return int64Of(v) },
 		"gj":     func(v any, path string) string { return gjson.Get(string(mustJSON(v)), path).String() },
 	}).Parse(reportTemplate)
 	if err != nil {

@@ -109,6 +109,9 @@ type App struct {
 	completing bool
 	// versionOnly is set when the arguments ask for the version alone.
 	versionOnly bool
+	// group is the one command group (progress, reviews, features) the
+	// arguments run, the only part of the tree then built ("" for all).
+	group string
 
 	// guard, when set, may refuse a command once its arguments are parsed
 	// (the sandbox's broker: see sandboxbroker.go).
@@ -152,7 +155,7 @@ func Main(args []string, env Env) int {
 // execute runs one baton command with a and returns its exit code.
 func execute(ctx context.Context, a *App, args []string) int {
 	env := a.env
-	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
+	a.completing, a.versionOnly, a.group = completionRequest(args), versionRequest(args), groupRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -211,6 +214,28 @@ func versionRequest(args []string) bool {
 	return version
 }
 
+// groupRequest names the command group the arguments run when it is
+// progress, reviews or features ("" otherwise, and for a completion
+// request): the first argument that is neither a global flag nor its value.
+func groupRequest(args []string) string {
+	if completionRequest(args) {
+		return ""
+	}
+	for i := 0; i < len(args); i++ {
+		switch s := args[i]; {
+		case s == "-d" || s == "--state-dir" || s == "--agent-state-dir" || s == "-f" || s == "--file" ||
+			s == "--as" || s == "--reason" || s == "--jq" || s == "--fields":
+			i++ // the flag's value
+		case strings.HasPrefix(s, "-"):
+		case s == "progress" || s == "reviews" || s == "features":
+			return s
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
 // wantsJSON says whether --json (or --jq or --fields, which imply it) is
 // among the arguments (before any "--").
 func wantsJSON(args []string) bool {
@@ -266,11 +291,11 @@ ids assigned inside the lock and counters computed from the files.
 	if a.versionOnly {
 		return root // --version reads nothing else: the commands are not built
 	}
-	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
-		a.newBridgeCmd(),
-		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
-	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
+	if build, ok := a.groups()[a.group]; ok {
+		root.AddCommand(build()) // the commands an agent calls most: nothing else is built
+	} else {
+		a.addAllCommands(root)
+	}
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	a.jsonHelp(root)
@@ -280,6 +305,19 @@ ids assigned inside the lock and counters computed from the files.
 	}
 	a.markRuns(root)
 	return root
+}
+
+// groups are the command groups that run without the rest of the tree.
+func (a *App) groups() map[string]func() *cobra.Command {
+	return map[string]func() *cobra.Command{"progress": a.newProgressCmd, "reviews": a.newReviewsCmd, "features": a.newFeaturesCmd}
+}
+
+func (a *App) addAllCommands(root *cobra.Command) {
+	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
+		a.newBridgeCmd(),
+		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
+	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
+	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
 }
 
 // markRuns wraps every command's run so that Main can tell an error of

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,8 +99,8 @@ type step struct {
 	Role, Feature, Branch, Reason string
 	Session                       int
 	Prompt                        string
-	mark                          *runMark // what .baton/run.json says of this step (agent-cmd runs)
-	Credential                    string   // handed to the agent, and to no one else
+	mark                          *app.RunMark // what .baton/run.json says of this step (agent-cmd runs)
+	Credential                    string       // handed to the agent, and to no one else
 }
 
 // runLoop runs the steps, stopping on SIGINT, SIGTERM or SIGHUP: the
@@ -162,7 +161,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	} else if err := a.reclaimDeadRun(ctx); err != nil {
 		return err
 	} else {
-		defer a.unmarkRun() // a run that returns is not a killed one
+		defer a.app.UnmarkRun() // a run that returns is not a killed one
 	}
 	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
 		return err
@@ -234,7 +233,7 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 	if err := a.stopOnAttempts(st, failure); err != nil {
 		return true, err
 	}
-	a.unmarkRun()
+	a.app.UnmarkRun()
 	return false, nil
 }
 
@@ -290,16 +289,16 @@ func (a *App) verifyRun(ctx context.Context, last *step) error {
 // keeps .baton/run.json meanwhile (see runmark.go), so that a kill of this
 // process is settled by the next run.
 func (a *App) openMarkedStep(ctx context.Context, next app.NextResult, marked bool) (step, error) {
-	var mark *runMark
+	var mark *app.RunMark
 	if marked {
-		mark = &runMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
-		a.markRun(mark)
+		mark = &app.RunMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
+		a.app.MarkRun(mark)
 	}
 	st, err := a.openStep(ctx, next)
 	st.mark = mark
 	if mark != nil && st.Session > 0 {
 		mark.Session = st.Session
-		a.markRun(mark)
+		a.app.MarkRun(mark)
 	}
 	if err != nil && ctx.Err() != nil && st.Session > 0 {
 		return st, a.interrupted(ctx, st)
@@ -323,7 +322,7 @@ func (a *App) interrupted(ctx context.Context, st step) error {
 		return errs.New(errs.Interrupted, "interrupted during session %d (%s), and ending it failed: %v; end it with 'baton session end -o ERROR' before the next run", st.Session, st.Role, err)
 	}
 	if st.mark != nil {
-		a.unmarkRun()
+		a.app.UnmarkRun()
 	}
 	return errs.New(errs.Interrupted, "interrupted during session %d (%s): the agent was stopped and the session ended as ERROR (interrupted); run 'baton run' again to continue", st.Session, st.Role)
 }
@@ -424,7 +423,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		box.started(cmd.Process.Pid)
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid
-			a.markRun(st.mark)
+			a.app.MarkRun(st.mark)
 		}
 		err = cmd.Wait()
 	}
@@ -484,19 +483,6 @@ func (a *App) interactive(f *os.File) bool {
 		return false
 	}
 	return term.IsTerminal(int(f.Fd()))
-}
-
-// logAgentOutput saves an agent's output in .baton/logs/session-N.log.
-func (a *App) logAgentOutput(st step, out []byte) {
-	_, batonDir, err := a.app.StateDirs()
-	if err != nil {
-		return
-	}
-	dir := filepath.Join(batonDir, "logs")
-	if os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("session-%d.log", st.Session)), out, 0o644)
 }
 
 // checkStep checks what the agent recorded: a session it left open is

@@ -2,11 +2,8 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -22,53 +19,13 @@ import (
 // pid is gone, kills the orphaned agent's process group, and ends the
 // session as ERROR (interrupted) before it goes on: it resumes cleanly.
 
-const runMarkName = "run.json"
-
-type runMark struct {
-	PID       int    `json:"pid"`
-	StartedAt string `json:"started_at"`
-	Session   int    `json:"session,omitempty"`
-	AgentPGID int    `json:"agent_pgid,omitempty"`
-}
-
-func (a *App) runMarkPath() string {
-	_, batonDir, err := a.app.StateDirs()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(batonDir, runMarkName)
-}
-
-// markRun records what this run is doing (best effort: without it, a kill
-// leaves the session for a person to end).
-func (a *App) markRun(m *runMark) {
-	if p := a.runMarkPath(); p != "" {
-		b, _ := json.Marshal(m)
-		_ = app.WriteFile(p, b, 0o644)
-	}
-}
-
-func (a *App) unmarkRun() {
-	if p := a.runMarkPath(); p != "" {
-		_ = os.Remove(p)
-	}
-}
-
 // reclaimDeadRun settles what a killed run left: its agent's process group
 // is killed and the session it drove is ended as ERROR (interrupted). A run
 // still alive is a conflict.
 func (a *App) reclaimDeadRun(ctx context.Context) error {
-	p := a.runMarkPath()
-	if p == "" {
-		return nil
-	}
-	b, err := app.ReadRegular(p)
-	if err != nil || b == nil {
+	m, err := a.app.ReadRunMark()
+	if err != nil || m == nil {
 		return err
-	}
-	var m runMark
-	if json.Unmarshal(b, &m) != nil || m.PID <= 0 {
-		return os.Remove(p)
 	}
 	if m.PID != os.Getpid() && alive(m.PID) {
 		return errs.New(errs.Conflict, "another 'baton run' (pid %d) is driving the agents in this project (session %d): wait for it to finish, or stop it (kill %d) — it ends its session when stopped", m.PID, m.Session, m.PID)
@@ -94,10 +51,7 @@ func (a *App) reclaimDeadRun(ctx context.Context) error {
 			}
 		}
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return a.app.ClearRunMark()
 }
 
 // alive reports whether process pid exists.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -25,27 +24,8 @@ import (
 
 var unsafeRune = jsondoc.UnsafeRune
 
-// safeText escapes every unsafe rune of s as Go would quote it (\n, \x1b,
-// \u202e), so that s prints as one inert line.
-func safeText(s string) string {
-	if strings.IndexFunc(s, unsafeRune) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if !unsafeRune(r) {
-			b.WriteRune(r)
-			continue
-		}
-		if r == utf8.RuneError {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-			continue
-		}
-		q := strings.Trim(fmt.Sprintf("%+q", string(r)), `"`)
-		b.WriteString(q)
-	}
-	return b.String()
-}
+// safeText escapes every unsafe rune of s (jsondoc.SafeText).
+var safeText = jsondoc.SafeText
 
 // safeArgs escapes the strings among a text line's arguments.
 func safeArgs(args []any) []any {
@@ -75,19 +55,9 @@ func safeArgs(args []any) []any {
 	return out
 }
 
-// safeMessage makes a message (an error, a warning) safe for the terminal:
-// control characters are escaped, and each line after the first is
-// indented, so that no line of it can read as one of baton's own.
-func safeMessage(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = safeText(l)
-		if i > 0 {
-			lines[i] = "  " + lines[i]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
+// safeMessage makes a message safe for the terminal: control characters
+// escaped, each line after the first indented (jsondoc.SafeMessage).
+var safeMessage = jsondoc.SafeMessage
 
 // checkArgText refuses an id or name given on the command line that holds a
 // control character (a line break, ESC): it could never be shown safely,

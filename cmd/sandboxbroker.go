@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +51,12 @@ type agentBox struct {
 
 	mu       sync.Mutex
 	attempts []string
+	more     int // attempts past maxAttempts: counted, not recorded one by one
 }
+
+// maxAttempts bounds the refusals of one session recorded one by one (an
+// agent that floods its broker does not flood the log).
+const maxAttempts = 20
 
 // openBox makes session st's sandbox and serves its broker, and turns cmd
 // into the confined agent.
@@ -96,6 +102,9 @@ func (b *agentBox) close(ctx context.Context) *failureSignature {
 	if b == nil {
 		return nil
 	}
+	if pid := b.pid.Load(); pid > 0 {
+		_ = syscall.Kill(-int(pid), syscall.SIGKILL) // what the agent left running in its group
+	}
 	b.srv.Close()
 	if _, err := b.place.Copy.Import(ctx); err != nil {
 		if errors.Is(err, workcopy.ErrNotFastForward) {
@@ -110,15 +119,27 @@ func (b *agentBox) close(ctx context.Context) *failureSignature {
 	if len(b.attempts) == 0 {
 		return nil
 	}
-	return &failureSignature{Code: "plan_invalid", Message: "the agent tried what its sandbox does not allow: " + strings.Join(b.attempts, "; "), StageID: b.st.Role, Severity: "error"}
+	msg := "the agent tried what its sandbox does not allow: " + strings.Join(b.attempts, "; ")
+	if b.more > 0 {
+		msg += fmt.Sprintf("; and %d more refused calls", b.more)
+	}
+	return &failureSignature{Code: "plan_invalid", Message: msg, StageID: b.st.Role, Severity: "error"}
 }
 
 // attempt records something the agent tried and the broker refused: in the
 // run's report and in the audit log.
 func (b *agentBox) attempt(ctx context.Context, what string) {
 	b.mu.Lock()
-	b.attempts = append(b.attempts, what)
+	full := len(b.attempts) >= maxAttempts
+	if full {
+		b.more++
+	} else {
+		b.attempts = append(b.attempts, what)
+	}
 	b.mu.Unlock()
+	if full {
+		return
+	}
 	if err := b.a.app.LogBrokerRefusal(ctx, b.st.Session, b.st.Role, what); err != nil {
 		b.a.warn("the refusal could not be written to the audit log: %v", err)
 	}
@@ -160,7 +181,8 @@ func (b *agentBox) Handle(ctx context.Context, p broker.Peer, r broker.Request) 
 			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
 			return broker.Response{Stderr: fmt.Appendf(nil, "baton: %v: commits already on your branch stay as they are; add new commits on top of them\n", err), Code: errs.Code(errs.New(errs.Conflict, ""))}
 		}
-		return broker.Response{Stderr: fmt.Appendf(nil, "baton: your branch's commits could not be brought to the project: %v\n", err), Code: 1}
+		b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
+		return broker.Response{Stderr: []byte("baton: your branch's commits could not be brought to the project; keep your work committed on your branch and try again\n"), Code: 1}
 	}
 	return b.call(ctx, p, r, cwd)
 }
@@ -209,8 +231,12 @@ func beneath(p, dir string) bool {
 }
 
 // resolveExisting is where v (relative to cwd) leads: links resolved in
-// the part that exists.
+// the part that exists, and a dangling link followed to where it points.
 func resolveExisting(v, cwd string) string {
+	return resolveDepth(v, cwd, 0)
+}
+
+func resolveDepth(v, cwd string, depth int) string {
 	p := v
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
@@ -220,6 +246,12 @@ func resolveExisting(v, cwd string) string {
 	for {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if target, err := os.Readlink(p); err == nil { // a link to nothing (yet)
+			if depth > 40 {
+				return "/" // a loop: leads nowhere the agent may name
+			}
+			return resolveDepth(filepath.Join(target, rest), filepath.Dir(p), depth+1)
 		}
 		parent := filepath.Dir(p)
 		if parent == p {

@@ -33,16 +33,16 @@ that answered it, the merge, the refused attempts, where a debt item came from, 
 
 func writeStory(w io.Writer, st app.Story) {
 	state := map[bool]string{true: "passing", false: "not passing"}[st.Passes]
-	printf(w, "%s %s — %s, %s", st.ID, st.Name, app.KindName(st.Kind), state)
+	printf(w, "%s %s — %s, %s", st.ID, st.Name, kindName(st.Kind), state)
 	writeOrigin(w, st.Origin)
-	printf(w, "Time:      %s → %s (%s)", app.OrDash(app.Deref(st.StartedAt)), app.OrDash(app.Deref(st.FinishedAt)), app.DurationText(st.DurationSeconds))
+	printf(w, "Time:      %s → %s (%s)", app.OrDash(app.Deref(st.StartedAt)), app.OrDash(app.Deref(st.FinishedAt)), durationText(st.DurationSeconds))
 	printf(w, "Sessions:  %d", len(st.Sessions))
 	for _, s := range st.Sessions {
 		rng := ""
 		if r, ok := s["commit_range"].(map[string]any); ok && (app.Str(r["from"]) != "" || app.Str(r["to"]) != "") {
 			rng = fmt.Sprintf(" [%s..%s]", app.Str(r["from"]), app.Str(r["to"]))
 		}
-		printf(w, "  #%v %v %v %v → %v (%s) %q%s", s["session_id"], s["agent_type"], app.OrDash(app.Str(s["outcome"])), s["started_at"], app.OrDash(app.Str(s["completed_at"])), app.DurationText(app.Int64Of(s["duration_seconds"])), app.Str(s["summary"]), rng)
+		printf(w, "  #%v %v %v %v → %v (%s) %q%s", s["session_id"], s["agent_type"], app.OrDash(app.Str(s["outcome"])), s["started_at"], app.OrDash(app.Str(s["completed_at"])), durationText(int64Of(s["duration_seconds"])), app.Str(s["summary"]), rng)
 	}
 	printf(w, "Commits:   %d", len(st.Commits))
 	for _, c := range st.Commits {
@@ -63,11 +63,11 @@ func writeStory(w io.Writer, st app.Story) {
 	}
 	printf(w, "Refused:   %d", len(st.Refused))
 	for _, l := range st.Refused {
-		printf(w, "  %s", app.LogText(l))
+		printf(w, "  %s", logText(l))
 	}
 	printf(w, "Timeline:")
 	for _, l := range st.Events {
-		printf(w, "  %s", app.LogText(l))
+		printf(w, "  %s", logText(l))
 	}
 }
 

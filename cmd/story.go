@@ -43,7 +43,7 @@ func (a *App) runLog(ctx context.Context, o app.LogInput) error {
 	out := res.Events
 	return a.emit(map[string]any{"events": out}, func(w io.Writer) {
 		for _, l := range out {
-			printf(w, "%s", app.LogText(l))
+			printf(w, "%s", logText(l))
 		}
 	})
 }

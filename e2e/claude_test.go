@@ -311,12 +311,7 @@ func (s *scriptedAPI) check(t *testing.T) {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
 	}
 	// each session's MCP tools are its role's
-	for role, want := range map[string][2]string{"IMPLEMENT": {"create_branch", "merge"}, "REVIEW": {"merge", "add_fix"}} {
-		if got := s.mcp[role]; !strings.Contains(got, " context ") || !strings.Contains(got, " session_end ") ||
-			!strings.Contains(got, " "+want[0]+" ") || strings.Contains(got, " "+want[1]+" ") {
-			t.Errorf("%s was offered the baton MCP tools [%s]: want context, session_end and %s, and no %s", role, got, want[0], want[1])
-		}
-	}
+	checkOffered(t, s.mcp)
 	if !s.hooked["IMPLEMENT"] || !s.hooked["REVIEW"] {
 		t.Errorf("the SessionStart hook's 'baton context' did not reach the model: %v", s.hooked)
 	}

@@ -188,10 +188,5 @@ func (s *scriptedResponses) check(t *testing.T) {
 	if s.models["IMPLEMENT"] != "gpt-scripted-default" || s.models["REVIEW"] != "gpt-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
 	}
-	for role, want := range map[string][2]string{"IMPLEMENT": {"create_branch", "merge"}, "REVIEW": {"merge", "add_fix"}} {
-		if got := s.mcp[role]; !strings.Contains(got, " context ") || !strings.Contains(got, " session_end ") ||
-			!strings.Contains(got, " "+want[0]+" ") || strings.Contains(got, " "+want[1]+" ") {
-			t.Errorf("%s was offered the baton MCP tools [%s]: want context, session_end and %s, and no %s", role, got, want[0], want[1])
-		}
-	}
+	checkOffered(t, s.mcp)
 }

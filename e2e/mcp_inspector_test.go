@@ -60,10 +60,28 @@ func TestMCPInspector(t *testing.T) {
 	rev := p.open(t, "REVIEW")
 	tools = in.tools(rev)
 	wantTools(t, "REVIEW", tools, []string{"context", "session_end", "add_review", "merge", "reject"}, []string{"add_fix", "create_branch", "feature_fail"})
+	in.call(rev, "add_review", "verdict=REQUEST_CHANGES", "summary=errors ignored", `features=["F001"]`, "branch=feature/f001",
+		`issues=[{"severity":"major","description":"hello.sh goes on after an error","location":"hello.sh:1"}]`)
+	in.call(rev, "session_end", "outcome=SUCCESS", "summary=R1: REQUEST_CHANGES")
+
+	fix := p.open(t, "FIX")
+	tools = in.tools(fix)
+	wantTools(t, "FIX", tools, []string{"context", "session_end", "add_fix"}, []string{"merge", "add_review", "reject", "feature_fail"})
+	if out := in.call(fix, "context"); !strings.Contains(out, "R1-M1") {
+		t.Errorf("FIX's context lacks the issue to fix:\n%s", out)
+	}
+	if err := os.WriteFile(p.dir+"/hello.sh", []byte("#!/bin/sh -e\necho hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.run("git", "commit", "-q", "-am", "hello.sh: stop at the first error")
+	in.call(fix, "add_fix", "review=R1", `issues_fixed=[{"issue_id":"R1-M1","fix_description":"sh -e"}]`)
+	in.call(fix, "session_end", "outcome=READY_FOR_REVIEW", "summary=fixed R1-M1")
+
+	rev = p.open(t, "REVIEW")
 	p.run("git", "switch", "-q", "main")
 	in.call(rev, "add_review", "verdict=PASS", "summary=hello.sh prints hello", `features=["F001"]`, "branch=feature/f001")
-	in.call(rev, "merge", "review=R1")
-	in.call(rev, "session_end", "outcome=SUCCESS", "summary=R1: PASS, merged")
+	in.call(rev, "merge", "review=R2")
+	in.call(rev, "session_end", "outcome=SUCCESS", "summary=R2: PASS, merged")
 
 	rv := gjson.Parse(p.run(batonBin, "--json", "reviews", "get-last"))
 	if rv.Get("verdict").String() != "PASS" || rv.Get("merge_commit").String() == "" {
@@ -185,4 +203,13 @@ func (p *agentProject) tryEnv(extra []string, name string, args ...string) (stri
 	cmd.Dir, cmd.Env = p.dir, append(append([]string(nil), p.env...), extra...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// checkOffered checks the baton MCP tools an agent CLI offered its model
+// in each session (role -> " name name ... "): the session role's.
+func checkOffered(t *testing.T, offered map[string]string) {
+	t.Helper()
+	for role, want := range map[string][2]string{"IMPLEMENT": {"create_branch", "merge"}, "REVIEW": {"merge", "add_fix"}} {
+		wantTools(t, role+" (as offered to the model)", strings.Fields(offered[role]), []string{"context", "session_end", want[0]}, []string{want[1]})
+	}
 }

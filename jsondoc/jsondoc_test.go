@@ -621,3 +621,37 @@ func TestCheckAgreesWithEncodingJSON(t *testing.T) {
 		})
 	}
 }
+
+// CheckMembers reads the object once: keys are matched literally (dots
+// and stars are no paths), the first of a key given twice counts, and
+// offsets are those of the values in the file.
+func TestCheckMembersOnePass(t *testing.T) {
+	wants := []jsondoc.Want{
+		{Key: "a.b", Type: jsondoc.TypeString, Required: true},
+		{Key: "n", Type: jsondoc.TypeNumber},
+		{Key: "*", Type: jsondoc.TypeBool},
+	}
+	for _, c := range []struct {
+		raw     string
+		wantErr string
+		at      int
+	}{
+		{`{"a.b": "x", "n": 1, "*": true}`, "", 0},
+		{`{"a": {"b": "x"}}`, "a.b: missing", 100},
+		{`{"a.b": "x", "n": "one"}`, "must be a number", 100 + 18},
+		{`{"n": 2, "a.b": 5}`, "must be a string", 100 + 16},
+		{`{"a.b": "x", "*": 1, "n": 3}`, "must be a boolean", 100 + 18},
+		{`{"a.b": "x", "n": 1, "n": "dup"}`, "", 0},
+	} {
+		err := jsondoc.CheckMembers([]byte(c.raw), 100, "", wants)
+		var ie *jsondoc.InvalidError
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", c.raw, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want %q", c.raw, err, c.wantErr)
+		case c.wantErr != "" && errors.As(err, &ie) && c.at != 100 && ie.Offset != c.at:
+			t.Errorf("%s: offset %d, want %d", c.raw, ie.Offset, c.at)
+		}
+	}
+}

@@ -35,9 +35,28 @@ type Want struct {
 
 // CheckMembers checks the members of the object raw, found at byte offset
 // off of the file, whose JSON path is path ("" for the top level).
+// The object is read once (a member looked up by key would be found by
+// reading the object from its start, once per wanted member); of a key
+// given twice the first counts.
 func CheckMembers(raw []byte, off int, path string, wants []Want) error {
-	for _, w := range wants {
-		v := gjson.GetBytes(raw, gjson.Escape(w.Key))
+	var buf [24]gjson.Result
+	found := buf[:0]
+	if len(wants) > len(buf) {
+		found = make([]gjson.Result, 0, len(wants))
+	}
+	found = found[:len(wants)]
+	left := len(wants)
+	parseShared(raw).ForEach(func(k, v gjson.Result) bool {
+		for i := range wants {
+			if wants[i].Key == k.Str && !found[i].Exists() {
+				found[i] = v
+				left--
+			}
+		}
+		return left > 0
+	})
+	for i, w := range wants {
+		v := found[i]
 		at := off
 		if v.Exists() {
 			at += v.Index

@@ -1,6 +1,7 @@
 package jsondoc
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,3 +25,40 @@ func UnsafeRune(r rune) bool {
 // ControlAt returns the byte index of the first unsafe rune of s (see
 // UnsafeRune), or -1: ids and names must have none.
 func ControlAt(s string) int { return strings.IndexFunc(s, UnsafeRune) }
+
+// SafeText escapes every unsafe rune of s as Go would quote it (\n, \x1b,
+// \u202e), so that s prints as one inert line.
+func SafeText(s string) string {
+	if strings.IndexFunc(s, UnsafeRune) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if !UnsafeRune(r) {
+			b.WriteRune(r)
+			continue
+		}
+		if r == utf8.RuneError {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			continue
+		}
+		q := strings.Trim(fmt.Sprintf("%+q", string(r)), `"`)
+		b.WriteString(q)
+	}
+	return b.String()
+}
+
+// SafeMessage makes a message (an error, a warning) safe to show: control
+// characters are escaped, and each line after the first is indented, so
+// that no line of it can read as one of baton's own. The CLI prints errors
+// so, and the MCP server returns them so.
+func SafeMessage(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = SafeText(l)
+		if i > 0 {
+			lines[i] = "  " + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

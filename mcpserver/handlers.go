@@ -25,12 +25,12 @@ type ContextOut struct {
 	Omitted   []string `json:"omitted,omitempty" jsonschema:"items left out for the budget"`
 }
 
-func contextTool(ctx context.Context, s *Server, in ContextIn) (ContextOut, error) {
+func contextTool(ctx context.Context, c *call, in ContextIn) (ContextOut, error) {
 	budget := in.Budget
 	if budget == 0 {
 		budget = ctxpack.DefaultBudget
 	}
-	pkg, err := s.app.Context(ctx, s.caller, app.ContextInput{Budget: budget})
+	pkg, err := c.app.Context(ctx, c.caller, app.ContextInput{Budget: budget})
 	if err != nil {
 		return ContextOut{}, err
 	}
@@ -41,8 +41,8 @@ func contextTool(ctx context.Context, s *Server, in ContextIn) (ContextOut, erro
 	return out, nil
 }
 
-func nextTool(ctx context.Context, s *Server, _ NoInput) (app.NextResult, error) {
-	return s.app.Next(ctx, s.caller)
+func nextTool(ctx context.Context, c *call, _ NoInput) (app.NextResult, error) {
+	return c.app.Next(ctx, c.caller)
 }
 
 // Doc is a document of the state (a status, a feature, a review, a
@@ -65,12 +65,12 @@ func doc(v any, err error) (Doc, error) {
 	return Doc{Doc: d}, err
 }
 
-func statusTool(ctx context.Context, s *Server, _ NoInput) (Doc, error) {
-	return doc(s.app.Status(ctx, s.caller))
+func statusTool(ctx context.Context, c *call, _ NoInput) (Doc, error) {
+	return doc(c.app.Status(ctx, c.caller))
 }
 
-func sessionCurrentTool(ctx context.Context, s *Server, _ NoInput) (Doc, error) {
-	return doc(s.app.SessionCurrent(ctx, s.caller))
+func sessionCurrentTool(ctx context.Context, c *call, _ NoInput) (Doc, error) {
+	return doc(c.app.SessionCurrent(ctx, c.caller))
 }
 
 // FeaturesOut is the feature list.
@@ -78,8 +78,8 @@ type FeaturesOut struct {
 	Features []any `json:"features"`
 }
 
-func featuresListTool(ctx context.Context, s *Server, _ NoInput) (FeaturesOut, error) {
-	f, err := s.app.Features(ctx, s.caller)
+func featuresListTool(ctx context.Context, c *call, _ NoInput) (FeaturesOut, error) {
+	f, err := c.app.Features(ctx, c.caller)
 	if err != nil {
 		return FeaturesOut{}, err
 	}
@@ -91,8 +91,8 @@ func featuresListTool(ctx context.Context, s *Server, _ NoInput) (FeaturesOut, e
 	return out, nil
 }
 
-func featuresGetTool(ctx context.Context, s *Server, in IDIn) (Doc, error) {
-	f, err := s.app.Features(ctx, s.caller)
+func featuresGetTool(ctx context.Context, c *call, in IDIn) (Doc, error) {
+	f, err := c.app.Features(ctx, c.caller)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -103,7 +103,7 @@ func featuresGetTool(ctx context.Context, s *Server, in IDIn) (Doc, error) {
 	return Doc{Doc: gjson.ParseBytes(raw).Value()}, nil
 }
 
-func featuresNextTool(ctx context.Context, s *Server, in FeatureNextIn) (Doc, error) {
+func featuresNextTool(ctx context.Context, c *call, in FeatureNextIn) (Doc, error) {
 	kind := ""
 	if in.Type != "" {
 		k, err := features.NormalizeKind(in.Type)
@@ -112,7 +112,7 @@ func featuresNextTool(ctx context.Context, s *Server, in FeatureNextIn) (Doc, er
 		}
 		kind = k
 	}
-	f, err := s.app.Features(ctx, s.caller)
+	f, err := c.app.Features(ctx, c.caller)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -124,16 +124,16 @@ func featuresNextTool(ctx context.Context, s *Server, in FeatureNextIn) (Doc, er
 	return Doc{Doc: gjson.ParseBytes(raw).Value()}, nil
 }
 
-func reviewsGetTool(ctx context.Context, s *Server, in ReviewIn) (Doc, error) {
+func reviewsGetTool(ctx context.Context, c *call, in ReviewIn) (Doc, error) {
 	id, err := optionalReview(in.Review)
 	if err != nil {
 		return Doc{}, err
 	}
 	if id == 0 {
-		r, err := s.app.LastReview(ctx, s.caller)
+		r, err := c.app.LastReview(ctx, c.caller)
 		return Doc{Doc: r.Value()}, err
 	}
-	rv, err := s.app.Reviews(ctx, s.caller)
+	rv, err := c.app.Reviews(ctx, c.caller)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -141,28 +141,28 @@ func reviewsGetTool(ctx context.Context, s *Server, in ReviewIn) (Doc, error) {
 	return Doc{Doc: r.Value()}, err
 }
 
-func fixCountTool(ctx context.Context, s *Server, in IDIn) (app.FixCountResult, error) {
-	return s.app.GetFixCount(ctx, s.caller, in.ID)
+func fixCountTool(ctx context.Context, c *call, in IDIn) (app.FixCountResult, error) {
+	return c.app.GetFixCount(ctx, c.caller, in.ID)
 }
 
-func progressSessionTool(ctx context.Context, s *Server, in SessionIn) (Doc, error) {
+func progressSessionTool(ctx context.Context, c *call, in SessionIn) (Doc, error) {
 	id := in.Session
 	if id == 0 {
 		id = -1 // the last, as get-session -1
 	}
-	r, err := s.app.GetSession(ctx, s.caller, id)
+	r, err := c.app.GetSession(ctx, c.caller, id)
 	return Doc{Doc: r.Value()}, err
 }
 
 // logLimit is how many events the log tool returns when not told.
 const logLimit = 50
 
-func logTool(ctx context.Context, s *Server, in LogIn) (Doc, error) {
+func logTool(ctx context.Context, c *call, in LogIn) (Doc, error) {
 	limit := in.Limit
 	if limit == 0 {
 		limit = logLimit
 	}
-	return doc(s.app.Log(ctx, s.caller, app.LogInput{Feature: in.Feature, Session: in.Session, Refused: in.Refused, Limit: limit}))
+	return doc(c.app.Log(ctx, c.caller, app.LogInput{Feature: in.Feature, Session: in.Session, Refused: in.Refused, Limit: limit}))
 }
 
 // optionalReview reads a review id given as 3 or R3; "" is 0, the last.
@@ -173,23 +173,23 @@ func optionalReview(v string) (int, error) {
 	return reviews.ParseReviewID(v)
 }
 
-func sessionEndTool(ctx context.Context, s *Server, in SessionEndIn) (progress.Session, error) {
-	ended, err := s.app.SessionEnd(ctx, s.caller, app.SessionEndInput{
+func sessionEndTool(ctx context.Context, c *call, in SessionEndIn) (progress.Session, error) {
+	ended, err := c.app.SessionEnd(ctx, c.caller, app.SessionEndInput{
 		Outcome: in.Outcome, Summary: in.Summary, Features: strings.Join(in.Features, ","), Commits: in.Commits, Failure: in.Failure,
 	})
 	if err == nil {
-		s.unbind()
+		c.srv.unbind()
 	}
 	return ended, err
 }
 
-func addSessionTool(ctx context.Context, s *Server, in AddSessionIn) (progress.Session, error) {
-	return s.app.AddSession(ctx, s.caller, app.AddSessionInput{
-		Agent: s.role, Outcome: in.Outcome, Summary: in.Summary, Features: strings.Join(in.Features, ","), Commits: in.Commits,
+func addSessionTool(ctx context.Context, c *call, in AddSessionIn) (progress.Session, error) {
+	return c.app.AddSession(ctx, c.caller, app.AddSessionInput{
+		Agent: c.srv.Role(), Outcome: in.Outcome, Summary: in.Summary, Features: strings.Join(in.Features, ","), Commits: in.Commits,
 	})
 }
 
-func addReviewTool(ctx context.Context, s *Server, in AddReviewIn) (Doc, error) {
+func addReviewTool(ctx context.Context, c *call, in AddReviewIn) (Doc, error) {
 	issues, err := json.Marshal(in.Issues)
 	if err != nil {
 		return Doc{}, err
@@ -197,14 +197,14 @@ func addReviewTool(ctx context.Context, s *Server, in AddReviewIn) (Doc, error) 
 	if len(in.Issues) == 0 {
 		issues = nil
 	}
-	r := app.AddReviewInput{Agent: s.role, FeatureID: strings.Join(in.Features, ","), Branch: in.Branch, Verdict: in.Verdict, Summary: in.Summary, Issues: string(issues)}
+	r := app.AddReviewInput{Agent: c.srv.Role(), FeatureID: strings.Join(in.Features, ","), Branch: in.Branch, Verdict: in.Verdict, Summary: in.Summary, Issues: string(issues)}
 	if in.Coverage != nil {
 		r.Coverage, r.HasCoverage = *in.Coverage, true
 	}
-	return doc(s.app.AddReview(ctx, s.caller, r))
+	return doc(c.app.AddReview(ctx, c.caller, r))
 }
 
-func addFixTool(ctx context.Context, s *Server, in AddFixIn) (Doc, error) {
+func addFixTool(ctx context.Context, c *call, in AddFixIn) (Doc, error) {
 	id, err := reviews.ParseReviewID(in.Review)
 	if err != nil {
 		return Doc{}, err
@@ -218,35 +218,35 @@ func addFixTool(ctx context.Context, s *Server, in AddFixIn) (Doc, error) {
 		b, _ := json.Marshal(in.Deferred)
 		f.IssuesDeferred = string(b)
 	}
-	return doc(s.app.AddFix(ctx, s.caller, f))
+	return doc(c.app.AddFix(ctx, c.caller, f))
 }
 
-func mergeTool(ctx context.Context, s *Server, in MergeIn) (app.MergeResult, error) {
+func mergeTool(ctx context.Context, c *call, in MergeIn) (app.MergeResult, error) {
 	id, err := optionalReview(in.Review)
 	if err != nil {
 		return app.MergeResult{}, err
 	}
-	return s.app.ReviewsMerge(ctx, s.caller, app.MergeInput{Review: id})
+	return c.app.ReviewsMerge(ctx, c.caller, app.MergeInput{Review: id})
 }
 
-func rejectTool(ctx context.Context, s *Server, in MergeIn) (app.RejectResult, error) {
+func rejectTool(ctx context.Context, c *call, in MergeIn) (app.RejectResult, error) {
 	id, err := optionalReview(in.Review)
 	if err != nil {
 		return app.RejectResult{}, err
 	}
-	return s.app.ReviewsReject(ctx, s.caller, app.RejectInput{Review: id})
+	return c.app.ReviewsReject(ctx, c.caller, app.RejectInput{Review: id})
 }
 
-func featureFailTool(ctx context.Context, s *Server, in FailIn) (app.FailResult, error) {
-	return s.app.FeatureFail(ctx, s.caller, app.FailInput{ID: in.ID, Reason: in.Reason})
+func featureFailTool(ctx context.Context, c *call, in FailIn) (app.FailResult, error) {
+	return c.app.FeatureFail(ctx, c.caller, app.FailInput{ID: in.ID, Reason: in.Reason})
 }
 
-func appendTool(ctx context.Context, s *Server, in AppendIn) (app.AppendResult, error) {
+func appendTool(ctx context.Context, c *call, in AppendIn) (app.AppendResult, error) {
 	b, err := json.Marshal(in.Entries)
 	if err != nil {
 		return app.AppendResult{}, err
 	}
-	return s.app.FeaturesAppend(ctx, s.caller, app.AppendInput{Entries: string(b), Source: in.Source})
+	return c.app.FeaturesAppend(ctx, c.caller, app.AppendInput{Entries: string(b), Source: in.Source})
 }
 
 // debtEntry is a tech-debt item as the feature list stores it.
@@ -255,7 +255,7 @@ type debtEntry struct {
 	DebtItem
 }
 
-func appendDebtTool(ctx context.Context, s *Server, in AppendDebtIn) (app.AppendResult, error) {
+func appendDebtTool(ctx context.Context, c *call, in AppendDebtIn) (app.AppendResult, error) {
 	entries := make([]debtEntry, len(in.Items))
 	for i, it := range in.Items {
 		entries[i] = debtEntry{Type: features.TypeTechDebt, DebtItem: it}
@@ -268,11 +268,11 @@ func appendDebtTool(ctx context.Context, s *Server, in AppendDebtIn) (app.Append
 	if source == "" {
 		source = "review"
 	}
-	return s.app.FeaturesAppend(ctx, s.caller, app.AppendInput{Entries: string(b), Source: source})
+	return c.app.FeaturesAppend(ctx, c.caller, app.AppendInput{Entries: string(b), Source: source})
 }
 
-func featurePassTool(ctx context.Context, s *Server, in IDIn) (app.PassResult, error) {
-	return s.app.FeaturePass(ctx, s.caller, in.ID)
+func featurePassTool(ctx context.Context, c *call, in IDIn) (app.PassResult, error) {
+	return c.app.FeaturePass(ctx, c.caller, in.ID)
 }
 
 // MarkedOut is a fix marked merged.
@@ -281,18 +281,18 @@ type MarkedOut struct {
 	MergeCommit string `json:"merge_commit,omitempty"`
 }
 
-func markMergedTool(ctx context.Context, s *Server, in FixIDIn) (MarkedOut, error) {
+func markMergedTool(ctx context.Context, c *call, in FixIDIn) (MarkedOut, error) {
 	id, err := reviews.ParseFixID(in.Fix)
 	if err != nil {
 		return MarkedOut{}, err
 	}
-	if err := s.app.MarkMerged(ctx, s.caller, id, in.MergeCommit); err != nil {
+	if err := c.app.MarkMerged(ctx, c.caller, id, in.MergeCommit); err != nil {
 		return MarkedOut{}, err
 	}
 	return MarkedOut{Fix: reviews.FixLabel(id), MergeCommit: in.MergeCommit}, nil
 }
 
-func updateStatusTool(ctx context.Context, s *Server, in StatusIn) (Doc, error) {
+func updateStatusTool(ctx context.Context, c *call, in StatusIn) (Doc, error) {
 	var u app.UpdateStatusInput
 	if in.Feature != "" {
 		u.Feature = &in.Feature
@@ -300,9 +300,9 @@ func updateStatusTool(ctx context.Context, s *Server, in StatusIn) (Doc, error) 
 	if in.Branch != "" {
 		u.Branch = &in.Branch
 	}
-	return doc(s.app.UpdateStatus(ctx, s.caller, u))
+	return doc(c.app.UpdateStatus(ctx, c.caller, u))
 }
 
-func createBranchTool(ctx context.Context, s *Server, in BranchIn) (app.BranchCreated, error) {
-	return s.app.BranchCreate(ctx, s.caller, app.BranchCreateInput{Name: in.Name})
+func createBranchTool(ctx context.Context, c *call, in BranchIn) (app.BranchCreated, error) {
+	return c.app.BranchCreate(ctx, c.caller, app.BranchCreateInput{Name: in.Name})
 }

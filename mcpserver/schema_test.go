@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -15,7 +16,7 @@ import (
 // in-memory transport (the role is set directly: no state is read).
 func listFor(t *testing.T, role string) []*mcp.Tool {
 	t.Helper()
-	s := &Server{role: role, sink: &sink{}}
+	s := &Server{role: role}
 	m := mcp.NewServer(&mcp.Implementation{Name: "baton", Version: "test"}, nil)
 	for _, sp := range catalog() {
 		if sp.offeredTo(role) {
@@ -144,4 +145,31 @@ func specNamed(name string) spec {
 		}
 	}
 	return spec{}
+}
+
+// notTools are the matrix's actions no tool takes, and why.
+var notTools = map[workflow.Action]string{
+	workflow.InitFiles: "the state files come from 'baton init' (or the CLI's progress/reviews init) before any session",
+}
+
+// TestEveryActionHasATool: every action of the responsibility matrix, and
+// every write of the application's registry, is some tool's — a write
+// added to either shows up here until the server offers it.
+func TestEveryActionHasATool(t *testing.T) {
+	covered := map[workflow.Action]bool{}
+	for _, sp := range catalog() {
+		for _, a := range sp.actions {
+			covered[a] = true
+		}
+	}
+	for _, a := range workflow.Actions() {
+		if !covered[a] && notTools[a] == "" {
+			t.Errorf("the matrix's action %q has no tool", a)
+		}
+	}
+	for _, op := range app.Operations() {
+		if a := op.Info().Action; a != "" && !covered[a] && notTools[a] == "" {
+			t.Errorf("the operation %s (%s) has no tool", op.Info().Name, a)
+		}
+	}
 }

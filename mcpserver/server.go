@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-cli/baton/app"
+	"github.com/baton-cli/baton/jsondoc"
 )
 
 // Server is one MCP server: the application, the caller every call acts
@@ -28,11 +29,8 @@ type Server struct {
 	mcp    *mcp.Server
 	app    *app.App
 	caller app.Caller
+	mu     sync.Mutex // guards role, which session_end clears
 	role   string
-	sink   *sink
-	// mu runs one tool call at a time: the sink collects that call's
-	// warnings, and baton's writes take the state lock one by one anyway.
-	mu sync.Mutex
 }
 
 // Options make a server.
@@ -53,9 +51,8 @@ type Options struct {
 // tools. A credential that binds no open session serves the reads, and
 // says so in warn.
 func New(ctx context.Context, o Options, warn io.Writer) *mcp.Server {
-	sk := &sink{}
-	s := &Server{sink: sk, caller: app.Bound(o.Credential)}
-	s.app = app.New(o.Env, o.AppOptions, sk)
+	s := &Server{caller: app.Bound(o.Credential)}
+	s.app = app.New(o.Env, o.AppOptions, &sink{}) // each call has its own (WithSink)
 	if o.Credential != "" {
 		cur, err := s.app.SessionCurrent(ctx, s.caller)
 		switch {
@@ -77,13 +74,16 @@ func New(ctx context.Context, o Options, warn io.Writer) *mcp.Server {
 // unbind withdraws the writes once the session has ended: its credential
 // binds nothing any more, and the client is told the list changed.
 func (s *Server) unbind() {
+	role := s.Role()
 	var writes []string
 	for _, sp := range catalog() {
-		if !sp.readOnly() && sp.offeredTo(s.role) {
+		if !sp.readOnly() && sp.offeredTo(role) {
 			writes = append(writes, sp.name)
 		}
 	}
+	s.mu.Lock()
 	s.role = ""
+	s.mu.Unlock()
 	if s.mcp != nil {
 		s.mcp.RemoveTools(writes...)
 	}
@@ -97,12 +97,16 @@ func (s *Server) instructions() string {
 	return fmt.Sprintf("baton: the tools of your %s session. Call context first; end with session_end.", s.role)
 }
 
-// Role is the role the server acts as ("" unbound): for tests and logs.
-func (s *Server) Role() string { return s.role }
+// Role is the role the server acts as ("" unbound, or its session ended).
+func (s *Server) Role() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.role
+}
 
 // Message is the text of err as the CLI prints it on stderr.
 func Message(err error) string {
-	return "ERROR: " + strings.TrimSpace(err.Error())
+	return "ERROR: " + jsondoc.SafeMessage(err.Error())
 }
 
 // sink collects the warnings and notices of the call in progress.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -30,7 +31,9 @@ type project struct {
 	env map[string]string
 }
 
-func newProject(t *testing.T) *project {
+// newBareProject is a git repository with baton initialized and the
+// person's key, and no features yet.
+func newBareProject(t *testing.T) *project {
 	t.Helper()
 	p := &project{t: t, dir: t.TempDir(), env: map[string]string{}}
 	home := t.TempDir()
@@ -45,6 +48,13 @@ func newProject(t *testing.T) *project {
 	p.git("commit", "-q", "--allow-empty", "-m", "initial commit")
 	p.baton("", "key", "init")
 	p.baton("", "init", "--name", "greeter")
+	return p
+}
+
+// newProject is a bare project whose INITIALIZER wrote two features.
+func newProject(t *testing.T) *project {
+	t.Helper()
+	p := newBareProject(t)
 	cred := p.open("INITIALIZER")
 	p.baton(cred, "features", "append", "-s", "spec.md", "-e",
 		`[{"id":"F001","name":"Greeting","description":"hello.sh prints hello","steps":["sh hello.sh"]},{"id":"F002","name":"Farewell","description":"bye.sh prints bye"}]`)
@@ -328,4 +338,98 @@ func TestFixAndInitializerTools(t *testing.T) {
 	if got := call(t, rev2, "mark_merged", map[string]any{"fix": "FIX-1"}, true).Get("fix").String(); got != "FIX-1" {
 		t.Errorf("mark_merged FIX-1: %s", got)
 	}
+}
+
+// TestConcurrentCalls: a client may send calls without waiting; each has
+// its own warnings, and reads run beside a write (go test -race).
+func TestConcurrentCalls(t *testing.T) {
+	p := newProject(t)
+	cs := p.connect(p.open("IMPLEMENT"))
+	errc := make(chan error, 12)
+	for i := 0; i < 12; i++ {
+		go func(i int) {
+			name, args := "status", map[string]any{}
+			switch i % 3 {
+			case 1:
+				name, args = "features_get", map[string]any{"id": "F002"}
+			case 2:
+				name, args = "update_status", map[string]any{"feature": "F001"}
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: %v", name, res.Content)
+			}
+			errc <- err
+		}(i)
+	}
+	for i := 0; i < 12; i++ {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestInitializerThroughMCP: the INITIALIZER writes the feature list
+// through append_features; an entry cannot arrive passing (the schema has
+// no such field), and its session ends through session_end.
+func TestInitializerThroughMCP(t *testing.T) {
+	p := newBareProject(t)
+	cs := p.connect(p.open("INITIALIZER"))
+	want(t, "INITIALIZER", toolNames(t, cs), []string{"append_features", "append_debt", "update_status", "session_end"}, []string{"merge", "add_review", "add_fix", "create_branch"})
+	call(t, cs, "append_features", map[string]any{"source": "spec.md", "entries": []map[string]any{{"name": "Greeting", "description": "prints hello", "passes": true}}}, false)
+	out := call(t, cs, "append_features", map[string]any{"source": "spec.md", "entries": []map[string]any{
+		{"name": "Greeting", "description": "prints hello", "steps": []string{"sh hello.sh"}},
+		{"type": "bug", "name": "Crash", "description": "crashes on empty input"},
+	}}, true)
+	if got := out.Get("added").Raw; got != `["FEAT-001","BUG-001"]` {
+		t.Errorf("append_features added %s", got)
+	}
+	call(t, cs, "session_end", map[string]any{"outcome": "SUCCESS", "summary": "the feature list"}, true)
+	if got := gjson.Get(p.baton("", "--json", "features", "list"), "features.#(passes==true)#").Raw; got != "[]" {
+		t.Errorf("passing features after the INITIALIZER: %s", got)
+	}
+	if got := call(t, cs, "next", nil, true).Get("phase").String(); got != "BUGFIX" {
+		t.Errorf("next after the INITIALIZER: %q", got)
+	}
+}
+
+// TestArchitectureThroughMCP: after the configured interval of merged
+// features, an ARCHITECTURE session records its review through add_review
+// (no branch) and its debt through append_debt, and sees no merge.
+func TestArchitectureThroughMCP(t *testing.T) {
+	p := newBareProject(t)
+	if err := os.WriteFile(filepath.Join(p.dir, ".baton", "config"), []byte(`{"architecture_interval": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.baton("", "--as", "HUMAN", "--reason", "an architecture review after each feature", "reconcile")
+	ini := p.open("INITIALIZER")
+	p.baton(ini, "features", "append", "-s", "spec.md", "-e", `[{"id":"F001","name":"Greeting","description":"prints hello"},{"id":"F002","name":"Bye","description":"prints bye"}]`)
+	p.baton(ini, "session", "end", "-o", "SUCCESS", "-s", "features")
+	impl := p.open("IMPLEMENT")
+	p.baton(impl, "branch", "create", "feature/f001")
+	p.git("switch", "-q", "feature/f001")
+	if err := os.WriteFile(filepath.Join(p.dir, "hello.sh"), []byte("echo hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.git("add", "hello.sh")
+	p.git("commit", "-q", "-m", "hello.sh")
+	p.baton(impl, "session", "end", "-o", "READY_FOR_REVIEW", "-s", "hello")
+	p.git("switch", "-q", "main")
+	rev := p.open("REVIEW")
+	p.baton(rev, "reviews", "add-review", "-a", "REVIEW", "--feature-id", "F001", "-b", "feature/f001", "-v", "PASS", "-s", "ok")
+	p.baton(rev, "reviews", "merge")
+	p.baton(rev, "session", "end", "-o", "SUCCESS", "-s", "merged")
+
+	arch := p.connect(p.open("ARCHITECTURE"))
+	want(t, "ARCHITECTURE", toolNames(t, arch), []string{"add_review", "append_debt", "session_end"}, []string{"merge", "reject", "add_fix", "create_branch", "feature_pass"})
+	r := call(t, arch, "add_review", map[string]any{"verdict": "PASS_WITH_COMMENTS", "summary": "one script, no tests", "coverage": 0,
+		"issues": []map[string]any{{"severity": "minor", "description": "no test of hello.sh"}}}, true)
+	if r.Get("doc.agent_type").String() != "ARCHITECTURE" || r.Get("doc.issues.minor.0.id").String() != "A2-m1" || r.Get("doc.health_status").String() == "" {
+		t.Errorf("the architecture review: %s", r.Raw)
+	}
+	d := call(t, arch, "append_debt", map[string]any{"items": []map[string]any{{"name": "Test hello.sh", "description": "no test of hello.sh", "source_review": "A2-m1"}}}, true)
+	if d.Get("added.#").Int() != 1 {
+		t.Errorf("append_debt: %s", d.Raw)
+	}
+	call(t, arch, "session_end", map[string]any{"outcome": "SUCCESS", "summary": "A2: healthy enough"}, true)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -59,7 +60,15 @@ func (sp spec) tool() *mcp.Tool {
 
 // handler is a tool's work: its typed input to its typed output, through
 // the application layer.
-type handler[In, Out any] func(ctx context.Context, s *Server, in In) (Out, error)
+type handler[In, Out any] func(ctx context.Context, c *call, in In) (Out, error)
+
+// call is one tool call: the application with this call's own sink (its
+// warnings come back in its result), the caller, and the server.
+type call struct {
+	app    *app.App
+	caller app.Caller
+	srv    *Server
+}
 
 // def makes a spec whose handler takes In and returns Out. A failure —
 // a refusal, bad input, a missing file — comes back as a tool error
@@ -69,11 +78,9 @@ func def[In, Out any](name, desc string, h handler[In, Out], actions ...workflow
 	sp := spec{name: name, desc: desc, actions: actions}
 	sp.add = func(m *mcp.Server, t *mcp.Tool, s *Server) {
 		mcp.AddTool(m, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.sink.take()
-			out, err := h(ctx, s, in)
-			notes := s.sink.take()
+			k := &sink{}
+			out, err := h(ctx, &call{app: s.app.WithSink(k), caller: s.caller, srv: s}, in)
+			notes := k.take()
 			if err != nil {
 				// the SDK turns a plain error into an IsError result
 				// whose text is the error's, with no structured content

@@ -106,7 +106,7 @@ func unreviewedPasses(in Input) []Anomaly {
 		return nil
 	}
 	return []Anomaly{{Kind: "unreviewed-pass", Found: fmt.Sprintf("%s marked passing with no passing review naming it", strings.Join(ids, ", ")),
-		Do: "verify reports each as a problem until it is settled: a person marks it failing so that it is implemented and reviewed again ('baton features fail ID -r REASON'), or accepts the record as it is"}}
+		Do: "verify reports each as a problem until it is settled: a person marks it failing ('baton features fail ID -r REASON'), so that it is implemented and reviewed again"}}
 }
 
 // nullStrings lists the JSON paths of string values "null", "None" or ""

@@ -64,6 +64,9 @@ func history(in Input) []Entry {
 	sorted := make([]Entry, len(out))
 	for i, j := range idx {
 		sorted[i] = out[j]
+		if sorted[i].Time == "" && i > 0 { // unreadable: placed, and dated, after the one before
+			sorted[i].Time = sorted[i-1].Time
+		}
 	}
 	return sorted
 }

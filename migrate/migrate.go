@@ -59,6 +59,9 @@ type Input struct {
 	// BranchExists says whether a branch exists in the repository (nil
 	// outside one: every branch is taken as given).
 	BranchExists func(string) bool
+	// NoHistory leaves Plan.History empty (a reader that only shows the
+	// decision and the counters).
+	NoHistory bool
 }
 
 // Leftover is a file or directory the predecessor kept beside its state.
@@ -115,7 +118,9 @@ func Adopt(in Input) Plan {
 	p.Decision, p.Changes = adoptStatus(in)
 	p.Changes = append(p.Changes, counterChanges(in)...)
 	p.Anomalies = anomalies(in, p.Changes)
-	p.History = history(in)
+	if !in.NoHistory {
+		p.History = history(in)
+	}
 	return p
 }
 
@@ -155,29 +160,32 @@ func adoptStatus(in Input) (workflow.Decision, []Change) {
 		return in.NextWork, changes
 	}
 	feature, branch := cleanRef(st.CurrentFeature), cleanRef(st.CurrentBranch)
-	for _, c := range []struct {
-		field    string
-		old, new *string
-	}{{"status.current_feature", st.CurrentFeature, feature}, {"status.current_branch", st.CurrentBranch, branch}} {
-		if show(c.old) != show(c.new) {
-			changes = append(changes, Change{Field: c.field, Old: show(c.old), New: "null", Why: fmt.Sprintf("the predecessor's %s means none", show(c.old))})
-		}
-	}
 	phase := st.CurrentPhase
 	d := workflow.Decision{Phase: phase, Feature: feature, Branch: branch, Rule: RuleAdopted,
-		Reason: fmt.Sprintf("adopted from the predecessor's progress.json: %s", describe(phase, feature, branch))}
+		Reason: fmt.Sprintf("the predecessor's progress.json records %s", describe(phase, feature, branch))}
 	if why := overReason(in, phase, feature, branch); why != "" {
 		d = in.NextWork
 		d.Reason = fmt.Sprintf("the predecessor recorded %s, but %s: %s", describe(phase, feature, branch), why, in.NextWork.Reason)
 		d.Rule = RuleRecomputed
 	}
+	// one change per field, from the value as recorded to the one adopted
 	for _, c := range []struct {
-		field    string
-		old, new *string
-	}{{"status.current_phase", &phase, &d.Phase}, {"status.current_feature", feature, d.Feature}, {"status.current_branch", branch, d.Branch}} {
-		if show(c.old) != show(c.new) {
-			changes = append(changes, Change{Field: c.field, Old: show(c.old), New: show(c.new), Why: d.Reason})
+		field             string
+		recorded, cleaned *string
+		adopted           *string
+	}{
+		{"status.current_phase", &phase, &phase, &d.Phase},
+		{"status.current_feature", st.CurrentFeature, feature, d.Feature},
+		{"status.current_branch", st.CurrentBranch, branch, d.Branch},
+	} {
+		if show(c.recorded) == show(c.adopted) {
+			continue
 		}
+		why := d.Reason
+		if show(c.cleaned) == show(c.adopted) {
+			why = fmt.Sprintf("the predecessor's %s means none", show(c.recorded))
+		}
+		changes = append(changes, Change{Field: c.field, Old: show(c.recorded), New: show(c.adopted), Why: why})
 	}
 	return d, changes
 }

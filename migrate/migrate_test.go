@@ -153,6 +153,9 @@ func TestAdoptChangesAndAnomalies(t *testing.T) {
 			t.Errorf("%s: got %+v, want %s", field, c, want)
 		}
 	}
+	if n := len(p.Changes); n != len(changes) {
+		t.Errorf("a field changed twice: %+v", p.Changes)
+	}
 	if _, ok := changes["project.total_features"]; ok {
 		t.Error("total_features was right and must not be reported")
 	}
@@ -179,6 +182,22 @@ func TestAdoptChangesAndAnomalies(t *testing.T) {
 	}
 	if len(p.Start) != 3 || len(p.Start["progress.json"]) != 64 {
 		t.Errorf("start hashes: %v", p.Start)
+	}
+}
+
+// TestAdoptRecomputedChange: a "null" feature recomputed to the next work
+// is one change, from the recorded string to the adopted id.
+func TestAdoptRecomputedChange(t *testing.T) {
+	p := Adopt(input(t, progressJSON("IMPLEMENT", `"null"`, `""`)))
+	var got []string
+	for _, c := range p.Changes {
+		if strings.HasPrefix(c.Field, "status.current_") {
+			got = append(got, c.Field+" "+c.Old+" -> "+c.New)
+		}
+	}
+	want := `status.current_feature "null" -> "F003"|status.current_branch "" -> null`
+	if strings.Join(got, "|") != want {
+		t.Errorf("got %s, want %s", strings.Join(got, "|"), want)
 	}
 }
 
@@ -221,4 +240,22 @@ func TestDetect(t *testing.T) {
 	if Detect(nil, false) || Detect([]string{"progress.json"}, true) || !Detect([]string{"progress.json"}, false) {
 		t.Error("predecessor state: state files and no audit log, nothing else")
 	}
+}
+
+// TestHistoryUnreadableTime: a record whose time cannot be read keeps its
+// place after the record before it in its file, and is dated as that one.
+func TestHistoryUnreadableTime(t *testing.T) {
+	prog := strings.Replace(progressJSON("REVIEW", `"F004"`, `"feature/F004"`), `"completed_at": "2025-01-29T10:20:00+00:00"`, `"completed_at": "later"`, 1)
+	prog = strings.Replace(prog, `"started_at": "2025-01-29T10:10:00+00:00"`, `"started_at": "soon"`, 1)
+	p := Adopt(input(t, prog))
+	for i, e := range p.History {
+		if e.Kind == "session" && e.ID == 2 {
+			prev := p.History[i-1]
+			if prev.Kind != "session" || prev.ID != 1 || e.Time != prev.Time {
+				t.Errorf("session 2 (no readable time) follows %s %d at %s, dated %q", prev.Kind, prev.ID, prev.Time, e.Time)
+			}
+			return
+		}
+	}
+	t.Error("session 2 not imported")
 }

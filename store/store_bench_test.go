@@ -100,3 +100,30 @@ func largeStore(b *testing.B) *store.Store {
 	}
 	return store.New(dir)
 }
+
+// BenchmarkFieldReadOpen is what a --field read pays before it slices the
+// value out: map the large progress.json and ask whether a reader may
+// trust it, on a file a reader before it validated and noted.
+func BenchmarkFieldReadOpen(b *testing.B) {
+	s := largeStore(b)
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	_, fi, release, err := store.Map(s.Path("progress.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	release()
+	s.Remember("progress.json", fi, []byte(`{"sessions":{"count":1}}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		data, fi, release, err := store.Map(s.Path("progress.json"))
+		if err != nil || len(data) == 0 {
+			b.Fatal(err)
+		}
+		if _, ok := s.Trusted("progress.json", fi); !ok {
+			b.Fatal("the noted version is not trusted")
+		}
+		release()
+	}
+}

@@ -9,7 +9,7 @@ import (
 // Validated files: a lock-free reader that met a state file baton did not
 // write (a file restored from git, a migrated project, a hand edit a
 // person made) validates it in full before reading it. It then remembers
-// that validation in .baton/validated.json under the file's identity
+// that validation of a large file in .baton/validated.json under the file's identity
 // (device, inode, size, modification and change time, as a stamp), so that
 // the readers after it read the same version without validating it again.
 //
@@ -26,6 +26,10 @@ const validatedName = "validated.json"
 // and a file that is not one of them has no business here.
 const validatedLimit = 16
 
+// rememberFrom is the size from which a validation is worth noting: a
+// smaller file is validated again faster than a note is written.
+var rememberFrom int64 = 256 << 10
+
 func (s *Store) validatedPath() string { return filepath.Join(s.BatonDir(), validatedName) }
 
 func (s *Store) readValidated() map[string]stamp {
@@ -41,7 +45,7 @@ func (s *Store) readValidated() map[string]stamp {
 // version the caller read and validated in full), is valid, with the facts
 // a later reader may use (nil for none). Best effort: nothing is reported.
 func (s *Store) Remember(name string, fi os.FileInfo, facts json.RawMessage) {
-	if fi == nil {
+	if fi == nil || fi.Size() < rememberFrom {
 		return
 	}
 	if _, err := os.Stat(s.BatonDir()); err != nil {

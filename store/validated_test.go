@@ -12,6 +12,8 @@ import (
 // A reader's record of a validation vouches for exactly the version it
 // validated, for readers only.
 func TestRememberValidated(t *testing.T) {
+	defer func(n int64) { rememberFrom = n }(rememberFrom)
+	rememberFrom = 0
 	s := New(t.TempDir())
 	s.Create = true
 	if err := s.Update(context.Background(), func(*Tx) error { return nil }); err != nil {
@@ -75,6 +77,8 @@ func TestRememberValidated(t *testing.T) {
 
 // Without baton's directory (no state here) a reader records nothing.
 func TestRememberCreatesNothing(t *testing.T) {
+	defer func(n int64) { rememberFrom = n }(rememberFrom)
+	rememberFrom = 0
 	dir := t.TempDir()
 	s := New(dir)
 	path := filepath.Join(dir, "progress.json")
@@ -85,5 +89,25 @@ func TestRememberCreatesNothing(t *testing.T) {
 	s.Remember("progress.json", fi, nil)
 	if _, err := os.Stat(s.BatonDir()); err == nil {
 		t.Fatal("a reader created .baton/")
+	}
+}
+
+// A small file is validated again rather than noted.
+func TestRememberSkipsSmallFiles(t *testing.T) {
+	s := New(t.TempDir())
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path("progress.json")
+	if err := os.WriteFile(path, []byte(`{"sessions":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	s.Remember("progress.json", fi, nil)
+	if _, ok := s.Trusted("progress.json", fi); ok {
+		t.Fatal("a small file was noted")
+	}
+	if _, err := os.Stat(s.validatedPath()); err == nil {
+		t.Fatal("a note was written for a small file")
 	}
 }

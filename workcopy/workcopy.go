@@ -12,10 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 )
 
 // Copy is one session's working copy.
@@ -32,51 +35,147 @@ type Copy struct {
 // configuration is the agent's to write).
 var hardened = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.file.allow=always"}
 
-// Make clones main into dir (which must not exist) and checks out branch:
+// Source is the main repository a working copy is made from, as its caller
+// read it.
+type Source struct {
+	Top       string            // the main repository's top
+	CommonDir string            // its git directory (its objects are borrowed, never written)
+	Heads     map[string]string // its branches: name → commit (at least the base's and the session's)
+	Name      string            // the committer identity the project uses
+	Email     string
+}
+
+// Make clones src into dir (which must not exist) and checks out branch:
 // the main repository's branch of that name when it has one, else a new
 // branch at base (main's branch of work).
-func Make(ctx context.Context, main, dir, branch, base string) (*Copy, error) {
-	c := &Copy{Dir: dir, Main: main, Branch: branch, Base: base}
-	if branch != "" {
-		if err := checkBranchName(ctx, branch); err != nil {
-			return nil, err
-		}
+//
+// The clone is what 'git clone --shared' makes — the objects borrowed
+// through objects/info/alternates, the main repository's branches as
+// origin's, its identity — written directly, and one git process checks
+// the branch out: a session's set-up is a few milliseconds.
+func Make(ctx context.Context, src Source, dir, branch, base string) (*Copy, error) {
+	c := &Copy{Dir: filepath.Clean(dir), Main: src.Top, Branch: branch, Base: base}
+	if branch != "" && !validBranch(branch) {
+		return nil, fmt.Errorf("%q is not a branch name", branch)
 	}
-	start := base
-	if branch != "" && c.mainHas(ctx, branch) {
-		start = branch
+	start := src.Heads[base]
+	if h, ok := src.Heads[branch]; ok && branch != "" {
+		start = h
 	}
-	args := []string{"clone", "--shared", "--quiet", "--no-tags"}
-	if start != "" {
-		args = append(args, "--branch", start)
+	if hexHash(start) == "" {
+		return nil, fmt.Errorf("the main repository has no branch %q to start from", base)
 	}
-	if _, err := git(ctx, "", append(args, "--", main, dir)...); err != nil {
+	if err := c.write(src, start); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	if branch != "" && start != branch {
-		if _, err := git(ctx, dir, "checkout", "--quiet", "-b", branch); err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, err
-		}
+	if _, err := git(ctx, dir, "reset", "--quiet", "--hard"); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(c.Dir); err == nil {
+		c.Dir = real // readFile compares the paths it reads with their real ones
 	}
 	c.last = c.headOf(branch)
-	// the agent commits as the project does (an identity set in the main
-	// repository's own config is not cloned)
-	for _, k := range []string{"user.name", "user.email"} {
-		if v, err := git(ctx, main, "config", "--get", k); err == nil && v != "" {
-			if _, err := git(ctx, dir, "config", k, v); err != nil {
-				_ = os.RemoveAll(dir)
-				return nil, err
-			}
-		}
-	}
 	return c, nil
 }
 
-// mainHas says whether the main repository has branch.
-func (c *Copy) mainHas(ctx context.Context, branch string) bool {
-	_, err := git(ctx, c.Main, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
-	return err == nil
+// write makes the clone's git directory: HEAD on the session's branch (or
+// on base), the main repository's branches as origin's, its objects
+// borrowed, and its identity and object format.
+func (c *Copy) write(src Source, start string) error {
+	gd := filepath.Join(c.Dir, ".git")
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "refs/remotes/origin", "info"} {
+		if err := os.MkdirAll(filepath.Join(gd, filepath.FromSlash(d)), 0o755); err != nil {
+			return err
+		}
+	}
+	local := c.Branch
+	if local == "" {
+		local = c.Base
+	}
+	names := make([]string, 0, len(src.Heads))
+	for n := range src.Heads {
+		if validBranch(n) && hexHash(src.Heads[n]) != "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var packed strings.Builder
+	packed.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+	for _, n := range names {
+		fmt.Fprintf(&packed, "%s refs/remotes/origin/%s\n", src.Heads[n], n)
+	}
+	files := map[string]string{
+		"HEAD":                    "ref: refs/heads/" + local + "\n",
+		"config":                  c.config(src, len(start) == 64),
+		"packed-refs":             packed.String(),
+		"objects/info/alternates": filepath.Join(src.CommonDir, "objects") + "\n",
+		"refs/heads/" + local:     start + "\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(gd, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// config is the clone's configuration: origin is the main repository; the
+// object format and committer identity are the main repository's (an
+// identity set in its own config would not otherwise reach the clone).
+func (c *Copy) config(src Source, sha256 bool) string {
+	var b strings.Builder
+	version := 0
+	if sha256 {
+		version = 1
+	}
+	fmt.Fprintf(&b, "[core]\n\trepositoryformatversion = %d\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n", version)
+	if sha256 {
+		b.WriteString("[extensions]\n\tobjectformat = sha256\n")
+	}
+	fmt.Fprintf(&b, "[remote \"origin\"]\n\turl = %s\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n", quote(src.Top))
+	if src.Name != "" || src.Email != "" {
+		b.WriteString("[user]\n")
+		if src.Name != "" {
+			fmt.Fprintf(&b, "\tname = %s\n", quote(src.Name))
+		}
+		if src.Email != "" {
+			fmt.Fprintf(&b, "\temail = %s\n", quote(src.Email))
+		}
+	}
+	return b.String()
+}
+
+// quote writes a git config value as a quoted string.
+func quote(v string) string {
+	v = strings.ReplaceAll(v, `\`, `\\`)
+	v = strings.ReplaceAll(v, `"`, `\"`)
+	return `"` + strings.ReplaceAll(v, "\n", `\n`) + `"`
+}
+
+// validBranch says whether name is a branch name git takes (the rules of
+// git check-ref-format --branch), and cannot be read as an option.
+func validBranch(name string) bool {
+	if name == "" || name == "@" || strings.HasPrefix(name, "-") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") ||
+		strings.Contains(name, "..") || strings.Contains(name, "//") || strings.Contains(name, "@{") {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
+			return false
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrNotFastForward refuses an import that would rewrite the main
@@ -118,7 +217,7 @@ func (c *Copy) Import(ctx context.Context) (string, error) {
 // ("" when detached or unreadable). It reads the clone's files and runs
 // no git.
 func (c *Copy) Head() (hash, branch string) {
-	b, err := os.ReadFile(filepath.Join(c.Dir, ".git", "HEAD"))
+	b, err := c.readFile(filepath.Join(".git", "HEAD"))
 	if err != nil {
 		return "", ""
 	}
@@ -135,11 +234,10 @@ func (c *Copy) headOf(branch string) string {
 	if branch == "" || strings.Contains(branch, "..") {
 		return ""
 	}
-	gd := filepath.Join(c.Dir, ".git")
-	if b, err := os.ReadFile(filepath.Join(gd, "refs", "heads", filepath.FromSlash(branch))); err == nil {
+	if b, err := c.readFile(filepath.Join(".git", "refs", "heads", filepath.FromSlash(branch))); err == nil {
 		return hexHash(strings.TrimSpace(string(b)))
 	}
-	b, err := os.ReadFile(filepath.Join(gd, "packed-refs"))
+	b, err := c.readFile(filepath.Join(".git", "packed-refs"))
 	if err != nil {
 		return ""
 	}
@@ -149,6 +247,29 @@ func (c *Copy) headOf(branch string) string {
 		}
 	}
 	return ""
+}
+
+// maxRefFile bounds what the launcher reads of a clone's ref files.
+const maxRefFile = 1 << 20
+
+// readFile reads a file of the clone the agent may have replaced: only a
+// regular file reached through no link (a link could lead the launcher,
+// who reads with the person's rights, to the person's files; a FIFO would
+// block it), and at most maxRefFile bytes.
+func (c *Copy) readFile(rel string) ([]byte, error) {
+	p := filepath.Join(c.Dir, rel)
+	if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+		return nil, fmt.Errorf("%s: not a plain file of the working copy", rel)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a plain file of the working copy", rel)
+	}
+	return io.ReadAll(io.LimitReader(f, maxRefFile))
 }
 
 // hexHash is s when it is a full SHA-1 or SHA-256 hash, else "".
@@ -166,16 +287,6 @@ func hexHash(s string) string {
 
 // Remove deletes the clone.
 func (c *Copy) Remove() error { return os.RemoveAll(c.Dir) }
-
-// checkBranchName refuses a name git would not take as a branch (or that
-// would read as an option).
-func checkBranchName(ctx context.Context, name string) error {
-	if strings.HasPrefix(name, "-") {
-		return fmt.Errorf("%q is not a branch name", name)
-	}
-	_, err := git(ctx, "", "check-ref-format", "--branch", name)
-	return err
-}
 
 func short(h string) string {
 	if len(h) > 12 {

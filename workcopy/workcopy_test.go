@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -35,20 +37,45 @@ func newMain(t *testing.T) string {
 	}
 	main := filepath.Join(t.TempDir(), "main")
 	run(t, "", "init", "-q", "-b", "main", main)
-	commit(t, main, "a")
+	run(t, main, "config", "user.name", "Main Identity")
+	if err := os.MkdirAll(filepath.Join(main, "src", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, main, "src/deep/a")
 	return main
+}
+
+// source reads the main repository as the launcher does.
+func source(t *testing.T, main string) Source {
+	t.Helper()
+	src := Source{Top: main, CommonDir: filepath.Join(main, ".git"), Heads: map[string]string{}}
+	for _, line := range strings.Split(run(t, main, "for-each-ref", "--format=%(refname:lstrip=2) %(objectname)", "refs/heads/"), "\n") {
+		name, h, _ := strings.Cut(line, " ")
+		src.Heads[name] = h
+	}
+	src.Name = run(t, main, "config", "user.name")
+	return src
 }
 
 func TestImportsTheSessionBranchOnly(t *testing.T) {
 	ctx := context.Background()
 	main := newMain(t)
 	mainHead := run(t, main, "rev-parse", "main")
-	c, err := Make(ctx, main, filepath.Join(t.TempDir(), "w"), "feature/f1", "main")
+	c, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "w"), "feature/f1", "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := run(t, c.Dir, "branch", "--show-current"); got != "feature/f1" {
 		t.Fatalf("the clone is on %q", got)
+	}
+	if got := run(t, c.Dir, "status", "--porcelain"); got != "" {
+		t.Fatalf("a fresh clone is not clean: %q", got)
+	}
+	if got := run(t, c.Dir, "config", "user.name"); got != "Main Identity" {
+		t.Errorf("the clone commits as %q, not as the main repository", got)
+	}
+	if got := run(t, c.Dir, "rev-parse", "origin/main"); got != mainHead {
+		t.Errorf("origin/main is %q, want %s", got, mainHead)
 	}
 	head := commit(t, c.Dir, "b")
 	run(t, c.Dir, "branch", "other")
@@ -87,14 +114,14 @@ func TestExistingBranchAndNoBranch(t *testing.T) {
 	run(t, main, "checkout", "-q", "feature/x")
 	x := commit(t, main, "x")
 	run(t, main, "checkout", "-q", "main")
-	c, err := Make(ctx, main, filepath.Join(t.TempDir(), "w"), "feature/x", "main")
+	c, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "w"), "feature/x", "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if run(t, c.Dir, "rev-parse", "HEAD") != x {
 		t.Error("the clone does not start at the branch's head")
 	}
-	r, err := Make(ctx, main, filepath.Join(t.TempDir(), "r"), "", "main")
+	r, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "r"), "", "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +129,45 @@ func TestExistingBranchAndNoBranch(t *testing.T) {
 	if got, err := r.Import(ctx); got != "" || err != nil {
 		t.Errorf("a copy without a branch imported %q, %v", got, err)
 	}
-	if _, err := Make(ctx, main, filepath.Join(t.TempDir(), "bad"), "--upload-pack=x", "main"); err == nil {
+	if _, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "bad"), "--upload-pack=x", "main"); err == nil {
 		t.Error("an option as a branch name was taken")
+	}
+}
+
+// TestLinksAndFIFOsAreNotRead: the launcher reads the clone's HEAD and
+// refs with the person's rights; a ref the agent made a link to a secret
+// (which reads like a SHA-256 hash) or a FIFO is not read.
+func TestLinksAndFIFOsAreNotRead(t *testing.T) {
+	ctx := context.Background()
+	main := newMain(t)
+	c, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "w"), "feature/f1", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(c.Dir, ".git", "refs", "heads", "feature", "f1")
+	if err := os.Remove(ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, ref); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.Head(); h != "" {
+		t.Errorf("HEAD through a link reads %q", h)
+	}
+	if got, err := c.Import(ctx); got != "" || err != nil {
+		t.Errorf("an import through a link: %q, %v", got, err)
+	}
+	if err := os.Remove(ref); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(ref, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.Head(); h != "" { // returns at once: a FIFO is not opened for reading
+		t.Errorf("HEAD through a FIFO reads %q", h)
 	}
 }
