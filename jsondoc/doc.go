@@ -308,25 +308,7 @@ func (d *Doc) ReadFacts() Facts {
 func (a *Array) write(b *segments) ArrayFacts {
 	start := b.len()
 	if a.split {
-		f := ArrayFacts{Count: len(a.elems)}
-		if len(a.elems) == 0 {
-			b.writeString("[]")
-			return f
-		}
-		b.writeString("[\n")
-		for i, e := range a.elems {
-			b.writeString("    ")
-			if i == len(a.elems)-1 {
-				f.Last = [2]int{b.len(), b.len() + len(e)}
-			}
-			b.write(e)
-			if i < len(a.elems)-1 {
-				b.writeByte(',')
-			}
-			b.writeByte('\n')
-		}
-		b.writeString("  ]")
-		return f
+		return a.writeSplit(b)
 	}
 	f := ArrayFacts{Count: a.known.Count + len(a.pending)}
 	if len(a.pending) == 0 {
@@ -352,6 +334,64 @@ func (a *Array) write(b *segments) ArrayFacts {
 	}
 	b.writeString("\n  ]")
 	return f
+}
+
+// writeSplit writes a split array record by record. Runs of records as
+// they were read, laid out as baton lays them out, are passed through as
+// the bytes read (shared, not copied): a change to one record of ten
+// thousand writes the others as they were.
+func (a *Array) writeSplit(b *segments) ArrayFacts {
+	f := ArrayFacts{Count: len(a.elems)}
+	if len(a.elems) == 0 {
+		b.writeString("[]")
+		return f
+	}
+	b.writeString("[\n")
+	runS, runE := -1, -1 // a run of a.raw passed through: a.raw[runS:runE]
+	flush := func() {
+		if runS >= 0 {
+			b.share(a.raw[runS:runE])
+		}
+		runS, runE = -1, -1
+	}
+	for i, e := range a.elems {
+		sep := ",\n"
+		if i == len(a.elems)-1 {
+			sep = "\n"
+			at := b.len() + max(runE-runS, 0) + len("    ")
+			f.Last = [2]int{at, at + len(e)}
+		}
+		if p, ok := a.asRead(i); ok && p >= 4 && string(a.raw[p-4:p]) == "    " &&
+			p+len(e)+len(sep) <= len(a.raw) && string(a.raw[p+len(e):p+len(e)+len(sep)]) == sep {
+			if runS < 0 || runE != p-4 {
+				flush()
+				runS = p - 4
+			}
+			runE = p + len(e) + len(sep)
+			continue
+		}
+		flush()
+		b.writeString("    ")
+		b.write(e)
+		b.writeString(sep)
+	}
+	flush()
+	b.writeString("  ]")
+	return f
+}
+
+// asRead returns where record i lies in a.raw when it is the bytes read
+// there (not replaced or appended since).
+func (a *Array) asRead(i int) (int, bool) {
+	e := a.elems[i]
+	if i >= len(a.offsets) || a.offsets[i] < 0 || len(e) == 0 {
+		return 0, false
+	}
+	p := a.offsets[i] - a.rawOff
+	if p < 0 || p+len(e) > len(a.raw) || &a.raw[p] != &e[0] {
+		return 0, false
+	}
+	return p, true
 }
 
 // Elems returns the records, splitting the array if it is still whole.

@@ -106,3 +106,50 @@ func TestReadFactsMatchWrittenFacts(t *testing.T) {
 		}
 	}
 }
+
+// A split array is written as JoinArray would encode its records, whether
+// runs of them are passed through as read or written out: after replacing
+// and appending records, in baton's layout and in others'.
+func TestSplitArrayWritesThrough(t *testing.T) {
+	srcs := []string{
+		`{"a": [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}], "b": []}`,
+		"{\n  \"a\": [\n    {\"id\": 1},\n    {\"id\": 2},\n    {\"id\": 3},\n    {\"id\": 4}\n  ],\n  \"b\": []\n}\n",
+		"{\"a\":[\n{\"id\":1},  {\"id\":2},\n    {\"id\":3}\n,{\"id\":4}],\"b\":[]}",
+	}
+	edits := []func(a *jsondoc.Array){
+		func(*jsondoc.Array) {},
+		func(a *jsondoc.Array) { a.Elems()[1] = []byte(`{"id": 20}`) },
+		func(a *jsondoc.Array) { a.Elems()[0] = []byte(`{"id": 10}`); a.Elems()[3] = []byte(`{"id": 40}`) },
+		func(a *jsondoc.Array) { a.AppendRaw([]byte(`{"id": 5}`)) },
+		func(a *jsondoc.Array) { a.Elems()[2] = []byte(`{"id": 30}`); a.AppendRaw([]byte(`{"id": 5}`)) },
+	}
+	for _, src := range srcs {
+		// baton's layout: the source as baton writes it, read back
+		first, err := jsondoc.ParseDoc([]byte(src), "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, data := range [][]byte{[]byte(src), first.Bytes()} {
+			for ei, edit := range edits {
+				d, err := jsondoc.ParseDoc(data, "a", "b")
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := d.Array("a")
+				edit(a)
+				out := d.Bytes()
+				f := d.Facts()["a"]
+				if got, want := string(out[f.Span[0]:f.Span[1]]), string(jsondoc.JoinArray(a.Elems(), 1)); got != want {
+					t.Fatalf("%q, edit %d: the array was written as\n%s\nwant\n%s", data, ei, got, want)
+				}
+				elems := a.Elems()
+				if got := string(out[f.Last[0]:f.Last[1]]); got != string(elems[len(elems)-1]) {
+					t.Fatalf("%q, edit %d: the facts' last record is %q", data, ei, got)
+				}
+				if _, err := jsondoc.ParseDoc(out, "a", "b"); err != nil {
+					t.Fatalf("%q, edit %d: the output does not parse: %v", data, ei, err)
+				}
+			}
+		}
+	}
+}
