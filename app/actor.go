@@ -199,6 +199,9 @@ type eventPayload struct {
 	// Opened records a session's opening: what verify needs to recompute
 	// its credential with the person's key (never the credential itself).
 	Opened *openedRecord `json:"opened,omitempty"`
+	// LogGap records, in a person's reconcile, the anchored head of a log
+	// whose entries were lost: verify reports it from then on.
+	LogGap *store.LogGap `json:"log_gap,omitempty"`
 }
 
 // openedRecord is the audit record of a session's opening.

@@ -194,6 +194,8 @@ func emptyFeatureListHash() string { return store.HashContent(features.New().Byt
 // ReconcileResult lists the changes made outside baton that were adopted.
 type ReconcileResult struct {
 	Reconciled []store.Drift `json:"reconciled"`
+	// LogGap is the lost part of the audit log the reconcile recorded.
+	LogGap *store.LogGap `json:"log_gap,omitempty"`
 }
 
 // Short is a content hash as messages show it ("none" for none).
@@ -238,6 +240,19 @@ func (a *App) Reconcile(ctx context.Context, c Caller) (ReconcileResult, error) 
 	return out, err
 }
 
+// acceptLogGap lets a person's reconcile chain its entry to a log whose
+// anchored entries are gone, and returns the gap it records (nil for none).
+func (st *state) acceptLogGap() (*store.LogGap, error) {
+	s := st.tx.Store()
+	gap, err := s.LogGap()
+	if err != nil || gap == nil {
+		return nil, err
+	}
+	s.AllowLogGap = true
+	st.logGap = gap
+	return gap, nil
+}
+
 func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileResult) error {
 	var res ReconcileResult
 	a.reconciling = true
@@ -249,6 +264,10 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 		if who == nil || who.Role != workflow.Human {
 			return st.refuse(errs.New(errs.Policy, "only a person may reconcile files changed outside baton; stop and report what changed"))
 		}
+		gap, err := st.acceptLogGap()
+		if err != nil {
+			return err
+		}
 		drifts, _, err := st.tx.Store().CheckDrift(false)
 		if err != nil {
 			return err
@@ -257,6 +276,7 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 			return err
 		}
 		res.Reconciled = drifts
+		res.LogGap = gap
 		if res.Reconciled == nil {
 			res.Reconciled = []store.Drift{}
 		}
@@ -265,7 +285,10 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 			names = append(names, d.File)
 			msgs = append(msgs, fmt.Sprintf("%s: %s → %s (%s)", d.File, Short(d.Recorded), Short(d.Now), d.Difference))
 		}
-		if len(names) == 0 {
+		if gap != nil {
+			msgs = append(msgs, fmt.Sprintf("the audit log ended at entry %d though %s anchored entry %d: the loss is recorded here", gap.Seq, gap.Path, gap.Anchor.Seq))
+		}
+		if len(names) == 0 && gap == nil {
 			return nil
 		}
 		st.tx.Adopt(names...)

@@ -333,7 +333,11 @@ func (a *App) endingOf(o SessionEndInput) (sessionEnding, error) {
 		if e.outcome != "ERROR" {
 			return e, errs.New(errs.Usage, "--failure describes an ERROR outcome; give -o ERROR")
 		}
-		e.failure = &progress.FailureSignature{Code: code, Message: o.Summary, Severity: o.Severity}
+		severity := o.Severity
+		if severity == "" {
+			severity = "error"
+		}
+		e.failure = &progress.FailureSignature{Code: code, Message: o.Summary, Severity: severity}
 	}
 	return e, nil
 }

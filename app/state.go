@@ -93,6 +93,8 @@ type state struct {
 	adopted    []string
 	adoptNote  string
 	reconciled []store.Drift
+	// logGap is the lost log a person's reconcile records (nil for none).
+	logGap *store.LogGap
 }
 
 // stateFiles are the state files.
@@ -148,7 +150,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 
 // logEvent stages the audit event of a transaction that changed anything.
 func (st *state) logEvent() {
-	if len(st.dirty) == 0 && st.adopted == nil && st.reconciled == nil {
+	if len(st.dirty) == 0 && st.adopted == nil && st.reconciled == nil && st.logGap == nil {
 		return
 	}
 	who, _ := st.resolveActor()
@@ -163,7 +165,7 @@ func (st *state) logEvent() {
 	if st.adoptNote != "" {
 		summary = strings.TrimSuffix(st.adoptNote+"; "+summary, "; ")
 	}
-	if st.reconciled != nil {
+	if st.reconciled != nil || st.logGap != nil {
 		typ = "reconcile"
 		for _, d := range st.reconciled {
 			changed = append(changed, d.File)
@@ -172,7 +174,7 @@ func (st *state) logEvent() {
 	auth, key := st.app.signer(who)
 	st.tx.LogSigned(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: typ, Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened, LogGap: st.logGap}.raw(),
 	}, auth, key)
 }
 

@@ -32,6 +32,7 @@ type openedSession struct {
 type entryPayload struct {
 	Actor  *actor        `json:"actor"`
 	Opened *openedRecord `json:"opened"`
+	LogGap *store.LogGap `json:"log_gap"`
 }
 
 // checkAudit checks the log against its anchors and the state, and, with
@@ -93,6 +94,9 @@ func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions m
 		}
 		if p.Opened != nil {
 			sessions[p.Opened.Session] = openedSession{role: p.Opened.Role, nonce: p.Opened.Nonce, keyID: name}
+		}
+		if g := p.LogGap; g != nil {
+			c.notes = append(c.notes, fmt.Sprintf("seq %d: a person recorded that the log had lost entries (it ended at entry %d, but %s anchored entry %d)%s", e.Seq, g.Seq, g.Path, g.Anchor.Seq, reasonOf(p.Actor)))
 		}
 	case kind == "session":
 		c.checkSessionEntry(a, e, p, name, sessions, missing, bad)

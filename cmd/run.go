@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tidwall/gjson"
 	"golang.org/x/term"
 
 	"github.com/baton-cli/baton/app"
@@ -48,7 +47,8 @@ func (a *App) newRunCmd() *cobra.Command {
 		Use:   "run",
 		Short: "Drive the agents: next role, its prompt, its session, until DONE",
 		Long: `Run the dev-session loop. Each step computes the next role and features from the files,
-renders that role's prompt (built in, or .baton/prompts/ROLE.md), opens the role's session, and
+renders that role's prompt (built in, or .baton/prompts/ROLE.md; with --prompts DIR the
+predecessor's prompt file for the role, its {{PLACEHOLDER}}s filled), opens the role's session, and
 runs the agent:
 
   with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
@@ -82,7 +82,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
-	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
+	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code), codex, or claude-predecessor (Claude Code as the predecessor ran it; --prompts with claude uses it)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
@@ -262,13 +262,12 @@ func (a *App) emitRun(next app.NextResult, ran []runSession, stopped string) err
 // saying what happened and after which session (last; nil before the
 // first session of this run).
 func (a *App) verifyRun(ctx context.Context, last *step) error {
-	out, err := a.sub(ctx, nil, "--json", "verify")
-	if err == nil {
-		return nil
+	res, err := a.stepApp(true).Verify(ctx, app.Caller{})
+	if err != nil {
+		return a.stepErr(err, "--json", "verify")
 	}
-	var res app.VerifyResult
-	if json.Unmarshal(out, &res) != nil || len(res.Problems) == 0 {
-		return err
+	if res.OK {
+		return nil
 	}
 	when, stage := "before this run's first session", "RUN"
 	if last != nil {
@@ -375,12 +374,11 @@ func (a *App) openStep(ctx context.Context, n app.NextResult) (step, error) {
 	if st.Branch != "" {
 		args = append(args, "--branch", st.Branch)
 	}
-	out, err := a.sub(ctx, nil, append([]string{"--json"}, args...)...)
+	res, err := a.stepApp(true).SessionStart(ctx, app.Caller{}, app.SessionStartInput{Agent: st.Role, Features: st.Feature, Branch: st.Branch})
 	if err != nil {
-		return st, err
+		return st, a.stepErr(err, append([]string{"--json"}, args...)...)
 	}
-	st.Session = int(gjson.GetBytes(out, "session_id").Int())
-	st.Credential = gjson.GetBytes(out, "env.BATON_SESSION").String()
+	st.Session, st.Credential = res.SessionID, res.Env["BATON_SESSION"]
 	a.app.OpenedPredecessorStep(st.Role)
 	if st.Session != p.Session { // another session started meanwhile
 		p.Session = st.Session
@@ -498,15 +496,16 @@ func (a *App) checkStep(ctx context.Context, st step, failure *failureSignature)
 	}
 	if rec := open.Sessions[i].RecordedAs; rec > 0 { // recorded with progress add-session
 		a.notice("[baton run] session %d (%s) recorded its work as session %d: closing it", st.Session, st.Role, rec)
-		_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "SUCCESS", "-s", "closed by baton run")
-		return err
+		_, err = a.stepApp(false).SessionEnd(ctx, app.Caller{}, app.SessionEndInput{Session: st.Session, Outcome: "SUCCESS", Summary: "closed by baton run", Severity: "error"})
+		return a.stepErr(err, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "SUCCESS", "-s", "closed by baton run")
 	}
 	if failure == nil {
 		failure = &failureSignature{Code: "plan_invalid", Message: "the agent finished without ending its session", StageID: st.Role, Severity: "error"}
 	}
 	a.notice("[baton run] session %d (%s) was left open: ending it as ERROR (%s)", st.Session, st.Role, failure.Code)
-	_, err = a.sub(ctx, nil, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "ERROR", "-s", "baton run: "+failure.Message, "--failure", failure.Code, "--failure-severity", failure.Severity)
-	return err
+	_, err = a.stepApp(false).SessionEnd(ctx, app.Caller{}, app.SessionEndInput{Session: st.Session, Outcome: "ERROR", Summary: "baton run: " + failure.Message,
+		Failure: failure.Code, Severity: failure.Severity})
+	return a.stepErr(err, "session", "end", "--session", strconv.Itoa(st.Session), "-o", "ERROR", "-s", "baton run: "+failure.Message, "--failure", failure.Code, "--failure-severity", failure.Severity)
 }
 
 // agentEnviron is the environment an agent starts with: the launcher's,
@@ -522,6 +521,28 @@ func agentEnviron(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// stepApp is the application as the run's own steps call it — as the
+// command line would with only --state-dir given — with the warnings of a
+// --json call (kept out of the run's output, as that call's document kept
+// them) or of a plain one (on stderr).
+func (a *App) stepApp(asJSON bool) *app.App {
+	sink := &App{env: a.env}
+	sink.g.JSON = asJSON
+	return a.app.Child(app.Env{Stdin: a.env.Stdin, Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now}, &app.Options{StateDir: a.g.StateDir}, sink)
+}
+
+// stepErr names the step that failed as the command it is: "baton ARGS:
+// err" (nil for nil).
+func (a *App) stepErr(err error, args ...string) error {
+	if err == nil {
+		return nil
+	}
+	if a.g.StateDir != "" {
+		args = append([]string{"--state-dir", a.g.StateDir}, args...)
+	}
+	return fmt.Errorf("baton %s: %w", strings.Join(args, " "), err)
 }
 
 // sub runs a baton command in this process with extra environment,

@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+
+	"github.com/baton-cli/baton/errs"
 )
 
 // The log's head (its last entry's sequence and hash) is anchored where
@@ -92,3 +95,80 @@ func (s *Store) Anchors() (map[string]Anchor, error) {
 
 // WriteAnchorForBench records a head, for benchmarks of the write cost.
 func WriteAnchorForBench(s *Store, seq int, hash string) { s.writeAnchor(&Event{Seq: seq, Hash: hash}) }
+
+// LogGap is an anchor ahead of the log: the log ends before the head an
+// anchor recorded, or holds another entry at that sequence number. Entries
+// were removed or rewritten outside baton.
+type LogGap struct {
+	Path   string `json:"anchor"`
+	Anchor Anchor `json:"anchored"`
+	Seq    int    `json:"log_seq"` // the log's last sequence number (0: empty or missing)
+}
+
+// logGap compares the log's last entry with every anchor. It reads the
+// entry at an anchor's sequence number only when the log reaches it and
+// its last entry is not that one.
+func (s *Store) logGap(last *Event) (*LogGap, error) {
+	anchors, err := s.Anchors()
+	if err != nil {
+		return nil, errs.New(errs.Invalid, "%v: nothing was written; run 'baton verify'", err)
+	}
+	seq, hash := 0, ""
+	if last != nil {
+		seq, hash = last.Seq, last.Hash
+	}
+	paths := make([]string, 0, len(anchors))
+	for p := range anchors {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		an := anchors[p]
+		switch {
+		case an.Seq > seq:
+		case an.Seq == seq && an.Hash != hash && seq > 0:
+		case an.Seq < seq && an.Seq > 0:
+			h, err := s.entryHash(an.Seq)
+			if err != nil {
+				return nil, err
+			}
+			if h == an.Hash {
+				continue
+			}
+		default:
+			continue
+		}
+		return &LogGap{Path: p, Anchor: an, Seq: seq}, nil
+	}
+	return nil, nil
+}
+
+// entryHash returns the hash of the log's entry with sequence number seq
+// ("" when the log has none).
+func (s *Store) entryHash(seq int) (string, error) {
+	events, err := s.ReadEvents()
+	if err != nil {
+		return "", err
+	}
+	if seq < 1 || seq > len(events) {
+		return "", nil
+	}
+	return events[seq-1].Hash, nil
+}
+
+// LogGap reports an anchor ahead of the log (nil when every anchor is at or
+// behind the log's head and agrees with it).
+func (s *Store) LogGap() (*LogGap, error) {
+	last, _, err := s.lastEvent()
+	if err != nil {
+		return nil, err
+	}
+	return s.logGap(last)
+}
+
+// gapError is the refusal of a write that would chain new entries to a log
+// whose anchored entries are gone: the write would overwrite the anchor, the
+// only evidence of what was removed.
+func gapError(s *Store, g *LogGap) error {
+	return errs.New(errs.Invalid, "the audit log %s ends at entry %d, but %s records its head at entry %d: entries were removed or rewritten outside baton, so nothing was written; stop and report it — a person restores the log from .baton/backup/ or records the loss with 'baton reconcile'", s.EventsPath(), g.Seq, g.Path, g.Anchor.Seq)
+}

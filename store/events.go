@@ -119,6 +119,15 @@ func (s *Store) prepareEvents(events []*Event, staged map[string]string, adopt m
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(events) > 0 && !s.AllowLogGap {
+		gap, err := s.logGap(last)
+		if err != nil {
+			return nil, 0, err
+		}
+		if gap != nil {
+			return nil, 0, gapError(s, gap)
+		}
+	}
 	var data []byte
 	for _, e := range events {
 		line, err := s.prepareEvent(e, last, staged, adopt)

@@ -42,6 +42,10 @@ type Store struct {
 	// AnchorPath is where the log's head is anchored outside the project
 	// ("" for none; see anchor.go).
 	AnchorPath string
+	// AllowLogGap lets a transaction chain entries to a log an anchor is
+	// ahead of (a person recording the loss; see LogGap). Otherwise such a
+	// write is refused, since it would overwrite the anchor.
+	AllowLogGap bool
 	// Probe reads the commit a tracked ref points at ("" for none,
 	// Unknown when it cannot be read from here).
 	Probe func(name string) (string, error)
