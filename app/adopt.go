@@ -37,8 +37,8 @@ func (st *state) adoptMainMove(drifts []store.Drift) ([]store.Drift, error) {
 	if main == nil {
 		return drifts, nil
 	}
-	who, err := st.resolveActor()
-	if err != nil || who == nil || who.Session == nil {
+	who, err := st.mover()
+	if err != nil || who == nil {
 		return drifts, err
 	}
 	r := st.app.repo()
@@ -56,6 +56,26 @@ func (st *state) adoptMainMove(drifts []store.Drift) ([]store.Drift, error) {
 		return drifts, err
 	}
 	return rest, nil
+}
+
+// mover is the session a move of main is attributed to: the bound
+// session; or, for a launcher or a person closing up after an agent (the
+// predecessor's BROWNFIELD_INITIALIZER commits on main as its last step),
+// the one session open.
+func (st *state) mover() (*actor, error) {
+	who, err := st.resolveActor()
+	if err != nil || who == nil || who.Session != nil {
+		return who, err
+	}
+	if who.Role == workflow.Human && who.Source == "person" && who.Reason != "" {
+		return nil, nil // a person's own override is not an agent's move
+	}
+	open, err := st.openSessions()
+	if err != nil || len(open.Open) != 1 {
+		return nil, err
+	}
+	id := open.Open[0].SessionID
+	return &actor{Role: open.Open[0].AgentType, Session: &id, Source: "session"}, nil
 }
 
 // adoptSetup adopts an INITIALIZER session's commits on main (the

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -185,4 +186,51 @@ func (st *state) closeRecorded(p *progress.File, open *progress.OpenSessions, se
 	st.summary = fmt.Sprintf("closed session %d (%s): its agent recorded it (%s)", sess.SessionID, sess.AgentType, rec.Outcome)
 	st.record = rec
 	return rec, nil
+}
+
+// decidedAtLimitHere says whether the bound session recorded the latest
+// review of a feature and that review was decided at the fix-cycle limit.
+// The predecessor's REVIEW prompt asks get-fix-count after recording its
+// review, and must still hear that the limit was reached, although the
+// count starts again for the work that follows a REJECT (which everyone
+// else sees).
+func (a *App) decidedAtLimitHere(ctx context.Context, r *reviews.File, feature string) bool {
+	if !a.insideSession() {
+		return false
+	}
+	open, err := readFile(ctx, a, progress.OpenFileName, "", progress.ParseOpen)
+	if err != nil || open == nil {
+		return false
+	}
+	sess, err := boundSession(open, a.caller.Session)
+	if err != nil {
+		return false
+	}
+	want := map[string]bool{}
+	for _, id := range features.SplitIDs(feature) {
+		want[id] = true
+	}
+	all := r.Reviews()
+	for i := len(all) - 1; i >= 0; i-- {
+		for _, id := range features.SplitIDs(all[i].Get("feature_id").String()) {
+			if want[id] {
+				return strings.HasPrefix(all[i].Get("decision.rule").String(), "fix-limit") && all[i].Get("timestamp").String() >= sess.StartedAt
+			}
+		}
+	}
+	return false
+}
+
+// ownBranch is the branch an agent's session worked on when its record
+// names none and the status has none (the predecessor's GLOBAL_FIX prompt
+// records no branch): the session's own, as its end would take it.
+func (st *state) ownBranch(p *progress.File, open *progress.OpenSessions, who *actor) *string {
+	if who == nil || who.Session == nil {
+		return nil
+	}
+	sess, err := open.Get(*who.Session)
+	if err != nil {
+		return nil
+	}
+	return st.app.sessionBranch(p, sess)
 }

@@ -330,6 +330,8 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 		}
 		if o.CurrentBranch != nil {
 			branch = progress.Nullable(*o.CurrentBranch)
+		} else if branch == nil {
+			branch = st.ownBranch(p, open, who)
 		}
 		if err := st.checkReady(added, a.workBranch(branch)); err != nil {
 			return err

@@ -440,6 +440,9 @@ func (a *App) GetFixCount(ctx context.Context, c Caller, feature string) (FixCou
 		return FixCountResult{}, err
 	}
 	res := fixCountOf(r, feature, cfg)
+	if !res.LimitReached && a.decidedAtLimitHere(ctx, r, feature) {
+		res.FixCount, res.Remaining, res.LimitReached = cfg.MaxFixCycles, 0, true
+	}
 	if res.LimitReached {
 		return res, errs.New(errs.Policy, "Maximum fix attempts reached (%d of %d) for %s - %s", res.FixCount, res.MaxFixCycles, feature, limitDecision(r, feature))
 	}

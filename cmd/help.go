@@ -31,7 +31,7 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"show":      "baton show F001\nbaton show BUG-001 --json\nbaton show DEBT-001",
 	"schema":    "baton schema                            # list the commands with a schema\nbaton schema status\nbaton schema reviews add-review\nbaton schema error",
 	"report":    "baton report -o audit.html\nbaton report -o - > audit.html",
-	"run":       "baton run --agent claude               # Claude Code, its preset command line\nbaton run --agent codex --follow        # Codex, its output streamed\nbaton run --dry-run                     # the next prompt, nothing opened\nbaton run --agent-cmd 'my-agent --stdin' --json\nbaton run --resume                      # continue after a bridge checkpoint",
+	"run":       "baton run --agent claude               # Claude Code, its preset command line\nbaton run --agent codex --follow        # Codex, its output streamed\nbaton run --dry-run                     # the next prompt, nothing opened\nbaton run --agent-cmd 'my-agent --stdin' --json\nbaton run --resume                      # continue after a bridge checkpoint\nbaton run --prompts ../old/prompts --agent claude   # the predecessor's prompt files",
 	"demo":      "baton demo\nbaton demo --keep                       # keep the scratch project to look at\nbaton demo --dir /tmp/shop              # build the project there (kept)\nbaton demo --bridge --json",
 	"context":   "baton context                            # inside an agent session: its role, task and rules\nbaton context --budget 1500 --json\nbaton context --role REVIEW --feature F001   # a person: REVIEW's view of F001",
 	"man":       "baton man ./man\nman ./man/baton-status.1",

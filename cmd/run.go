@@ -47,7 +47,8 @@ func (a *App) newRunCmd() *cobra.Command {
 		Use:   "run",
 		Short: "Drive the agents: next role, its prompt, its session, until DONE",
 		Long: `Run the dev-session loop. Each step computes the next role and features from the files,
-renders that role's prompt (built in, or .baton/prompts/ROLE.md), opens the role's session, and
+renders that role's prompt (built in, or .baton/prompts/ROLE.md; with --prompts DIR the
+predecessor's prompt file for the role, its {{PLACEHOLDER}}s filled), opens the role's session, and
 runs the agent:
 
   with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
@@ -81,7 +82,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
-	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code) or codex (see the README)")
+	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code), codex, or claude-predecessor (Claude Code as the predecessor ran it; --prompts with claude uses it)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
