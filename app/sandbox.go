@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/gitops"
@@ -68,18 +69,42 @@ func (a *App) SandboxMode(flag string) (string, error) {
 	return "", errs.New(errs.Usage, "--sandbox: %q is not a mode: give on (fail without a sandbox), auto (fall back with a warning) or off", mode)
 }
 
-// SandboxWarning is what status says when the project's config asks for a
-// sandbox this system cannot give ("" when all is well).
+// SandboxWarning is what status says when the last run asked for a
+// sandbox and ran its agents without one, or the project's config asks for
+// a sandbox this system cannot give ("" when all is well).
 func (a *App) SandboxWarning() string {
 	s, err := a.openStore("")
 	if err != nil {
 		return ""
+	}
+	if b, err := os.ReadFile(fallbackPath(s)); err == nil {
+		return "the last baton run asked for a sandbox and ran its agents without one: " + strings.TrimSpace(string(b))
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil || (cfg.Sandbox != SandboxOn && cfg.Sandbox != SandboxAuto) || a.SandboxABI() != 0 {
 		return ""
 	}
 	return fmt.Sprintf("the project's config asks for sandbox %q, and this system offers no OS sandbox: agents run unconfined", cfg.Sandbox)
+}
+
+// fallbackPath is where a run that fell back to no sandbox says so, for
+// status, until a later run decides again.
+func fallbackPath(s *store.Store) string { return filepath.Join(s.BatonDir(), "sandbox-fallback") }
+
+// NoteSandbox keeps what this run decided for status: why its agents run
+// without the sandbox it asked for (why), or nothing ("").
+func (a *App) NoteSandbox(why string) error {
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	if why == "" {
+		if err := os.Remove(fallbackPath(s)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	return os.WriteFile(fallbackPath(s), []byte(why+"\n"), 0o644)
 }
 
 // LogRunNote records a note of the launcher in the audit log.
