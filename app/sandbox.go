@@ -175,7 +175,7 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 	if err := os.MkdirAll(p.Tmp, 0o700); err != nil {
 		return nil, err
 	}
-	src, err := sandboxSource(r, p.Top, base, branch)
+	src, err := sandboxSource(r, p.Top)
 	if err != nil {
 		_ = os.RemoveAll(p.Root)
 		return nil, err
@@ -193,20 +193,18 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 }
 
 // sandboxSource is what a working copy is made from: the repository's
-// git directory, the heads of its branch of work and of the session's
-// branch, and its committer identity.
-func sandboxSource(r gitops.Repo, top, base, branch string) (workcopy.Source, error) {
+// git directory, its branches' heads, and its committer identity.
+func sandboxSource(r gitops.Repo, top string) (workcopy.Source, error) {
 	loc, err := gitops.Locate(top)
 	if err != nil {
 		return workcopy.Source{}, err
 	}
-	src := workcopy.Source{Top: top, CommonDir: loc.CommonDir, Heads: map[string]string{}}
-	src.Name, src.Email = gitops.Identity(r)
-	for _, b := range []string{base, branch} {
-		if h, err := r.Branch(b); err == nil && b != "" {
-			src.Heads[b] = h
-		}
+	heads, err := gitops.Heads(r)
+	if err != nil {
+		return workcopy.Source{}, err
 	}
+	src := workcopy.Source{Top: top, CommonDir: loc.CommonDir, Heads: heads}
+	src.Name, src.Email = gitops.Identity(r)
 	return src, nil
 }
 

@@ -500,3 +500,21 @@ func (c *checkout) writeFile(idx *index.Index, f *object.File) error {
 	fillStat(e, fi)
 	return nil
 }
+
+// Heads lists the repository's branches and the commits they point at.
+func Heads(r Repo) (map[string]string, error) {
+	g, ok := r.(*repo)
+	if !ok {
+		return nil, errors.New("gitops: Heads needs a repository opened by Open")
+	}
+	it, err := g.r.Branches()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		out[ref.Name().Short()] = ref.Hash().String()
+		return nil
+	})
+	return out, err
+}
