@@ -3,6 +3,8 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -80,11 +82,15 @@ func (st *state) mover() (*actor, error) {
 
 // adoptSetup adopts an INITIALIZER session's commits on main (the
 // project's initial setup): main moved forward from where the last event
-// saw it, and no work of another role has been opened or recorded yet. The baseline verify counts main's commits from moves to the new
+// saw it, and either no work of another role has been opened or recorded
+// yet, or the move brings documents only (a brownfield start's
+// specification). The baseline verify counts main's commits from moves to the new
 // head.
 func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
-	if started, err := st.workStarted(); err != nil || started {
-		return false, err // code reaching main after work began is not setup
+	if started, err := st.workStarted(); err != nil {
+		return false, err
+	} else if started && !documentsOnly(r, d.Recorded, d.Now) {
+		return false, nil // code reaching main after work began is not setup
 	}
 	if d.Recorded != "" {
 		if ok, err := r.IsAncestor(d.Recorded, d.Now); err != nil || !ok {
@@ -140,6 +146,26 @@ func (st *state) workStarted() (bool, error) {
 		}
 	})
 	return started, nil
+}
+
+// documentsOnly says whether main's move from was to now adds or changes
+// nothing but documents — regular .md or .txt files, such as the
+// specification a BROWNFIELD_INITIALIZER commits — and removes nothing.
+func documentsOnly(r gitops.Repo, was, now string) bool {
+	if was == "" {
+		return false
+	}
+	changes, err := r.Changes(was, now)
+	if err != nil {
+		return false
+	}
+	for _, c := range changes {
+		ext := strings.ToLower(path.Ext(c.Path))
+		if c.Deleted || c.Mode != 0o100644 || (ext != ".md" && ext != ".txt") {
+			return false
+		}
+	}
+	return true
 }
 
 // adoptHandMerge adopts a REVIEW session's own 'git merge' of an approved
