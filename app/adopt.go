@@ -80,9 +80,12 @@ func (st *state) mover() (*actor, error) {
 
 // adoptSetup adopts an INITIALIZER session's commits on main (the
 // project's initial setup): main moved forward from where the last event
-// saw it. The baseline verify counts main's commits from moves to the new
+// saw it, and no work of another role has been opened or recorded yet. The baseline verify counts main's commits from moves to the new
 // head.
 func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
+	if started, err := st.workStarted(); err != nil || started {
+		return false, err // code reaching main after work began is not setup
+	}
 	if d.Recorded != "" {
 		if ok, err := r.IsAncestor(d.Recorded, d.Now); err != nil || !ok {
 			return false, nil // main was rewritten, not added to
@@ -110,11 +113,40 @@ func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, err
 	return true, nil
 }
 
+// workStarted says whether the project's work has begun: a session of a
+// role other than INITIALIZER opened or recorded, or a review or fix
+// recorded. From then on only a reviewed merge puts code on main.
+func (st *state) workStarted() (bool, error) {
+	open, err := st.openSessions()
+	if err != nil {
+		return false, err
+	}
+	for _, o := range open.Open {
+		if c, _ := workflow.Canonical(o.AgentType); c != workflow.Initializer {
+			return true, nil
+		}
+	}
+	if rv, ok, err := st.reviewsOpt(); err != nil || (ok && len(rv.Reviews())+len(rv.Fixes()) > 0) {
+		return err == nil, err
+	}
+	p, ok, err := st.progressOpt()
+	if err != nil || !ok {
+		return false, err
+	}
+	started := false
+	p.Sessions(func(raw []byte) {
+		if c, _ := workflow.Canonical(gjson.GetBytes(raw, "agent_type").String()); c != workflow.Initializer {
+			started = true
+		}
+	})
+	return started, nil
+}
+
 // adoptHandMerge adopts a REVIEW session's own 'git merge' of an approved
 // branch: main's new head is a fast-forward to, or a merge commit whose
 // parents are exactly, main's recorded head and the full reviewed head of
-// a PASS review (or a fix-cycle-limit decision to merge) not yet merged.
-// It is recorded as that review's merge, as 'baton reviews merge' records
+// a PASS review (or a fix-cycle-limit decision to merge) not yet merged,
+// holding the tree a clean merge of the two gives. It is recorded as that review's merge, as 'baton reviews merge' records
 // one.
 func (st *state) adoptHandMerge(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
 	rv, ok, err := st.reviewsOpt()
@@ -160,7 +192,8 @@ func mergeable(x gjson.Result) bool {
 
 // mergeOf says whether now is main's head after bringing reviewed in on
 // top of was: a fast-forward (now is reviewed, which contains was) or a
-// merge commit with exactly was and reviewed as its parents.
+// merge commit with exactly was and reviewed as its parents and the tree
+// a clean merge of the two gives.
 func mergeOf(r gitops.Repo, was, now, reviewed string) (ff, ok bool) {
 	if now == reviewed {
 		if was == "" {
@@ -172,5 +205,21 @@ func mergeOf(r gitops.Repo, was, now, reviewed string) (ff, ok bool) {
 	p1, err1 := r.Resolve(now + "^1")
 	p2, err2 := r.Resolve(now + "^2")
 	_, err3 := r.Resolve(now + "^3")
-	return false, err1 == nil && err2 == nil && err3 != nil && p1 == was && p2 == reviewed
+	if err1 != nil || err2 != nil || err3 == nil || p1 != was || p2 != reviewed {
+		return false, false
+	}
+	return false, cleanMerge(r, was, now, reviewed)
+}
+
+// cleanMerge says whether the merge commit now holds exactly the tree a
+// clean merge of reviewed into was gives: a merge that adds, drops or
+// changes anything (an evil merge, or a conflict resolved by hand) is not
+// the reviewed work.
+func cleanMerge(r gitops.Repo, was, now, reviewed string) bool {
+	want, err := r.CleanMergeTree(was, reviewed)
+	if err != nil {
+		return false
+	}
+	got, err := r.TreeOf(now)
+	return err == nil && got == want
 }

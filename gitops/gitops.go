@@ -35,6 +35,12 @@ type Repo interface {
 	IsAncestor(a, b string) (bool, error)
 	// MergeBase returns the best common ancestor of a and b.
 	MergeBase(a, b string) (string, error)
+	// TreeOf returns the full hash of a commit's tree.
+	TreeOf(commit string) (string, error)
+	// CleanMergeTree returns the tree a clean merge of head into into
+	// gives (head's own tree when into is its ancestor); a
+	// *ConflictError when the two do not merge cleanly.
+	CleanMergeTree(into, head string) (string, error)
 	// Branch returns the commit a branch points at (ErrNoBranch).
 	Branch(name string) (string, error)
 	// CurrentBranch names the branch checked out here ("" when detached).

@@ -226,6 +226,33 @@ func (g *repo) mergeTree(o MergeOptions, into, head string) (plumbing.Hash, erro
 	return plumbing.ZeroHash, fmt.Errorf("git merge-tree %s %s: %v: %s", o.Into, o.Branch, err, strings.TrimSpace(stderr.String()))
 }
 
+// TreeOf returns the full hash of a commit's tree.
+func (g *repo) TreeOf(commit string) (string, error) {
+	c, err := g.r.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return "", fmt.Errorf("commit %s: %w", Short(commit), err)
+	}
+	return c.TreeHash.String(), nil
+}
+
+// CleanMergeTree returns the tree 'git merge' of head into into gives
+// without conflicts: head's tree when into is its ancestor, else git's
+// three-way merge.
+func (g *repo) CleanMergeTree(into, head string) (string, error) {
+	ff, err := g.IsAncestor(into, head)
+	if err != nil {
+		return "", err
+	}
+	if ff {
+		return g.TreeOf(head)
+	}
+	t, err := g.mergeTree(MergeOptions{Into: Short(into), Branch: Short(head)}, into, head)
+	if err != nil {
+		return "", err
+	}
+	return t.String(), nil
+}
+
 func uniq(ss []string) []string {
 	seen := map[string]bool{}
 	var out []string
