@@ -3,6 +3,8 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -83,7 +85,7 @@ func (st *state) mover() (*actor, error) {
 // saw it, and no work of another role has been opened or recorded yet. The baseline verify counts main's commits from moves to the new
 // head.
 func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
-	if started, err := st.workStarted(); err != nil || started {
+	if started, err := st.workStarted(); err != nil || (started && !specOnly(r, d, who)) {
 		return false, err // code reaching main after work began is not setup
 	}
 	if d.Recorded != "" {
@@ -222,4 +224,28 @@ func cleanMerge(r gitops.Repo, was, now, reviewed string) bool {
 	}
 	got, err := r.TreeOf(now)
 	return err == nil && got == want
+}
+
+// specOnly says whether a BROWNFIELD_INITIALIZER's move of main only adds
+// what its prompt commits there once work has begun: the XML
+// specifications it writes from the free-form input (app_spec*.txt), in
+// commits that merge nothing. Code reaching main this way is not adopted.
+func specOnly(r gitops.Repo, d store.Drift, who *actor) bool {
+	if !strings.EqualFold(who.Role, "BROWNFIELD_INITIALIZER") || d.Recorded == "" {
+		return false
+	}
+	top := r.Top()
+	if merges, err := GitOut(top, "rev-list", "--merges", d.Recorded+".."+d.Now); err != nil || merges != "" {
+		return false
+	}
+	names, err := GitOut(top, "diff", "--name-only", "--no-renames", d.Recorded, d.Now)
+	if err != nil || names == "" {
+		return false
+	}
+	for _, n := range strings.Split(names, "\n") {
+		if ok, _ := path.Match("app_spec*.txt", path.Base(n)); !ok || strings.Contains(n, "/") {
+			return false
+		}
+	}
+	return true
 }
