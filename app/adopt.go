@@ -82,11 +82,15 @@ func (st *state) mover() (*actor, error) {
 
 // adoptSetup adopts an INITIALIZER session's commits on main (the
 // project's initial setup): main moved forward from where the last event
-// saw it, and no work of another role has been opened or recorded yet. The baseline verify counts main's commits from moves to the new
+// saw it, and either no work of another role has been opened or recorded
+// yet, or the move brings documents only (a brownfield start's
+// specification). The baseline verify counts main's commits from moves to the new
 // head.
 func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
-	if started, err := st.workStarted(); err != nil || (started && !specOnly(r, d, who)) {
-		return false, err // code reaching main after work began is not setup
+	if started, err := st.workStarted(); err != nil {
+		return false, err
+	} else if started && !(documentsOnly(r, d.Recorded, d.Now) && specOnly(r, d)) {
+		return false, nil // code reaching main after work began is not setup
 	}
 	if d.Recorded != "" {
 		if ok, err := r.IsAncestor(d.Recorded, d.Now); err != nil || !ok {
@@ -142,6 +146,26 @@ func (st *state) workStarted() (bool, error) {
 		}
 	})
 	return started, nil
+}
+
+// documentsOnly says whether main's move from was to now adds or changes
+// nothing but documents — regular .md or .txt files, such as the
+// specification a BROWNFIELD_INITIALIZER commits — and removes nothing.
+func documentsOnly(r gitops.Repo, was, now string) bool {
+	if was == "" {
+		return false
+	}
+	changes, err := r.Changes(was, now)
+	if err != nil {
+		return false
+	}
+	for _, c := range changes {
+		ext := strings.ToLower(path.Ext(c.Path))
+		if c.Deleted || c.Mode != 0o100644 || (ext != ".md" && ext != ".txt") {
+			return false
+		}
+	}
+	return true
 }
 
 // adoptHandMerge adopts a REVIEW session's own 'git merge' of an approved
@@ -226,12 +250,13 @@ func cleanMerge(r gitops.Repo, was, now, reviewed string) bool {
 	return err == nil && got == want
 }
 
-// specOnly says whether a BROWNFIELD_INITIALIZER's move of main only adds
-// what its prompt commits there once work has begun: the XML
-// specifications it writes from the free-form input (app_spec*.txt), in
-// commits that merge nothing. Code reaching main this way is not adopted.
-func specOnly(r gitops.Repo, d store.Drift, who *actor) bool {
-	if !strings.EqualFold(who.Role, "BROWNFIELD_INITIALIZER") || d.Recorded == "" {
+// specOnly says whether an initializer's move of main only adds what the
+// predecessor's brownfield prompt commits there once work has begun: the
+// XML specifications it writes from the free-form input (app_spec*.txt at
+// the top), in commits that merge nothing. Code reaching main this way is
+// not adopted.
+func specOnly(r gitops.Repo, d store.Drift) bool {
+	if d.Recorded == "" {
 		return false
 	}
 	top := r.Top()

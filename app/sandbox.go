@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/gitops"
@@ -68,18 +69,42 @@ func (a *App) SandboxMode(flag string) (string, error) {
 	return "", errs.New(errs.Usage, "--sandbox: %q is not a mode: give on (fail without a sandbox), auto (fall back with a warning) or off", mode)
 }
 
-// SandboxWarning is what status says when the project's config asks for a
-// sandbox this system cannot give ("" when all is well).
+// SandboxWarning is what status says when the last run asked for a
+// sandbox and ran its agents without one, or the project's config asks for
+// a sandbox this system cannot give ("" when all is well).
 func (a *App) SandboxWarning() string {
 	s, err := a.openStore("")
 	if err != nil {
 		return ""
+	}
+	if b, err := os.ReadFile(fallbackPath(s)); err == nil {
+		return "the last baton run asked for a sandbox and ran its agents without one: " + strings.TrimSpace(string(b))
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil || (cfg.Sandbox != SandboxOn && cfg.Sandbox != SandboxAuto) || a.SandboxABI() != 0 {
 		return ""
 	}
 	return fmt.Sprintf("the project's config asks for sandbox %q, and this system offers no OS sandbox: agents run unconfined", cfg.Sandbox)
+}
+
+// fallbackPath is where a run that fell back to no sandbox says so, for
+// status, until a later run decides again.
+func fallbackPath(s *store.Store) string { return filepath.Join(s.BatonDir(), "sandbox-fallback") }
+
+// NoteSandbox keeps what this run decided for status: why its agents run
+// without the sandbox it asked for (why), or nothing ("").
+func (a *App) NoteSandbox(why string) error {
+	s, err := a.openStore("")
+	if err != nil {
+		return err
+	}
+	if why == "" {
+		if err := os.Remove(fallbackPath(s)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	return os.WriteFile(fallbackPath(s), []byte(why+"\n"), 0o644)
 }
 
 // LogRunNote records a note of the launcher in the audit log.
@@ -150,7 +175,7 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 	if err := os.MkdirAll(p.Tmp, 0o700); err != nil {
 		return nil, err
 	}
-	src, err := sandboxSource(r, p.Top, base, branch)
+	src, err := sandboxSource(r, p.Top)
 	if err != nil {
 		_ = os.RemoveAll(p.Root)
 		return nil, err
@@ -168,20 +193,18 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 }
 
 // sandboxSource is what a working copy is made from: the repository's
-// git directory, the heads of its branch of work and of the session's
-// branch, and its committer identity.
-func sandboxSource(r gitops.Repo, top, base, branch string) (workcopy.Source, error) {
+// git directory, its branches' heads, and its committer identity.
+func sandboxSource(r gitops.Repo, top string) (workcopy.Source, error) {
 	loc, err := gitops.Locate(top)
 	if err != nil {
 		return workcopy.Source{}, err
 	}
-	src := workcopy.Source{Top: top, CommonDir: loc.CommonDir, Heads: map[string]string{}}
-	src.Name, src.Email = gitops.Identity(r)
-	for _, b := range []string{base, branch} {
-		if h, err := r.Branch(b); err == nil && b != "" {
-			src.Heads[b] = h
-		}
+	heads, err := gitops.Heads(r)
+	if err != nil {
+		return workcopy.Source{}, err
 	}
+	src := workcopy.Source{Top: top, CommonDir: loc.CommonDir, Heads: heads}
+	src.Name, src.Email = gitops.Identity(r)
 	return src, nil
 }
 

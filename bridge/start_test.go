@@ -38,7 +38,11 @@ func TestStartCostsNoSchemaCompile(t *testing.T) {
 
 // TestBatonLinksNoGeneralSchemaValidator: the baton binary checks bridge
 // documents with its own validator; a general one (whose init compiles
-// every draft's metaschema) is for tests only.
+// every draft's metaschema) is for tests only. The MCP SDK's schema package
+// (github.com/google/jsonschema-go) is linked for the MCP server's tool
+// schemas: it compiles nothing at init, which TestStartCostsNoSchemaCompile's
+// allocation bound checks for baton's own packages and
+// TestMCPSchemaPackageInitIsSmall for it.
 func TestBatonLinksNoGeneralSchemaValidator(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -52,8 +56,38 @@ func TestBatonLinksNoGeneralSchemaValidator(t *testing.T) {
 		t.Fatalf("baton does not link its schema validator:\n%s", out)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.Contains(dep, "jsonschema") {
+		if strings.Contains(dep, "jsonschema") && !strings.HasPrefix(dep, mcpSchemaPackage) {
 			t.Errorf("baton links %s", dep)
 		}
+	}
+}
+
+const mcpSchemaPackage = "github.com/google/jsonschema-go/jsonschema"
+
+// TestMCPSchemaPackageInitIsSmall: the schema package the MCP SDK brings
+// does no compiling at start — its init, traced in a built baton, stays
+// within a small number of allocations (deterministic, not a timing).
+func TestMCPSchemaPackageInitIsSmall(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	bin := t.TempDir() + "/baton"
+	if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/baton-cli/baton/cmd/baton").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	line := regexp.MustCompile(`init ` + regexp.QuoteMeta(mcpSchemaPackage) + ` @[^,]+, [^,]+, (\d+) bytes, (\d+) allocs`)
+	m := line.FindStringSubmatch(string(out))
+	if m == nil {
+		return // not linked, or nothing to initialise
+	}
+	if allocs, _ := strconv.Atoi(m[2]); allocs > 1000 {
+		t.Errorf("init of %s makes %s allocations (%s bytes): a schema compiled at every start", mcpSchemaPackage, m[2], m[1])
 	}
 }

@@ -38,8 +38,11 @@ type sandboxConf struct {
 // auto it warns, on stderr and in the log, and runs them unconfined.
 func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error {
 	mode, err := a.app.SandboxMode(o.Sandbox)
-	if err != nil || mode == app.SandboxOff {
+	if err != nil {
 		return err
+	}
+	if mode == app.SandboxOff {
+		return a.app.NoteSandbox("")
 	}
 	if o.SandboxNet != "on" && o.SandboxNet != "off" {
 		return errs.New(errs.Usage, "--sandbox-net: %q is neither on nor off", o.SandboxNet)
@@ -61,10 +64,13 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 		}
 		msg := fmt.Sprintf("the agents of this run are NOT sandboxed: %s; baton's own checks still apply", why)
 		a.warn("%s", msg)
+		if err := a.app.NoteSandbox(why); err != nil {
+			return err
+		}
 		return a.app.LogRunNote(ctx, "sandbox unavailable: "+msg)
 	}
 	a.box = &sandboxConf{noNet: o.SandboxNet == "off"}
-	return nil
+	return a.app.NoteSandbox("")
 }
 
 // confine turns cmd into its sandboxed form: the helper that confines

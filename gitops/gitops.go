@@ -37,6 +37,9 @@ type Repo interface {
 	MergeBase(a, b string) (string, error)
 	// TreeOf returns the full hash of a commit's tree.
 	TreeOf(commit string) (string, error)
+	// Changes lists the files whose content or mode differ between two
+	// commits' trees.
+	Changes(from, to string) ([]Change, error)
 	// CleanMergeTree returns the tree a clean merge of head into into
 	// gives (head's own tree when into is its ancestor); a
 	// *ConflictError when the two do not merge cleanly.

@@ -235,6 +235,44 @@ func (g *repo) TreeOf(commit string) (string, error) {
 	return c.TreeHash.String(), nil
 }
 
+// Change is a file that differs between two trees: its path, whether it
+// is gone from the second, and its mode there (git's octal form, such as
+// 0100644 for a regular file).
+type Change struct {
+	Path    string
+	Deleted bool
+	Mode    uint32
+}
+
+// Changes lists the files whose content or mode differ between two
+// commits' trees.
+func (g *repo) Changes(from, to string) ([]Change, error) {
+	a, err := treeOf(g.r, from)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", Short(from), err)
+	}
+	b, err := treeOf(g.r, to)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", Short(to), err)
+	}
+	diff, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Change, 0, len(diff))
+	for _, ch := range diff {
+		if ch.To.Name == "" {
+			out = append(out, Change{Path: ch.From.Name, Deleted: true})
+			continue
+		}
+		if ch.From.Name != "" && ch.From.Name != ch.To.Name {
+			out = append(out, Change{Path: ch.From.Name, Deleted: true})
+		}
+		out = append(out, Change{Path: ch.To.Name, Mode: uint32(ch.To.TreeEntry.Mode)})
+	}
+	return out, nil
+}
+
 // CleanMergeTree returns the tree 'git merge' of head into into gives
 // without conflicts: head's tree when into is its ancestor, else git's
 // three-way merge.
@@ -499,4 +537,22 @@ func (c *checkout) writeFile(idx *index.Index, f *object.File) error {
 	e.ModifiedAt, e.CreatedAt = fi.ModTime(), fi.ModTime()
 	fillStat(e, fi)
 	return nil
+}
+
+// Heads lists the repository's branches and the commits they point at.
+func Heads(r Repo) (map[string]string, error) {
+	g, ok := r.(*repo)
+	if !ok {
+		return nil, errors.New("gitops: Heads needs a repository opened by Open")
+	}
+	it, err := g.r.Branches()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		out[ref.Name().Short()] = ref.Hash().String()
+		return nil
+	})
+	return out, err
 }

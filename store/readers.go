@@ -80,8 +80,11 @@ func (s *Store) ReadConsistent(ctx context.Context, fn func() error) error {
 				return err
 			}
 			// a writer is between its commit point and its log entry: the
-			// files may be ahead of the log for a moment
-			time.Sleep(time.Millisecond)
+			// files may be ahead of the log for a moment; read again once
+			// it is done (or after a while, through the journal)
+			for w := 0; w < 1000 && s.applying() && ctx.Err() == nil; w++ {
+				time.Sleep(time.Millisecond)
+			}
 		}
 	}
 	return err

@@ -113,6 +113,9 @@ func (c *Copy) write(src Source, start string) error {
 		"objects/info/alternates": filepath.Join(src.CommonDir, "objects") + "\n",
 		"refs/heads/" + local:     start + "\n",
 	}
+	if h := src.Heads[c.Base]; local != c.Base && hexHash(h) != "" {
+		files["refs/heads/"+c.Base] = h + "\n" // main, to compare with (never imported)
+	}
 	for name, text := range files {
 		p := filepath.Join(gd, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

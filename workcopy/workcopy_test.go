@@ -74,8 +74,10 @@ func TestImportsTheSessionBranchOnly(t *testing.T) {
 	if got := run(t, c.Dir, "config", "user.name"); got != "Main Identity" {
 		t.Errorf("the clone commits as %q, not as the main repository", got)
 	}
-	if got := run(t, c.Dir, "rev-parse", "origin/main"); got != mainHead {
-		t.Errorf("origin/main is %q, want %s", got, mainHead)
+	for _, ref := range []string{"origin/main", "main"} {
+		if got := run(t, c.Dir, "rev-parse", ref); got != mainHead {
+			t.Errorf("%s is %q in the clone, want %s", ref, got, mainHead)
+		}
 	}
 	head := commit(t, c.Dir, "b")
 	run(t, c.Dir, "branch", "other")
