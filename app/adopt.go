@@ -89,7 +89,7 @@ func (st *state) mover() (*actor, error) {
 func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, error) {
 	if started, err := st.workStarted(); err != nil {
 		return false, err
-	} else if started && !documentsOnly(r, d.Recorded, d.Now) {
+	} else if started && !(documentsOnly(r, d.Recorded, d.Now) && specOnly(r, d)) {
 		return false, nil // code reaching main after work began is not setup
 	}
 	if d.Recorded != "" {
@@ -248,4 +248,29 @@ func cleanMerge(r gitops.Repo, was, now, reviewed string) bool {
 	}
 	got, err := r.TreeOf(now)
 	return err == nil && got == want
+}
+
+// specOnly says whether an initializer's move of main only adds what the
+// predecessor's brownfield prompt commits there once work has begun: the
+// XML specifications it writes from the free-form input (app_spec*.txt at
+// the top), in commits that merge nothing. Code reaching main this way is
+// not adopted.
+func specOnly(r gitops.Repo, d store.Drift) bool {
+	if d.Recorded == "" {
+		return false
+	}
+	top := r.Top()
+	if merges, err := GitOut(top, "rev-list", "--merges", d.Recorded+".."+d.Now); err != nil || merges != "" {
+		return false
+	}
+	names, err := GitOut(top, "diff", "--name-only", "--no-renames", d.Recorded, d.Now)
+	if err != nil || names == "" {
+		return false
+	}
+	for _, n := range strings.Split(names, "\n") {
+		if ok, _ := path.Match("app_spec*.txt", path.Base(n)); !ok || strings.Contains(n, "/") {
+			return false
+		}
+	}
+	return true
 }

@@ -237,7 +237,11 @@ func realPath(p string) string {
 
 // agentDirs are the directories under $HOME the agent CLIs write to (their
 // configuration, sessions, package caches); those that exist are writable.
-var agentDirs = []string{".codex", ".npm", ".config/claude", ".local/share/claude", ".local/state/claude", "go"}
+var agentDirs = []string{".codex", ".npm", ".config/claude", ".local/share/claude", ".local/state/claude", "go/pkg/mod"}
+
+// devices are what an agent may write under /dev (the rest it may read):
+// not the person's other terminals.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/shm"}
 
 // sandboxPolicy is what an agent may reach: its clone, its temp directory,
 // its agent CLI's own directories and the user's caches read-write;
@@ -269,7 +273,7 @@ func (a *App) sandboxPolicy(p *SandboxPlace, noNet bool) sandbox.Policy {
 	if gitDir != "" {
 		pol.ReadOnly = append(pol.ReadOnly, realPath(filepath.Join(gitDir, "objects")))
 	}
-	pol.ReadWrite = []string{realPath(p.Copy.Dir), realPath(p.Tmp), "/dev"}
+	pol.ReadWrite = append([]string{realPath(p.Copy.Dir), realPath(p.Tmp)}, devices...)
 	pol.ReadWrite = append(pol.ReadWrite, sandbox.ReadRoots(cache, deny)...)
 	if home := a.env.Getenv("HOME"); home != "" {
 		for _, d := range agentDirs {

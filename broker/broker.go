@@ -138,10 +138,11 @@ func Call(path string, r Request) (Response, error) {
 		return resp, err
 	}
 	defer c.Close()
-	if err := writeFrame(c, r); err != nil {
-		return resp, err
+	// a refused caller's request may not be read: its answer still is
+	werr := writeFrame(c, r)
+	if err = readFrame(c, MaxResponse, &resp); err != nil && werr != nil {
+		return resp, werr
 	}
-	err = readFrame(c, MaxResponse, &resp)
 	return resp, err
 }
 

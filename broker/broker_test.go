@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ type echo struct {
 }
 
 func (e *echo) Handle(_ context.Context, p Peer, r Request) Response {
-	return Response{Stdout: []byte(strings.Join(r.Args, " ") + "|" + string(r.Stdin)), Code: p.PID % 7}
+	return Response{Stdout: []byte(strings.Join(r.Args, " ") + "|" + string(r.Stdin) + "|" + strconv.Itoa(p.PID)), Code: 0}
 }
 
 func (e *echo) Refuse(_ Peer, why error) Response {
@@ -48,7 +49,7 @@ func TestCallRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(resp.Stdout) != "status --json|in" || resp.Code != os.Getpid()%7 {
+	if string(resp.Stdout) != "status --json|in|"+strconv.Itoa(os.Getpid()) || resp.Code != 0 {
 		t.Errorf("got %q code %d", resp.Stdout, resp.Code)
 	}
 }

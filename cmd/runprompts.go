@@ -37,7 +37,7 @@ func (a *App) usePrompts(o runOpts) error {
 // a person (this run's, with their key) asks for on purpose, recorded
 // with the reason.
 func (a *App) brownfieldStart(ctx context.Context, o runOpts) error {
-	if o.InputFile == "" {
+	if o.InputFile == "" || o.Resume { // a resumed run started already
 		return nil
 	}
 	_, err := a.sub(ctx, nil, "--as", "HUMAN", "--reason", "baton run --prompts --input-file "+o.InputFile+": the brownfield start", "progress", "update-status", "--phase", "INITIALIZER")
