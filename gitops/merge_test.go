@@ -235,3 +235,29 @@ func TestMergeRefusesStagedAndDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeUpdatesCheckedOutMainInSubdirectories: a merge into the main
+// checked out here writes each changed file at its path (a file in a
+// subdirectory once landed at the top under its base name).
+func TestMergeUpdatesCheckedOutMainInSubdirectories(t *testing.T) {
+	r := newGitRepo(t)
+	r.commit("a.txt", "base")
+	r.git("checkout", "-q", "-b", "feature/a")
+	if err := os.MkdirAll(filepath.Join(r.dir, "src", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.commit("src/deep/f.txt", "feature")
+	r.git("checkout", "-q", "main")
+	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "Merge feature/a", Signature: sig()}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(read(t, r.dir, "src/deep/f.txt"), "feature") {
+		t.Fatal("the merged file is not at its path")
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "f.txt")); err == nil {
+		t.Fatal("the merged file was also written at the top")
+	}
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Fatalf("worktree not clean after the merge:\n%s", st)
+	}
+}
