@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -194,16 +195,61 @@ func (a *App) signer(who *actor) (string, []byte) {
 // anchorPath is where the log's head of the state directory dir is
 // anchored outside the project: the person's state directory.
 func (a *App) anchorPath(dir string) string {
-	base := a.env.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		home := a.env.Getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		base = filepath.Join(home, ".local", "state")
+	if w, _ := a.anchorPaths(dir); len(w) > 0 {
+		return w[0]
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(dir)))
-	return filepath.Join(base, "baton", "anchors", hex.EncodeToString(sum[:8])+".json")
+	return ""
+}
+
+// anchorPaths are where the log's head of the state directory dir is
+// anchored outside the project. write: under XDG_STATE_HOME (when set,
+// absolute) and under HOME's ~/.local/state, for the directory as named
+// and with its links resolved; the first is the person's anchor. watch:
+// the same under the account's home directory from the user database,
+// whatever HOME says, checked and kept current where they exist. A call
+// made with another XDG_STATE_HOME or HOME, without them, or through a
+// link to the project still meets the anchor the person's calls wrote.
+func (a *App) anchorPaths(dir string) (write, watch []string) {
+	dirs := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && filepath.Clean(real) != dirs[0] {
+		dirs = append(dirs, filepath.Clean(real))
+	}
+	var bases []string
+	if x := a.env.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		bases = append(bases, x)
+	}
+	if h := a.env.Getenv("HOME"); h != "" && filepath.IsAbs(h) {
+		bases = append(bases, filepath.Join(h, ".local", "state"))
+	}
+	seen := map[string]bool{}
+	add := func(to *[]string, base string) {
+		for _, d := range dirs {
+			sum := sha256.Sum256([]byte(d))
+			p := filepath.Join(base, "baton", "anchors", hex.EncodeToString(sum[:8])+".json")
+			if !seen[p] {
+				seen[p] = true
+				*to = append(*to, p)
+			}
+		}
+	}
+	for _, b := range bases {
+		add(&write, b)
+	}
+	if h := AccountHome(); filepath.IsAbs(h) {
+		add(&watch, filepath.Join(h, ".local", "state"))
+	}
+	return write, watch
+}
+
+// AccountHome is the home directory of the account baton runs as, from
+// the user database ("" when unknown): what HOME says when nobody changed
+// it for the call. Tests replace it to stand for a person's home.
+var AccountHome = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // launcherRunning says whether a launcher holds the project's launcher lock.

@@ -97,9 +97,12 @@ func NewKeyAt(path string) (KeyResult, error) {
 	return KeyResult{Path: k.Path, KeyID: k.ID}, nil
 }
 
-// AnchorPath is where the audit log's anchor for the state directory dir
-// lives, outside the project ("" when there is none).
-func (a *App) AnchorPath(dir string) string { return a.anchorPath(dir) }
+// AnchorPaths are where the audit log's anchors for the state directory
+// dir live outside the project (none when there is no home).
+func (a *App) AnchorPaths(dir string) []string {
+	write, _ := a.anchorPaths(dir)
+	return write
+}
 
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (NextResult, error) {

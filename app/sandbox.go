@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/baton-cli/baton/errs"
@@ -253,8 +254,12 @@ func (a *App) sandboxPolicy(p *SandboxPlace, noNet bool) sandbox.Policy {
 	if kp, err := a.keyPath(); err == nil {
 		deny = append(deny, realPath(filepath.Dir(kp)))
 	}
-	if ap := a.anchorPath(p.StateDir); ap != "" {
-		deny = append(deny, realPath(filepath.Dir(filepath.Dir(ap))))
+	write, watch := a.anchorPaths(p.StateDir)
+	for i, ap := range append(write, watch...) { // the watched ones where they are
+		d := realPath(filepath.Dir(filepath.Dir(ap)))
+		if _, err := os.Stat(d); (i < len(write) || err == nil) && !slices.Contains(deny, d) {
+			deny = append(deny, d)
+		}
 	}
 	gitDir := ""
 	if loc, err := gitops.Locate(p.Top); err == nil {

@@ -39,7 +39,12 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s.Now = a.env.Now
 	s.Tracked = trackedFiles
-	s.AnchorPath = a.anchorPath(dir)
+	if write, watch := a.anchorPaths(dir); len(write) > 0 || len(watch) > 0 {
+		if len(write) > 0 {
+			s.AnchorPath, s.MoreAnchors = write[0], write[1:]
+		}
+		s.WatchAnchors = watch
+	}
 	s.Probe = a.probe(s)
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)

@@ -177,7 +177,7 @@ func (a *App) demoKey() (string, error) {
 // scratch project: the log's anchor in the person's state directory and a
 // throwaway key.
 func (a *App) demoCleanup(d *App, dir string) {
-	if p := a.app.AnchorPath(dir); p != "" {
+	for _, p := range a.app.AnchorPaths(dir) {
 		_ = os.Remove(p)
 	}
 	if keyFile := d.app.KeyFile(); keyFile != "" {

@@ -19,13 +19,21 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/cmd"
 	"github.com/baton-cli/baton/sandbox"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"baton": func() { os.Exit(cmd.Main(os.Args[1:], cmd.ProcessEnv())) },
+		"baton": func() {
+			// the account's home, as the user database would give it: the
+			// script's HOME, whatever a command changes HOME to
+			if h := os.Getenv("BATON_TEST_ACCOUNT_HOME"); h != "" {
+				app.AccountHome = func() string { return h }
+			}
+			os.Exit(cmd.Main(os.Args[1:], cmd.ProcessEnv()))
+		},
 	})
 }
 
@@ -75,7 +83,7 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			for k, v := range map[string]string{
-				"XDG_CONFIG_HOME": cfg, "HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test Agent",
+				"XDG_CONFIG_HOME": cfg, "HOME": home, "BATON_TEST_ACCOUNT_HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test Agent",
 				"GIT_AUTHOR_EMAIL": "agent@example.test", "GIT_COMMITTER_NAME": "Test Agent",
 				"GIT_COMMITTER_EMAIL": "agent@example.test", "GIT_AUTHOR_DATE": "2025-01-29T10:00:00Z",
 				"GIT_COMMITTER_DATE": "2025-01-29T10:00:00Z",

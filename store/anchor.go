@@ -28,12 +28,15 @@ type Anchor struct {
 	Dir  string `json:"state_dir"`
 }
 
-func (s *Store) anchorPaths() []string {
-	paths := []string{filepath.Join(s.BatonDir(), HeadName)}
+// anchorPaths are the anchors every append writes (creating them), then
+// the watched ones, which it only updates where they exist.
+func (s *Store) anchorPaths() (write, watch []string) {
+	write = []string{filepath.Join(s.BatonDir(), HeadName)}
 	if s.AnchorPath != "" {
-		paths = append(paths, s.AnchorPath)
+		write = append(write, s.AnchorPath)
 	}
-	return paths
+	write = append(write, s.MoreAnchors...)
+	return write, s.WatchAnchors
 }
 
 // anchorSize is the fixed length of an anchor file: each write overwrites
@@ -49,7 +52,15 @@ func (s *Store) writeAnchor(e *Event) {
 		b = append(b, bytes.Repeat([]byte(" "), anchorSize-len(b)-1)...)
 		b = append(b, '\n')
 	}
-	for _, p := range s.anchorPaths() {
+	write, watch := s.anchorPaths()
+	for i, p := range append(write, watch...) {
+		if i >= len(write) {
+			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+				_, _ = f.WriteAt(b, 0)
+				f.Close()
+			}
+			continue
+		}
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600)
 		if errors.Is(err, fs.ErrNotExist) {
 			_ = os.MkdirAll(filepath.Dir(p), 0o700)
@@ -76,7 +87,8 @@ func (s *Store) LogHead() (int, string, error) {
 // Anchors returns each anchor found, by path.
 func (s *Store) Anchors() (map[string]Anchor, error) {
 	out := map[string]Anchor{}
-	for _, p := range s.anchorPaths() {
+	write, watch := s.anchorPaths()
+	for _, p := range append(write, watch...) {
 		b, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

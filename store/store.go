@@ -42,6 +42,13 @@ type Store struct {
 	// AnchorPath is where the log's head is anchored outside the project
 	// ("" for none; see anchor.go).
 	AnchorPath string
+	// MoreAnchors are further anchors outside the project, written and
+	// checked like AnchorPath (the same head under other names a call may
+	// give the person's state directory or the project).
+	MoreAnchors []string
+	// WatchAnchors are checked where they exist, and kept current then,
+	// but never created.
+	WatchAnchors []string
 	// AllowLogGap lets a transaction chain entries to a log an anchor is
 	// ahead of (a person recording the loss; see LogGap). Otherwise such a
 	// write is refused, since it would overwrite the anchor.
