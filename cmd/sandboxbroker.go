@@ -158,7 +158,7 @@ func (b *agentBox) checkPeer(p broker.Peer) error {
 }
 
 // brokerRefusal is what a refused caller reads.
-const brokerRefusal = "baton: refused: %v — this call is not open to your session; do your role's work with baton's commands from your working copy, and end your session with the outcome that fits\n"
+const brokerRefusal = "baton: refused: %v — this call is not open to your session; " + ownRole + "\n"
 
 // Refuse answers a connection or request the broker would not take.
 func (b *agentBox) Refuse(p broker.Peer, why error) broker.Response {
@@ -295,19 +295,22 @@ func (b *agentBox) getenv(k string) string {
 	return b.a.env.Getenv(k)
 }
 
+// ownRole is what a refused agent should do instead.
+const ownRole = "do your role's work with baton's commands from your working copy, then end your session with the outcome that fits"
+
 // guard refuses, once the arguments are parsed, a command that is not an
 // agent's, an override, and another state directory or file.
 func (b *agentBox) guard(x *App, c *cobra.Command) error {
 	path := strings.Fields(c.CommandPath())
 	switch {
 	case len(path) > 1 && !brokerCommands[path[1]]:
-		return errs.New(errs.Policy, "refused: 'baton %s' is the launcher's or a person's command, not one an agent runs", path[1])
+		return errs.New(errs.Policy, "refused: 'baton %s' is the launcher's or a person's command, not one an agent runs: %s", path[1], ownRole)
 	case len(path) > 2 && path[1] == "session" && path[2] == "start":
-		return errs.New(errs.Policy, "refused: the launcher opens sessions, and yours is open")
+		return errs.New(errs.Policy, "refused: the launcher opens sessions, and yours is open: %s", ownRole)
 	case x.g.As != "" || x.g.Reason != "":
-		return errs.New(errs.Policy, "refused: a person's override is not open to an agent's session")
+		return errs.New(errs.Policy, "refused: a person's override is not open to an agent's session: %s", ownRole)
 	case x.g.File != "" || filepath.Clean(x.g.StateDir) != b.place.StateDir:
-		return errs.New(errs.Policy, "refused: an agent's calls use its project's state files, and no other")
+		return errs.New(errs.Policy, "refused: an agent's calls use its project's state files, and no other: %s", ownRole)
 	}
 	return nil
 }

@@ -102,10 +102,15 @@ func TestScripts(t *testing.T) {
 			"rebind":      cmdRebind,
 			"forgelog":    cmdForgeLog,
 		},
-		// [landlock]: the kernel offers the sandbox baton run --sandbox uses
+		// [landlock]: the kernel offers the sandbox baton run --sandbox
+		// uses; [landlock_abiN]: at least ABI N
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return sandbox.ABI() >= sandbox.MinABI, nil
+			}
+			if n, ok := strings.CutPrefix(cond, "landlock_abi"); ok {
+				v, err := strconv.Atoi(n)
+				return err == nil && sandbox.ABI() >= v, err
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
