@@ -105,7 +105,7 @@ func (st *state) adoptSetup(r gitops.Repo, d store.Drift, who *actor) (bool, err
 			return false, nil // verify reports a broken baseline
 		}
 	}
-	if b.MainBranch == "" {
+	if b.MainBranch == "" || b.MainHead == nil { // taken over before the first commit
 		b.MainBranch, _, _ = mainOf(r, st.cfg)
 	}
 	head := d.Now

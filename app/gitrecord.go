@@ -315,7 +315,7 @@ func (st *state) logAlways() {
 // gitBaselineName is the file, in .baton/, recording main's head when
 // baton took over the project: verify accounts for every commit on main
 // after it.
-const gitBaselineName = "git.json"
+const gitBaselineName = store.GitBaselineName
 
 type gitBaseline struct {
 	MainBranch string  `json:"main_branch"`

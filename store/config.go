@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/jsondoc"
 )
@@ -86,6 +88,40 @@ func (s *Store) ConfigPath() string { return filepath.Join(s.BatonDir(), ConfigN
 // LoadConfig reads .baton/config over the defaults. A missing file is the
 // defaults; a corrupt one is an Invalid error naming the place.
 func (s *Store) LoadConfig() (Config, error) {
+	c, err := s.loadConfig()
+	if err == nil && c.MainBranch == "" {
+		c.MainBranch = s.takenOverMain()
+	}
+	return c, err
+}
+
+// GitBaselineName is the file, in .baton/, recording main's branch and head
+// when baton took over the project.
+const GitBaselineName = "git.json"
+
+// takenOverMain is the main branch baton took over the project on, as
+// .baton/git.json records it with its head ("" when none is recorded, or
+// the repository had no commit yet): with no
+// main_branch configured it stays the branch work merges into, so that a
+// 'main' created beside a project's 'master' changes nothing.
+func (s *Store) takenOverMain() string {
+	data, err := ReadRegular(filepath.Join(s.BatonDir(), GitBaselineName))
+	if err != nil || data == nil {
+		return ""
+	}
+	b := gjson.GetBytes(data, "main_branch").String()
+	if gjson.GetBytes(data, "main_head_at_init").Type != gjson.String || !validBranch(b) {
+		return ""
+	}
+	return b
+}
+
+// validBranch says whether b can name a branch as main_branch does.
+func validBranch(b string) bool {
+	return b != "" && !strings.HasPrefix(b, "-") && !strings.HasPrefix(b, "refs/") && !strings.ContainsAny(b, " ~^:?*[\\") && !strings.Contains(b, "..")
+}
+
+func (s *Store) loadConfig() (Config, error) {
 	c := DefaultConfig()
 	data, err := ReadRegular(s.ConfigPath())
 	if err != nil || data == nil {
@@ -116,7 +152,7 @@ func (s *Store) LoadConfig() (Config, error) {
 			return c, errs.New(errs.Invalid, "%s: %s must be at least %d, found %d", s.ConfigPath(), f.name, f.min, f.v)
 		}
 	}
-	if b := c.MainBranch; b != "" && (strings.HasPrefix(b, "-") || strings.HasPrefix(b, "refs/") || strings.ContainsAny(b, " ~^:?*[\\") || strings.Contains(b, "..")) {
+	if b := c.MainBranch; b != "" && !validBranch(b) {
 		return c, errs.New(errs.Invalid, "%s: main_branch %q is not a branch name (write it as git shows it, e.g. \"main\")", s.ConfigPath(), b)
 	}
 	return c, nil
