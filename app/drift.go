@@ -7,6 +7,7 @@ import (
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/store"
@@ -36,11 +37,19 @@ const mainRef = "git:main"
 var trackedFiles = []string{progress.FileName, reviews.FileName, features.FileName, progress.OpenFileName, configName, baselineName, promptsName, mainRef}
 
 // probe reads a tracked ref: main's head in the working directory's
-// repository ("" outside one, or before its first commit).
+// repository, else in the state directory's ("" before its first commit;
+// not compared outside both), so that a call made from outside the
+// project does not pass over a commit on main.
 func (a *App) probe(s *store.Store) func(string) (string, error) {
 	return func(name string) (string, error) {
+		if name != mainRef {
+			return store.Unknown, nil
+		}
 		r := a.repo()
-		if name != mainRef || r == nil {
+		if r == nil {
+			r, _ = gitops.Open(s.Dir)
+		}
+		if r == nil {
 			return store.Unknown, nil // run outside the repository: not compared
 		}
 		cfg, err := s.LoadConfig()
