@@ -133,7 +133,7 @@ const exitCodeHelp = `Exit codes:
   1   unexpected error
   2   usage: a bad flag, argument or input value
   3   refused by policy (role, no role bound, fix-cycle limit, a contradicting phase, STOPPED)
-  4   not found: an unknown id or a missing state file
+  4   not found: an unknown id, a missing state file, baton run's missing agent program or OS sandbox
   5   conflict: lock timeout, merge conflict or dirty checkout, a branch moved, stale bridge
       response, file exists
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)

@@ -102,11 +102,12 @@ func Restrict(p Policy) error {
 }
 
 // addRule grants access beneath path (a file gets only the rights that
-// apply to files). A path that does not exist is skipped.
+// apply to files). A path that does not exist is skipped, and so is a read
+// rule on a path this user cannot open.
 func addRule(ruleset int, path string, access, handled uint64) error {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
+	if errors.Is(err, unix.ENOENT) || (access&^dirRead == 0 && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.ELOOP))) {
+		return nil // gone, or a read rule on what this user cannot reach anyway
 	}
 	if err != nil {
 		return fmt.Errorf("sandbox: %s: %w", path, err)
