@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,11 @@ type Predecessor struct {
 	InputFile    string // the brownfield start's free-form input ("": none)
 	FeatureCount int    // FEATURE_COUNT for its INITIALIZER (how many features to write)
 	brownfield   bool   // the BROWNFIELD_INITIALIZER session is still to open
+	// files are the prompt files as the run read them at its start, by
+	// name: every session of the run is given these, so that an agent
+	// that edits a later role's prompt file (REVIEW's, say) does not
+	// write that role's instructions.
+	files map[string][]byte
 }
 
 // UsePredecessor makes the run's prompts the predecessor's files in p.Dir.
@@ -33,6 +39,14 @@ func (a *App) UsePredecessor(p *Predecessor) error {
 		return errs.New(errs.NotFound, "--prompts: %s lacks %s: the directory holds the predecessor's prompt files, one per role; nothing was opened", p.Dir, strings.Join(missing, ", "))
 	}
 	p.brownfield = p.InputFile != ""
+	p.files = map[string][]byte{}
+	for _, name := range prompts.PredecessorFiles {
+		b, err := os.ReadFile(filepath.Join(p.Dir, name))
+		if err != nil {
+			return errs.New(errs.NotFound, "--prompts: %v: nothing was opened", err)
+		}
+		p.files[name] = b
+	}
 	a.pred = p
 	return nil
 }
@@ -55,7 +69,15 @@ func (a *App) predecessorStep(p *Planned) {
 // renderPredecessor renders role's predecessor prompt file with its
 // placeholders.
 func (a *App) renderPredecessor(d prompts.Data, role string) (string, error) {
-	out, err := prompts.RenderPredecessor(a.pred.Dir, role, d.Values(filepath.Base(a.pred.InputFile), a.pred.FeatureCount))
+	values := d.Values(filepath.Base(a.pred.InputFile), a.pred.FeatureCount)
+	if name, ok := prompts.PredecessorFiles[strings.ToUpper(role)]; ok && a.pred.files[name] != nil {
+		path := filepath.Join(a.pred.Dir, name)
+		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, a.pred.files[name]) {
+			a.warn("%s changed since this run started: the %s session is given the prompt as the run read it then; look at the change before the next run", path, role)
+		}
+		return prompts.Substitute(string(a.pred.files[name]), values), nil
+	}
+	out, err := prompts.RenderPredecessor(a.pred.Dir, role, values)
 	var pe *prompts.Error
 	if errors.As(err, &pe) {
 		return "", errs.New(errs.NotFound, "%v; no session was opened", pe)
