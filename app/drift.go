@@ -138,6 +138,9 @@ func (st *state) checkFresh(name string) error {
 		if perr != nil {
 			return invalidFile(st.tx.Store(), name, data, perr)
 		}
+		if bad := f.BadIDs(); len(bad) > 0 {
+			return st.refuse(errs.New(errs.Policy, "the %s this session wrote has ids that are not single words: %s — write each id as one word such as F001", name, strings.Join(bad, "; ")))
+		}
 		n, what = len(f.Passing()), "passing features ("+strings.Join(f.Passing(), ", ")+")"
 	case reviews.FileName:
 		r, perr := reviews.Parse(data)

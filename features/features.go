@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -180,6 +182,29 @@ func SplitIDs(s string) []string {
 	return out
 }
 
+// BadID says what is wrong with a new item's id ("" when nothing): a comma
+// or white space in it would split it into other ids wherever ids are
+// listed together ("F001,F002"), so that an item named "F002,DEBT-009"
+// would stand for F002 in a review or a merge.
+func BadID(id string) string {
+	if i := strings.IndexFunc(id, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(id[i:])
+		return fmt.Sprintf("contains %q at byte %d: ids are single words such as F001, BUG-001 or DEBT-001 (no commas or spaces)", r, i)
+	}
+	return ""
+}
+
+// BadIDs lists the items whose ids BadID refuses, each with the reason.
+func (f *File) BadIDs() []string {
+	var out []string
+	for _, it := range f.items {
+		if msg := BadID(it.ID); msg != "" {
+			out = append(out, fmt.Sprintf("%q %s", it.ID, msg))
+		}
+	}
+	return out
+}
+
 // CheckIDs returns a NotFound error naming every id of ids not in the list.
 func (f *File) CheckIDs(ids []string) error {
 	var missing []string
@@ -333,6 +358,8 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 			rec.Members = removeMember(rec.Members, "id") // a null id is replaced
 		} else if at := jsondoc.ControlAt(item.ID); at >= 0 {
 			return nil, errs.New(errs.Usage, "--entries: entry %d: feature id %+q contains a control character at byte %d: ids may not contain line breaks, escape sequences or other control characters", i, item.ID, at)
+		} else if msg := BadID(item.ID); msg != "" {
+			return nil, errs.New(errs.Usage, "--entries: entry %d: feature id %q %s", i, item.ID, msg)
 		} else if f.Has(item.ID) || seen[item.ID] {
 			return nil, errs.New(errs.Usage, "--entries: entry %d: feature id %q already exists", i, item.ID)
 		} else {
