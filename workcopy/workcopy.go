@@ -28,6 +28,7 @@ type Copy struct {
 	Branch string // the session's branch ("" for none)
 	Base   string // the branch the clone starts on when Branch is new, or is empty
 	last   string // the branch's head as last imported (or cloned)
+	start  string // the branch's head in the main repository when the copy was made ("": a new branch)
 }
 
 // hardened are the settings every git command of this package runs with:
@@ -60,7 +61,7 @@ func Make(ctx context.Context, src Source, dir, branch, base string) (*Copy, err
 	}
 	start := src.Heads[base]
 	if h, ok := src.Heads[branch]; ok && branch != "" {
-		start = h
+		start, c.start = h, h
 	}
 	if hexHash(start) == "" {
 		return nil, fmt.Errorf("the main repository has no branch %q to start from", base)
@@ -186,10 +187,11 @@ func validBranch(name string) bool {
 var ErrNotFastForward = errors.New("not a fast-forward")
 
 // Import fetches the session's branch from the clone into the main
-// repository when it moved, as a fast-forward only: a branch rewritten in
-// the clone (rebased, reset) is refused and the main repository's stays.
-// It never touches another branch. It reports the new head ("" when
-// nothing changed).
+// repository when it moved. A rewrite (an amend, a rebase) of commits made
+// in this session is taken; one that drops a commit the branch had when the
+// session began — recorded by an earlier session — is refused, and the main
+// repository's branch stays. It never touches another branch. It reports
+// the new head ("" when nothing changed).
 func (c *Copy) Import(ctx context.Context) (string, error) {
 	if c.Branch == "" || c.Branch == c.Base {
 		return "", nil
@@ -204,16 +206,32 @@ func (c *Copy) Import(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	ref := "refs/heads/" + c.Branch
-	if _, err := git(ctx, c.Main, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", c.Dir, ref+":"+ref); err != nil {
-		if old != "" {
-			if _, aerr := git(ctx, c.Main, "merge-base", "--is-ancestor", old, head); aerr != nil {
-				return "", fmt.Errorf("%s: %w of %s (its commits are recorded as they were)", c.Branch, ErrNotFastForward, short(old))
-			}
+	if _, err := c.fetch(ctx, ref+":"+ref); err != nil {
+		// a rejected update leaves the fetched objects: head can be checked
+		if old == "" || c.ancestor(ctx, old, head) {
+			return "", err
 		}
-		return "", err
+		if c.start != "" && !c.ancestor(ctx, c.start, head) {
+			return "", fmt.Errorf("%s: %w of %s, its head when the session began (its commits are recorded as they were)", c.Branch, ErrNotFastForward, short(c.start))
+		}
+		if _, err := c.fetch(ctx, "+"+ref+":"+ref); err != nil {
+			return "", err
+		}
 	}
 	c.last = head
 	return head, nil
+}
+
+// fetch fetches refspec from the clone into the main repository.
+func (c *Copy) fetch(ctx context.Context, refspec string) (string, error) {
+	return git(ctx, c.Main, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", c.Dir, refspec)
+}
+
+// ancestor says whether commit a is an ancestor of b (or b) in the main
+// repository.
+func (c *Copy) ancestor(ctx context.Context, a, b string) bool {
+	_, err := git(ctx, c.Main, "merge-base", "--is-ancestor", a, b)
+	return err == nil
 }
 
 // Head is what the clone has checked out: the commit, and the branch

@@ -98,14 +98,14 @@ func TestImportsTheSessionBranchOnly(t *testing.T) {
 	if got, err := c.Import(ctx); got != "" || err != nil {
 		t.Errorf("a second import with nothing new: %q, %v", got, err)
 	}
-	// a rewrite of the recorded branch is refused; main's branch stays
-	run(t, c.Dir, "reset", "-q", "--hard", "HEAD~1")
-	commit(t, c.Dir, "c")
-	if _, err := c.Import(ctx); !errors.Is(err, ErrNotFastForward) {
-		t.Errorf("a rewritten branch: %v, want ErrNotFastForward", err)
+	// a rewrite of this session's own commits (an amend) is taken
+	run(t, c.Dir, "commit", "-q", "--amend", "-m", "amended")
+	amended := run(t, c.Dir, "rev-parse", "HEAD")
+	if got, err := c.Import(ctx); err != nil || got != amended {
+		t.Errorf("an amended commit of this session: %q, %v", got, err)
 	}
-	if run(t, main, "rev-parse", "feature/f1") != head {
-		t.Error("the rewrite reached the main repository")
+	if run(t, main, "rev-parse", "feature/f1") != amended {
+		t.Error("the amended commit did not come back")
 	}
 }
 
@@ -122,6 +122,15 @@ func TestExistingBranchAndNoBranch(t *testing.T) {
 	}
 	if run(t, c.Dir, "rev-parse", "HEAD") != x {
 		t.Error("the clone does not start at the branch's head")
+	}
+	// dropping a commit the branch had when the session began is refused
+	run(t, c.Dir, "reset", "-q", "--hard", "HEAD~1")
+	commit(t, c.Dir, "c")
+	if _, err := c.Import(ctx); !errors.Is(err, ErrNotFastForward) {
+		t.Errorf("a rewritten branch: %v, want ErrNotFastForward", err)
+	}
+	if run(t, main, "rev-parse", "feature/x") != x {
+		t.Error("the rewrite reached the main repository")
 	}
 	r, err := Make(ctx, source(t, main), filepath.Join(t.TempDir(), "r"), "", "main")
 	if err != nil {
