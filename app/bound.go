@@ -25,11 +25,15 @@ import (
 // only on a passing review of it, and the workflow waits for what a review
 // decided (the merge) before it moves on.
 
-// latestReviewOf returns the last feature review naming id.
+// latestReviewOf returns the last feature review naming id (an
+// ARCHITECTURE review is of the codebase, not of a feature's work).
 func latestReviewOf(rv *reviews.File, id string) (gjson.Result, bool) {
 	var last gjson.Result
 	found := false
 	for _, r := range rv.Reviews() {
+		if r.Get("agent_type").String() == workflow.Architecture {
+			continue
+		}
 		for _, f := range features.SplitIDs(r.Get("feature_id").String()) {
 			if f == id {
 				last, found = r, true

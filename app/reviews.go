@@ -81,6 +81,9 @@ func (o AddReviewInput) review(a *App) (reviews.NewReview, error) {
 	if in.AgentType == "REVIEW" && in.Branch == nil {
 		return in, errs.New(errs.Usage, "--branch: a REVIEW names the branch it reviewed (an ARCHITECTURE review may omit it)")
 	}
+	if in.AgentType == workflow.Architecture && in.FeatureID != nil {
+		return in, errs.New(errs.Usage, "--feature-id: an ARCHITECTURE review is of the whole codebase and names no feature (features pass on REVIEW's review of their work); leave --feature-id out")
+	}
 	if in.AgentType == "REVIEW" && in.FeatureID == nil && !strings.HasPrefix(*in.Branch, "refactor/") {
 		return in, errs.New(errs.Usage, "--feature-id: a REVIEW names the feature it reviewed (only an ARCHITECTURE_REFACTOR review of a refactor/ branch has none)")
 	}

@@ -515,11 +515,12 @@ func Merged(r gjson.Result) bool {
 	return VerdictOf(r) == "PASS" || r.Get("decision.merge").Bool()
 }
 
-// PassedFeatures returns the feature ids that have a passing review.
+// PassedFeatures returns the feature ids that have a passing review (of
+// their work: an ARCHITECTURE review passes no feature, whatever it names).
 func (f *File) PassedFeatures() map[string]bool {
 	out := map[string]bool{}
 	for _, r := range f.rv() {
-		if !Merged(r) {
+		if !Merged(r) || r.Get("agent_type").String() == "ARCHITECTURE" {
 			continue
 		}
 		for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
