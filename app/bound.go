@@ -214,7 +214,9 @@ func (st *state) checkPassIssues(in reviews.NewReview) error {
 
 // checkReviewedWork refuses a feature review naming features that are not
 // the work under review on its branch: the features the workflow sent to
-// REVIEW on that branch, else those earlier reviews of the branch named.
+// REVIEW on that branch, else those earlier reviews of the branch named,
+// else (a branch no one sent or reviewed, such as one REVIEW made itself)
+// the features the workflow sent to REVIEW.
 // A person recording a review (with their reason) is not held to it.
 func (st *state) checkReviewedWork(in reviews.NewReview) error {
 	if in.FeatureID == nil || in.Branch == nil || in.AgentType != workflow.Review {
@@ -224,12 +226,16 @@ func (st *state) checkReviewedWork(in reviews.NewReview) error {
 		return nil
 	}
 	want := map[string]bool{}
+	var sent []string // the features the workflow sent to REVIEW, on any branch
 	if p, ok, err := st.progressOpt(); err != nil {
 		return err
 	} else if ok {
-		if cur, err := p.Status(); err == nil && cur.CurrentBranch != nil && *cur.CurrentBranch == *in.Branch && cur.CurrentFeature != nil {
-			for _, id := range features.SplitIDs(*cur.CurrentFeature) {
-				want[id] = true
+		if cur, err := p.Status(); err == nil && cur.CurrentFeature != nil {
+			sent = features.SplitIDs(*cur.CurrentFeature)
+			if cur.CurrentBranch != nil && *cur.CurrentBranch == *in.Branch {
+				for _, id := range sent {
+					want[id] = true
+				}
 			}
 		}
 	}
@@ -243,6 +249,15 @@ func (st *state) checkReviewedWork(in reviews.NewReview) error {
 						want[id] = true
 					}
 				}
+			}
+		}
+	}
+	if len(want) == 0 { // a branch no one sent nor reviewed, in a session sent a branch: the work sent
+		if o, err := st.boundOpen(); err != nil {
+			return err
+		} else if o != nil && o.SentBranch != "" && st.branchExists(*in.Branch) {
+			for _, id := range sent {
+				want[id] = true
 			}
 		}
 	}
@@ -362,3 +377,77 @@ func workBranch(role, feature string, session int) string {
 }
 
 var unsafeBranchChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
+
+// sentWork is the branch of the work sent to a REVIEW session as it opens
+// (the one it was opened on, else the status's) and that branch's head
+// ("" and "" when there is none, or no repository).
+func (st *state) sentWork(p *progress.File, branch string) (string, string) {
+	if branch == "" && p != nil {
+		if cur, err := p.Status(); err == nil && cur.CurrentBranch != nil {
+			branch = *cur.CurrentBranch
+		}
+	}
+	r := st.app.repo()
+	if branch == "" || r == nil {
+		return "", ""
+	}
+	head, err := r.Branch(branch)
+	if err != nil {
+		return "", ""
+	}
+	return branch, head
+}
+
+// checkSentHead refuses a REVIEW session's review of its branch at a head
+// past the one sent to it: commits made during the review (the reviewer's
+// own) are not the work under review, and a PASS would merge them
+// unreviewed.
+func (st *state) checkSentHead(in reviews.NewReview) error {
+	if in.Branch == nil || in.CommitRange == nil || in.CommitRange.To == nil {
+		return nil
+	}
+	s, err := st.boundOpen()
+	if err != nil || s == nil || s.SentHead == "" || s.SentBranch != *in.Branch {
+		return err
+	}
+	to := *in.CommitRange.To
+	if to == s.SentHead {
+		return nil
+	}
+	if r := st.app.repo(); r != nil {
+		if ok, err := r.IsAncestor(to, s.SentHead); err == nil && ok {
+			return nil
+		}
+	}
+	return st.refuse(errs.New(errs.Policy, "%s is at %s, but the work sent to this review was %s at %s: commits made during a review are not the work under review. Put %s back at %s and record what needs changing as issues (REQUEST_CHANGES) for FIX",
+		s.SentBranch, gitops.Short(to), s.SentBranch, gitops.Short(s.SentHead), s.SentBranch, gitops.Short(s.SentHead)))
+}
+
+// branchExists says whether the repository has the branch (false outside
+// one).
+func (st *state) branchExists(name string) bool {
+	r := st.app.repo()
+	if r == nil {
+		return false
+	}
+	_, err := r.Branch(name)
+	return err == nil
+}
+
+// boundOpen is the open session this call is bound to (nil for none).
+func (st *state) boundOpen() (*progress.OpenSession, error) {
+	who, _ := st.resolveActor()
+	if who == nil || who.Session == nil {
+		return nil, nil
+	}
+	open, err := st.openSessions()
+	if err != nil {
+		return nil, err
+	}
+	for i := range open.Open {
+		if open.Open[i].SessionID == *who.Session {
+			return &open.Open[i], nil
+		}
+	}
+	return nil, nil
+}

@@ -323,6 +323,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}
+		if err := st.checkSentHead(in); err != nil {
+			return err
+		}
 		if in.FeatureID != nil {
 			if err := checkFeatureIDs(st, features.SplitIDs(*in.FeatureID)); err != nil {
 				return err

@@ -270,6 +270,9 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 		if started.Features == nil {
 			started.Features = []string{}
 		}
+		if canonicalRole(role) == workflow.Review {
+			started.SentBranch, started.SentHead = st.sentWork(p, o.Branch)
+		}
 		open.Open = append(open.Open, started)
 		st.touch(progress.OpenFileName)
 		st.opened = &openedRecord{Session: id, Role: role, Nonce: nonce, By: openedBy}

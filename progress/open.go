@@ -32,6 +32,11 @@ type OpenSession struct {
 	// work, never with 'session end'): that record is the session's, and
 	// ending the session then only closes it.
 	RecordedAs int `json:"recorded_as,omitempty"`
+	// SentBranch and SentHead are, for a REVIEW session, the branch of
+	// the work sent to it and that branch's head when it opened: the
+	// work under review, which commits made during the review are not.
+	SentBranch string `json:"sent_branch,omitempty"`
+	SentHead   string `json:"sent_head,omitempty"`
 }
 
 // MarkRecorded notes that open session id recorded its work as record.
