@@ -46,11 +46,14 @@ func JudgeClaim(c Claim) (ClaimKind, string) {
 	given, computed := strings.ToUpper(strings.TrimSpace(c.Given)), strings.ToUpper(strings.TrimSpace(c.Computed))
 	gc, _ := Canonical(given)
 	cc, _ := Canonical(computed)
+	fixDone := canonicalOf(c.Role) == Fix && strings.EqualFold(strings.TrimSpace(c.Outcome), "SUCCESS")
 	switch {
-	case given == "" || given == computed || (gc != "" && gc == cc):
+	case given == "" || given == computed:
 		return ClaimAgrees, ""
-	case canonicalOf(c.Role) == Fix && strings.EqualFold(c.Outcome, "SUCCESS"):
+	case fixDone: // whatever the next phase is called (GLOBAL_FIX for FIX, say)
 		return ClaimContradicts, "a fix is done when REVIEW has verified it: end READY_FOR_REVIEW"
+	case gc != "" && gc == cc:
+		return ClaimAgrees, ""
 	case given == PhaseDone:
 		return ClaimContradicts, fmt.Sprintf("DONE says nothing is left, but %s is due", computed)
 	case computed == PhaseReview && given == PhaseImplement && strings.EqualFold(c.Role, PhaseGlobalFix):
