@@ -61,7 +61,7 @@ type KeyResult struct {
 func (a *App) KeyInit(ctx context.Context, c Caller, rotate bool) (KeyResult, error) {
 	a = a.as(c)
 	if a.insideSession() {
-		return KeyResult{}, errs.New(errs.Policy, "this call is bound to an agent session, and an agent has no personal key: do your role's work in your session, then end it")
+		return KeyResult{}, errs.New(errs.Policy, "%s", noAgentKey)
 	}
 	path, err := a.keyPath()
 	if err != nil {
@@ -86,8 +86,15 @@ func (a *App) KeyInit(ctx context.Context, c Caller, rotate bool) (KeyResult, er
 }
 
 // KeyShow is where the person's key is and its id.
+// noAgentKey refuses the key commands to a call bound to an agent session.
+const noAgentKey = "this call is bound to an agent session, and an agent has no personal key: do your role's work in your session, then end it"
+
 func (a *App) KeyShow(ctx context.Context, c Caller) (KeyResult, error) {
-	path, err := a.as(c).keyPath()
+	a = a.as(c)
+	if a.insideSession() { // where the person's key lies is no agent's business
+		return KeyResult{}, errs.New(errs.Policy, "%s", noAgentKey)
+	}
+	path, err := a.keyPath()
 	if err != nil {
 		return KeyResult{}, err
 	}
