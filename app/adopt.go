@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -151,6 +152,9 @@ func (st *state) workStarted() (bool, error) {
 // documentsOnly says whether main's move from was to now adds or changes
 // nothing but documents — regular .md or .txt files, such as the
 // specification a BROWNFIELD_INITIALIZER commits — and removes nothing.
+// The files that instruct agents (AGENTS.md, CLAUDE.md, ...) are not
+// such documents: they tell every later session, REVIEW included, what
+// to do.
 func documentsOnly(r gitops.Repo, was, now string) bool {
 	if was == "" {
 		return false
@@ -161,7 +165,7 @@ func documentsOnly(r gitops.Repo, was, now string) bool {
 	}
 	for _, c := range changes {
 		ext := strings.ToLower(path.Ext(c.Path))
-		if c.Deleted || c.Mode != 0o100644 || (ext != ".md" && ext != ".txt") {
+		if c.Deleted || c.Mode != 0o100644 || (ext != ".md" && ext != ".txt") || slices.Contains(agentDocNames, c.Path) {
 			return false
 		}
 	}

@@ -262,10 +262,13 @@ func specFile(top, configured string) string {
 	return ""
 }
 
+// agentDocNames are the files that instruct agents working on a project.
+var agentDocNames = []string{"AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", "CONTRIBUTING.md"}
+
 // agentDocs lists the instruction files for agents the project has.
 func agentDocs(top string) []string {
 	var out []string
-	for _, n := range []string{"AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", "CONTRIBUTING.md"} {
+	for _, n := range agentDocNames {
 		if fileExists(filepath.Join(top, n)) {
 			out = append(out, n)
 		}
