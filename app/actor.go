@@ -120,7 +120,7 @@ func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
 	}
 	if key == nil {
 		path, _ := a.keyPath()
-		return nil, errs.New(errs.Policy, "--as HUMAN acts with your personal key, and there is none at %s: create it once with 'baton key init' (nothing was written)", path)
+		return nil, errs.New(errs.Policy, "--as HUMAN is a person's override, made with the person's own key, and there is none at %s: nothing was written", path)
 	}
 	return &actor{Role: workflow.Human, Source: "person", Reason: a.caller.Reason, Person: key.ID, During: openIDs(open)}, nil
 }

@@ -94,7 +94,7 @@ func readKeyFile(path string) (*personKey, error) {
 	}
 	secret, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(secret) < 32 {
-		return nil, errs.New(errs.Invalid, "%s is not a baton key (64 hex digits expected); replace it with 'baton key init --rotate'", path)
+		return nil, errs.New(errs.Invalid, "%s is not a baton key (64 hex digits expected): nothing was written; stop and report it to the person whose key it is", path)
 	}
 	return &personKey{Secret: secret, ID: keyID(secret), Path: path}, nil
 }

@@ -138,7 +138,7 @@ func (a *App) becomeLauncher() error {
 	}
 	if key == nil {
 		path, _ := a.keyPath()
-		return errs.New(errs.Policy, "baton run opens its agents' sessions with your personal key, and there is none at %s: create it once with 'baton key init'", path)
+		return errs.New(errs.Policy, "baton run opens its agents' sessions with the person's own key, and there is none at %s: nothing was opened; a person sets up their key before the first run", path)
 	}
 	id, err := randomHex(8)
 	if err != nil {
