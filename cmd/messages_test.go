@@ -19,7 +19,11 @@ import (
 // bypassHint is what no message an agent can read may say: a way around a
 // rule (acting as a person, a role from the environment, the main-branch
 // override, editing files by hand, another session, another branch).
-var bypassHint = regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|(another|a new|a second|new|other) session|session start\b|(different|another|other|right) --branch|--no-verify`)
+var bypassHint = regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|(another|a new|a second|new|other) session|session start\b|(different|another|other|right) --branch|--no-verify|key init`)
+
+// keyCommands are the files of the person-only commands that may name
+// 'baton key init': the key commands themselves and the demo.
+var keyCommands = map[string]bool{"key.go": true, "demo.go": true}
 
 // messageCalls are the calls whose string arguments become messages,
 // by the name called, whatever the receiver (st.app.warn as a.warn).
@@ -55,7 +59,11 @@ func TestNoMessageTeachesABypass(t *testing.T) {
 			}
 			for _, msg := range messages(f, strings.HasSuffix(path, "hooks.go")) {
 				checked++
-				if !personOnly(msg.text) && bypassHint.MatchString(msg.text) {
+				hint := bypassHint.FindString(msg.text)
+				if hint == "key init" && keyCommands[filepath.Base(path)] {
+					continue // the person's own key commands, and the demo a person runs
+				}
+				if !personOnly(msg.text) && hint != "" {
 					t.Errorf("%s: message teaches a way around a rule (%q): %q", fset.Position(msg.pos), bypassHint.FindString(msg.text), msg.text)
 				}
 			}
