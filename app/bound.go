@@ -407,17 +407,23 @@ func (st *state) checkSentHead(in reviews.NewReview) error {
 		return nil
 	}
 	s, err := st.boundOpen()
-	if err != nil || s == nil || s.SentHead == "" || s.SentBranch != *in.Branch {
+	r := st.app.repo()
+	if err != nil || s == nil || s.SentHead == "" || r == nil {
 		return err
 	}
 	to := *in.CommitRange.To
 	if to == s.SentHead {
 		return nil
 	}
-	if r := st.app.repo(); r != nil {
-		if ok, err := r.IsAncestor(to, s.SentHead); err == nil && ok {
+	if s.SentBranch != *in.Branch { // another branch: refused when it is the sent work and more
+		if more, err := r.IsAncestor(s.SentHead, to); err != nil || !more {
 			return nil
 		}
+		return st.refuse(errs.New(errs.Policy, "%s holds the work sent to this review (%s at %s) and commits made after it: commits made during a review are not the work under review. Review %s at %s, and record what needs changing as issues (REQUEST_CHANGES) for FIX",
+			*in.Branch, s.SentBranch, gitops.Short(s.SentHead), s.SentBranch, gitops.Short(s.SentHead)))
+	}
+	if ok, err := r.IsAncestor(to, s.SentHead); err == nil && ok {
+		return nil
 	}
 	return st.refuse(errs.New(errs.Policy, "%s is at %s, but the work sent to this review was %s at %s: commits made during a review are not the work under review. Put %s back at %s and record what needs changing as issues (REQUEST_CHANGES) for FIX",
 		s.SentBranch, gitops.Short(to), s.SentBranch, gitops.Short(s.SentHead), s.SentBranch, gitops.Short(s.SentHead)))
