@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +95,55 @@ func TestIdentityFromStartOnly(t *testing.T) {
 	if a := last.Get("actor.role").String(); a != "IMPLEMENT" {
 		t.Errorf("the write was recorded as %q (%s), want the IMPLEMENT session", a, last.Raw)
 	}
+}
+
+// bypassHint is what no refusal an agent reads may say (as in the CLI's
+// messages test): a way around a rule.
+var bypassHint = regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|(another|a new|a second|new|other) session|session start\b|(different|another|other|right) --branch|--no-verify|key init`)
+
+// TestToolErrorsTeachNoBypass calls every tool each role's server offers
+// with empty and with wrong arguments, in a project where most of them
+// are refused, and scans every error text for a way around a rule.
+func TestToolErrorsTeachNoBypass(t *testing.T) {
+	p := newProject(t)
+	seen := 0
+	for _, role := range []string{"", "IMPLEMENT", "REVIEW", "FIX", "ARCHITECTURE", "INITIALIZER"} {
+		cred := ""
+		if role != "" {
+			cred = gjson.Get(p.baton("", "--as", "HUMAN", "--reason", "test: "+role, "--json", "session", "start", "--agent", role), "env.BATON_SESSION").String()
+		}
+		cs := p.connect(cred)
+		for _, name := range toolNames(t, cs) {
+			for _, args := range []map[string]any{{}, {"id": "F404", "review": "R99", "fix": "9", "outcome": "SUCCESS", "summary": "x", "verdict": "PASS", "name": "main"}} {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+				text := ""
+				if err != nil {
+					text = err.Error()
+				} else if res.IsError {
+					for _, c := range res.Content {
+						if tc, ok := c.(*mcp.TextContent); ok {
+							text += tc.Text
+						}
+					}
+				}
+				if text != "" {
+					seen++
+				}
+				if m := bypassHint.FindString(text); m != "" {
+					t.Errorf("%s server, %s %v: the error teaches a way around a rule (%q): %s", OrUnbound(role), name, args, m, text)
+				}
+			}
+		}
+	}
+	if seen < 30 {
+		t.Fatalf("only %d tool errors seen: the test does not reach the refusals", seen)
+	}
+}
+
+// OrUnbound names a server's role for messages.
+func OrUnbound(role string) string {
+	if role == "" {
+		return "unbound"
+	}
+	return role
 }
