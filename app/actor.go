@@ -129,7 +129,7 @@ func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
 // run) drives the project: its agents run as the same user, and a
 // person's override waits until the run has stopped.
 func (st *state) personWhileLaunching() error {
-	if !launcherRunning(st.tx.Store().BatonDir()) {
+	if !st.app.launcherRunning(st.tx.Store()) {
 		return nil
 	}
 	return st.refuse(errs.New(errs.Policy, "a launcher (baton run) is driving this project: a person's override waits until the run has stopped, and an agent works only in the session its launcher gave it"))

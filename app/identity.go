@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/store"
 )
 
 // Identity. A session's authority is a secret credential that only its
@@ -45,6 +46,9 @@ type launcher struct {
 	key   *personKey
 	runID string
 	lock  *flock.Flock // the project's launcher lock, held for the run
+	// outside are the run's locks beside the log's anchors, outside the
+	// project, held for the run too.
+	outside []*flock.Flock
 }
 
 // keyPath is where the person's key lives: outside every project, in the
@@ -252,9 +256,31 @@ var AccountHome = func() string {
 	return u.HomeDir
 }
 
-// launcherRunning says whether a launcher holds the project's launcher lock.
-func launcherRunning(batonDir string) bool {
-	lock := flock.New(launcherLockPath(batonDir))
+// launcherRunning says whether a launcher holds the project's launcher
+// lock, or one of its locks beside the log's anchors outside the project
+// (which deleting .baton/launcher.lock leaves held).
+func (a *App) launcherRunning(s *store.Store) bool {
+	if held(launcherLockPath(s.BatonDir()), true) {
+		return true
+	}
+	write, watch := a.anchorPaths(s.Dir)
+	for _, p := range append(write, watch...) {
+		if held(runLockPath(p), false) {
+			return true
+		}
+	}
+	return false
+}
+
+// held says whether another process holds the lock at path; one that is
+// not there is not held (created only when create is set).
+func held(path string, create bool) bool {
+	if !create {
+		if _, err := os.Stat(path); err != nil {
+			return false
+		}
+	}
+	lock := flock.New(path)
 	ok, err := lock.TryLock()
 	if err != nil || !ok {
 		return err == nil
@@ -264,3 +290,6 @@ func launcherRunning(batonDir string) bool {
 }
 
 func launcherLockPath(batonDir string) string { return filepath.Join(batonDir, "launcher.lock") }
+
+// runLockPath is the run's lock beside the log's anchor at anchor.
+func runLockPath(anchor string) string { return strings.TrimSuffix(anchor, ".json") + ".run.lock" }

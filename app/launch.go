@@ -157,8 +157,28 @@ func (a *App) becomeLauncher() error {
 	if ok, err := lock.TryLock(); err != nil || !ok {
 		return errs.New(errs.Conflict, "another 'baton run' is driving this project (%s is held): let it finish", lock.Path())
 	}
-	a.launch = &launcher{key: key, runID: id, lock: lock}
+	a.launch = &launcher{key: key, runID: id, lock: lock, outside: a.lockOutside(s.Dir)}
 	return nil
+}
+
+// lockOutside takes the run's locks beside the log's anchors outside the
+// project (best effort), so that deleting .baton/launcher.lock does not
+// make the run look stopped: beside a watched anchor only where it is.
+func (a *App) lockOutside(stateDir string) []*flock.Flock {
+	write, watch := a.anchorPaths(stateDir)
+	var held []*flock.Flock
+	for i, p := range append(write, watch...) {
+		if i < len(write) {
+			_ = os.MkdirAll(filepath.Dir(p), 0o700)
+		} else if _, err := os.Stat(p); err != nil {
+			continue // a watched anchor that is not there
+		}
+		l := flock.New(runLockPath(p))
+		if ok, err := l.TryLock(); err == nil && ok {
+			held = append(held, l)
+		}
+	}
+	return held
 }
 
 // promptBudget is the token budget of the context package a prompt carries.

@@ -92,7 +92,7 @@ func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy strin
 		}
 		who = w
 	default:
-		if launcherRunning(st.tx.Store().BatonDir()) {
+		if a.launcherRunning(st.tx.Store()) {
 			return nil, st.refuse(errs.New(errs.Policy, "a launcher (baton run) is driving this project and opens every session itself: an agent works only in the session its launcher gave it"))
 		}
 		key, _ := a.loadKey()
