@@ -165,8 +165,8 @@ func copyInput(src, top string) error {
 	return out.Close()
 }
 
-// PredecessorWorktree checks out what the predecessor's prompt for role
-// takes for granted: IMPLEMENT and BUGFIX branch off what is checked out
+// PredecessorWorktree installs the drop-in scripts again and checks out
+// what the predecessor's prompt for role takes for granted: IMPLEMENT and BUGFIX branch off what is checked out
 // ('git checkout -b'), so they start on main; GLOBAL_FIX commits where it
 // stands, so it starts on its refactor branch (made from main). A checkout
 // with uncommitted changes is left as it is, with a warning.
@@ -174,6 +174,12 @@ func (a *App) PredecessorWorktree(role, branch string) {
 	r := a.repo()
 	if r == nil {
 		return
+	}
+	// the drop-in scripts every session runs are baton's again: a session
+	// that rewrote one (to turn a later REVIEW's verdict into a PASS, say)
+	// scripts no other session; what it left is kept aside and named
+	if err := a.predecessorScripts(r.Top()); err != nil {
+		a.warn("%s session: %v", role, err)
 	}
 	cfg := store.DefaultConfig()
 	if s, err := a.openStore(""); err == nil {
