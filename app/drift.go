@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/baton-cli/baton/errs"
@@ -36,18 +37,21 @@ const mainRef = "git:main"
 // records.
 var trackedFiles = []string{progress.FileName, reviews.FileName, features.FileName, progress.OpenFileName, configName, baselineName, promptsName, mainRef}
 
-// probe reads a tracked ref: main's head in the working directory's
-// repository, else in the state directory's ("" before its first commit;
+// probe reads a tracked ref: main's head in the state directory's
+// repository, else the working directory's ("" before its first commit;
 // not compared outside both), so that a call made from outside the
-// project does not pass over a commit on main.
+// project, or from another clone of it, does not pass over a commit on
+// main.
 func (a *App) probe(s *store.Store) func(string) (string, error) {
 	return func(name string) (string, error) {
 		if name != mainRef {
 			return store.Unknown, nil
 		}
 		r := a.repo()
-		if r == nil {
-			r, _ = gitops.Open(s.Dir)
+		if r == nil || !within(s.Dir, r.Top()) { // the state's own repository first
+			if sr, err := gitops.Open(s.Dir); err == nil {
+				r = sr
+			}
 		}
 		if r == nil {
 			return store.Unknown, nil // run outside the repository: not compared
@@ -313,4 +317,10 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 	}
 	*dst = res
 	return nil
+}
+
+// within says whether path is dir or lies under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
