@@ -230,7 +230,11 @@ func (st *state) checkReviewedWork(in reviews.NewReview) error {
 	if p, ok, err := st.progressOpt(); err != nil {
 		return err
 	} else if ok {
-		if cur, err := p.Status(); err == nil && cur.CurrentFeature != nil {
+		cur, err := p.Status()
+		if err == nil && cur.CurrentFeature == nil && cur.CurrentBranch != nil && *cur.CurrentBranch == *in.Branch && strings.HasPrefix(*in.Branch, "refactor/") {
+			return st.refuse(errs.New(errs.Policy, "--feature-id: the work under review on %s is an architecture refactor, which names no feature: features pass on the review of their own work. Review %s without --feature-id", *in.Branch, *in.Branch))
+		}
+		if err == nil && cur.CurrentFeature != nil {
 			sent = features.SplitIDs(*cur.CurrentFeature)
 			if cur.CurrentBranch != nil && *cur.CurrentBranch == *in.Branch {
 				for _, id := range sent {
