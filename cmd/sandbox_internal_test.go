@@ -57,6 +57,12 @@ func TestCheckRequest(t *testing.T) {
 		{clone, []string{"features", "append", "--entries=" + filepath.Join(secret, "key")}, false},
 		{clone, []string{"features", "append", "-e" + filepath.Join(secret, "key")}, false},
 		{clone, []string{"report", "-o", "/tmp/report.html"}, false},
+		{clone, []string{"session", "end", "-o", "SUCCESS", "-s", "/health endpoint added"}, true},
+		{clone, []string{"progress", "add-session", "--summary=/health endpoint added", "-o", "SUCCESS"}, true},
+		{clone, []string{"features", "append", "--source-appspec", "/spec/app.txt", "-e", "new.json"}, true},
+		{clone, []string{"report", "-o", "-s", "/tmp/report.html"}, false},
+		{clone, []string{"report", "--json", "-s", "/tmp/report.html"}, false},
+		{clone, []string{"report", "-s", "x", "/tmp/report.html"}, false},
 		{secret, []string{"status"}, false},
 		{"sub", []string{"status"}, false},
 	} {

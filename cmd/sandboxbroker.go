@@ -196,7 +196,13 @@ func (b *agentBox) checkRequest(r broker.Request) (string, error) {
 	if !filepath.IsAbs(r.Cwd) || !beneath(cwd, b.copyReal) {
 		return "", fmt.Errorf("the working directory %q is outside your working copy", r.Cwd)
 	}
-	for _, arg := range r.Args {
+	for i, arg := range r.Args {
+		if i > 0 && freeText(r.Args[i-1], r.Args[:i-1]) {
+			continue
+		}
+		if k, _, ok := strings.Cut(arg, "="); ok && brokerTextFlags[k] {
+			continue
+		}
 		for _, v := range argValues(arg) {
 			if pathArg(v) && !beneath(resolveExisting(v, cwd), b.copyReal) {
 				return "", fmt.Errorf("the argument %q names a path outside your working copy", arg)
@@ -204,6 +210,27 @@ func (b *agentBox) checkRequest(r broker.Request) (string, error) {
 		}
 	}
 	return cwd, nil
+}
+
+// brokerTextFlags are the flags whose value is free text an agent writes (a
+// summary, the name of its source), never read or written as a path: a
+// summary such as "/health added" is no path argument.
+var brokerTextFlags = map[string]bool{"-s": true, "--summary": true, "--source-appspec": true}
+
+// freeText says whether the argument after flag is a text flag's value:
+// flag is a text flag given on its own, and not itself the value of the
+// flag before it (as in "-o -s", where "-s" is -o's value).
+func freeText(flag string, before []string) bool {
+	if !brokerTextFlags[flag] {
+		return false
+	}
+	if n := len(before); n > 0 {
+		prev := before[n-1]
+		if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && !brokerTextFlags[prev] {
+			return false
+		}
+	}
+	return true
 }
 
 // argValues are the strings an argument may carry a path in: itself, the
