@@ -52,9 +52,9 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 	// baton's own state whose log is gone is no predecessor's: adopting it
 	// would launder whatever the missing log recorded
 	if anchors, err := s.Anchors(); err != nil || len(anchors) > 0 {
-		for p, an := range anchors {
-			st.app.warn("the audit log %s is missing, but %s records its head at seq %d: this is baton's state with its log deleted, not a predecessor's, so nothing was adopted or imported; run 'baton verify'", s.EventsPath(), p, an.Seq)
-			break
+		if len(anchors) > 0 {
+			an := anchors[0]
+			st.app.warn("the audit log %s is missing, but %s records its head at seq %d: this is baton's state with its log deleted, not a predecessor's, so nothing was adopted or imported; run 'baton verify'", s.EventsPath(), an.Path, an.Seq)
 		}
 		return nil, err
 	}

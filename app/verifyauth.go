@@ -198,14 +198,9 @@ func anchorProblems(s *store.Store, events []store.Event) []Problem {
 	if err != nil {
 		return []Problem{{"anchor", "", err.Error()}}
 	}
-	paths := make([]string, 0, len(anchors))
-	for p := range anchors {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	var out []Problem
-	for _, p := range paths {
-		an := anchors[p]
+	for _, an := range anchors {
+		p := an.Path
 		switch {
 		case an.Seq > len(events):
 			out = append(out, Problem{"truncated", store.EventsName, fmt.Sprintf("the log ends at seq %d, but %s anchors its head at seq %d: entries were removed from its end (or the log deleted)", len(events), p, an.Seq)})

@@ -84,11 +84,19 @@ func (s *Store) LogHead() (int, string, error) {
 	return e.Seq, e.Hash, nil
 }
 
-// Anchors returns each anchor found, by path.
-func (s *Store) Anchors() (map[string]Anchor, error) {
-	out := map[string]Anchor{}
+// AnchorAt is an anchor found, and the file it was read from.
+type AnchorAt struct {
+	Path string
+	Anchor
+}
+
+// Anchors returns each anchor found, in the order of their paths.
+func (s *Store) Anchors() ([]AnchorAt, error) {
+	var out []AnchorAt
 	write, watch := s.anchorPaths()
-	for _, p := range append(write, watch...) {
+	paths := append(append([]string(nil), write...), watch...)
+	sort.Strings(paths)
+	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -100,7 +108,7 @@ func (s *Store) Anchors() (map[string]Anchor, error) {
 		if err := json.Unmarshal(b, &a); err != nil {
 			return out, errors.New(p + ": unreadable anchor: " + err.Error())
 		}
-		out[p] = a
+		out = append(out, AnchorAt{Path: p, Anchor: a})
 	}
 	return out, nil
 }
@@ -129,13 +137,7 @@ func (s *Store) logGap(last *Event) (*LogGap, error) {
 	if last != nil {
 		seq, hash = last.Seq, last.Hash
 	}
-	paths := make([]string, 0, len(anchors))
-	for p := range anchors {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		an := anchors[p]
+	for _, an := range anchors {
 		switch {
 		case an.Seq > seq:
 		case an.Seq == seq && an.Hash != hash && seq > 0:
@@ -150,7 +152,7 @@ func (s *Store) logGap(last *Event) (*LogGap, error) {
 		default:
 			continue
 		}
-		return &LogGap{Path: p, Anchor: an, Seq: seq}, nil
+		return &LogGap{Path: an.Path, Anchor: an.Anchor, Seq: seq}, nil
 	}
 	return nil, nil
 }
