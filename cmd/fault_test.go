@@ -94,17 +94,10 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 			mustIn(t, dir, "init")
 			mustIn(t, dir, asPerson("progress", "add-session", "-a", "IMPLEMENT", "-s", "first", "-o", "SUCCESS")...)
 			before := readState(t, dir)
-			fired := false
-			store.SetFaultHook(func(s string) error {
-				if s == step && !fired {
-					fired = true
-					return fmt.Errorf("injected fault at %s: %w", s, syscall.EIO)
-				}
-				return nil
-			})
+			fired := failOnce(step, syscall.EIO)
 			code, out := batonIn(dir, asPerson("progress", "add-session", "-a", "IMPLEMENT", "-s", "second", "-o", "SUCCESS")...)
 			store.SetFaultHook(nil)
-			if !fired {
+			if !*fired {
 				t.Fatalf("step %s was never reached", step)
 			}
 			if afterCommitPoint[step] {
@@ -277,4 +270,18 @@ func fill(t *testing.T, path string) {
 			return
 		}
 	}
+}
+
+// failOnce makes the next commit fail once, at step, with cause; the flag
+// it returns says whether the step was reached.
+func failOnce(step string, cause error) *bool {
+	fired := new(bool)
+	store.SetFaultHook(func(s string) error {
+		if s == step && !*fired {
+			*fired = true
+			return fmt.Errorf("injected fault at %s: %w", s, cause)
+		}
+		return nil
+	})
+	return fired
 }

@@ -2,7 +2,6 @@ package cmd_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,17 +34,10 @@ func faultDuring(t *testing.T, op, verdict, step string) {
 	main, head := git("rev-parse", "main"), git("rev-parse", "feature/greeting")
 	before := readState(t, dir)
 
-	fired := false
-	store.SetFaultHook(func(s string) error {
-		if s == step && !fired {
-			fired = true
-			return fmt.Errorf("injected fault at %s: %w", s, errors.ErrUnsupported)
-		}
-		return nil
-	})
+	fired := failOnce(step, errors.ErrUnsupported)
 	code, out := batonIn(dir, asPerson("reviews", op)...)
 	store.SetFaultHook(nil)
-	if !fired {
+	if !*fired {
 		t.Fatalf("step %s was never reached\n%s", step, out)
 	}
 	if afterCommitPoint[step] {
