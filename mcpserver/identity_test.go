@@ -75,17 +75,7 @@ func TestIdentityFromStartOnly(t *testing.T) {
 		return p.env[k]
 	}
 	srv := mcpserver.New(ctx, mcpserver.Options{Env: app.Env{Stdin: strings.NewReader(""), Getenv: getenv, Cwd: p.dir, Now: time.Now}, Credential: impl, Version: "test"}, io.Discard)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := clientOf(t, srv)
 	cur = rev
 	if got := call(t, cs, "session_current", nil, true).Get("doc.sessions.0.agent_type").String(); got != "IMPLEMENT" {
 		t.Errorf("session_current after the environment changed: %q, want IMPLEMENT", got)

@@ -115,18 +115,25 @@ func (p *project) connect(cred string) *mcp.ClientSession {
 	p.t.Helper()
 	ctx := context.Background()
 	env := app.Env{Stdin: strings.NewReader(""), Getenv: p.getenv(cred), Cwd: p.dir, Now: time.Now}
-	srv := mcpserver.New(ctx, mcpserver.Options{Env: env, Credential: cred, Version: "test"}, io.Discard)
+	return clientOf(p.t, mcpserver.New(ctx, mcpserver.Options{Env: env, Credential: cred, Version: "test"}, io.Discard))
+}
+
+// clientOf connects a client to srv over in-memory transports; both are
+// closed when the test ends.
+func clientOf(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
-	p.t.Cleanup(func() { _ = ss.Close() })
+	t.Cleanup(func() { _ = ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
-	p.t.Cleanup(func() { _ = cs.Close() })
+	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
 
