@@ -129,6 +129,40 @@ func (a *App) sessionRange(given []progress.Commit, from, to *string) ([]progres
 	return out, rng, nil
 }
 
+// sessionCommits is sessionRange's answer for a session.
+type sessionCommits struct {
+	commits []progress.Commit
+	rng     *progress.Range
+	err     error
+}
+
+// earlyRange lists, before the state lock is taken, the commits of a
+// session that names its first commit: its two ends are full hashes by
+// then, and commits never change, so git gives the same answer under the
+// lock; the lock is only held shorter. nil for a session that starts at
+// main's merge base, which is read under the lock (main moves under it).
+// Its error is returned where the transaction would meet it (after the
+// caller's rights are checked).
+func (a *App) earlyRange(s progress.Session) *sessionCommits {
+	if s.CommitRange == nil || s.CommitRange.From == nil {
+		return nil
+	}
+	c, r, err := a.sessionRange(s.Commits, s.CommitRange.From, s.CommitRange.To)
+	return &sessionCommits{commits: c, rng: r, err: err}
+}
+
+// get is the session's commits and range: computed early, or now.
+func (e *sessionCommits) get(a *App, cfg store.Config, s progress.Session) ([]progress.Commit, *progress.Range, error) {
+	if e != nil {
+		return e.commits, e.rng, e.err
+	}
+	from := s.CommitRange.From
+	if from == nil {
+		from = a.mainBase(cfg, s.CommitRange.To)
+	}
+	return a.sessionRange(s.Commits, from, s.CommitRange.To)
+}
+
 // checkGiven refuses a --commits value that is not in the range git lists.
 func checkGiven(given []progress.Commit, list []gitops.Commit, from, to string) error {
 	for _, g := range given {

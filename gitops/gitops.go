@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -76,6 +77,9 @@ func MainBranch(r Repo, configured string) (string, error) {
 type repo struct {
 	r   *git.Repository
 	loc Location
+
+	mu      sync.Mutex
+	commits map[plumbing.Hash]bool // full hashes read as commits (objects never change)
 }
 
 // Open opens the repository enclosing dir; linked worktrees share their
@@ -216,11 +220,39 @@ func (g *repo) CurrentBranch() (string, error) {
 }
 
 func (g *repo) Resolve(rev string) (string, error) {
+	if h, ok := g.commitByHash(rev); ok {
+		return h, nil
+	}
 	h, err := g.r.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return "", fmt.Errorf("revision %q: %w", rev, err)
 	}
 	return h.String(), nil
+}
+
+// commitByHash resolves a full hash, the form every recorded commit takes,
+// by reading that commit, once per process: go-git's ResolveRevision would
+// parse it as a revision and look for a ref of that name in every ref
+// namespace first. git, too, takes a full hash as the object before any ref.
+// false when rev is no full hash or names no commit (Resolve then goes the
+// general way, with its errors).
+func (g *repo) commitByHash(rev string) (string, bool) {
+	if len(rev) != 2*len(plumbing.ZeroHash) || !plumbing.IsHash(rev) {
+		return "", false
+	}
+	h := plumbing.NewHash(rev)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.commits[h] {
+		if _, err := g.r.CommitObject(h); err != nil {
+			return "", false
+		}
+		if g.commits == nil {
+			g.commits = map[plumbing.Hash]bool{}
+		}
+		g.commits[h] = true
+	}
+	return h.String(), true
 }
 
 // Short abbreviates a full hash as `git rev-parse --short` does by default.
@@ -285,7 +317,7 @@ func ResolveCommit(r Repo, rev string) (string, error) {
 	if !ok {
 		return h, nil
 	}
-	if _, err := g.r.CommitObject(plumbing.NewHash(h)); err != nil {
+	if _, ok := g.commitByHash(h); !ok {
 		return "", fmt.Errorf("%w: %q is not a commit", ErrUnknownRevision, rev)
 	}
 	return h, nil
