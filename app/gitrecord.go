@@ -53,7 +53,7 @@ func (a *App) needRepo(cmd string) (gitops.Repo, error) {
 
 // mainOf names the branch work merges into and the commit it is at.
 func mainOf(r gitops.Repo, cfg store.Config) (name, head string, err error) {
-	name, err = gitops.MainBranch(r, cfg.MainBranch)
+	name, head, err = gitops.MainBranchAt(r, cfg.MainBranch)
 	if err != nil {
 		want, fix := "main or master", "set main_branch in .baton/config to the branch work merges into"
 		if cfg.MainBranch != "" {
@@ -61,10 +61,6 @@ func mainOf(r gitops.Repo, cfg store.Config) (name, head string, err error) {
 		}
 		msg := fmt.Sprintf("the repository at %s has no main branch: no %s. An empty repository gets one with its first commit; otherwise %s", r.Top(), want, fix)
 		return "", "", &errs.Error{Kind: errs.NotFound, Msg: msg, Err: err}
-	}
-	head, err = r.Branch(name)
-	if err != nil {
-		return "", "", gitErr(err, "reading %s", name)
 	}
 	return name, head, nil
 }

@@ -62,16 +62,22 @@ type Repo interface {
 // MainBranch picks the branch work merges into: the configured one, else
 // main, else master.
 func MainBranch(r Repo, configured string) (string, error) {
+	name, _, err := MainBranchAt(r, configured)
+	return name, err
+}
+
+// MainBranchAt is MainBranch with the commit the branch is at, read once.
+func MainBranchAt(r Repo, configured string) (name, head string, err error) {
 	candidates := []string{"main", "master"}
 	if configured != "" {
 		candidates = []string{configured}
 	}
 	for _, b := range candidates {
-		if _, err := r.Branch(b); err == nil {
-			return b, nil
+		if h, err := r.Branch(b); err == nil {
+			return b, h, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s (set main_branch in .baton/config)", ErrNoBranch, strings.Join(candidates, " or "))
+	return "", "", fmt.Errorf("%w: %s (set main_branch in .baton/config)", ErrNoBranch, strings.Join(candidates, " or "))
 }
 
 type repo struct {
@@ -196,6 +202,12 @@ func (s *tolerantStorage) Config() (*config.Config, error) {
 }
 
 func (g *repo) Head() (string, error) {
+	if _, h, found, sure := g.readHead(); sure {
+		if !found {
+			return "", errors.New("HEAD has no commit yet (unborn branch)")
+		}
+		return h, nil
+	}
 	ref, err := g.r.Head()
 	if err != nil {
 		if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -209,6 +221,14 @@ func (g *repo) Head() (string, error) {
 func (g *repo) Top() string { return g.loc.Top }
 
 func (g *repo) CurrentBranch() (string, error) {
+	if b, err := os.ReadFile(filepath.Join(g.loc.GitDir, "HEAD")); err == nil {
+		if _, detached := hashLine(b); detached {
+			return "", nil
+		}
+		if name, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "ref: refs/heads/"); ok && plumbing.NewBranchReferenceName(name).Validate() == nil {
+			return name, nil
+		}
+	}
 	ref, err := g.r.Storer.Reference(plumbing.HEAD)
 	if err != nil {
 		return "", err
