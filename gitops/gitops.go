@@ -38,6 +38,8 @@ type Repo interface {
 	MergeBase(a, b string) (string, error)
 	// TreeOf returns the full hash of a commit's tree.
 	TreeOf(commit string) (string, error)
+	// Message returns a commit's whole message.
+	Message(commit string) (string, error)
 	// Changes lists the files whose content or mode differ between two
 	// commits' trees.
 	Changes(from, to string) ([]Change, error)
