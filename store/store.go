@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/baton-cli/baton/errs"
@@ -100,7 +99,6 @@ func (s *Store) Path(name string) string {
 func (s *Store) BatonDir() string { return filepath.Join(s.Dir, ".baton") }
 
 func (s *Store) lockPath() string    { return filepath.Join(s.BatonDir(), "lock") }
-func (s *Store) holderPath() string  { return filepath.Join(s.BatonDir(), "lock.holder") }
 func (s *Store) journalPath() string { return filepath.Join(s.BatonDir(), "journal") }
 
 // tempSuffix marks the staged copies a transaction writes beside each file.
@@ -230,13 +228,12 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	release, ok, err := lockWait(lctx, s.lockPath())
+	release, ok, err := lockWaitAs(lctx, s.lockPath(), s.holderInfo)
 	if !ok {
 		if ctx.Err() != nil {
 			return nil, errs.New(errs.Interrupted, "interrupted while waiting for the state lock %s", s.lockPath())
 		}
-		holder, _ := os.ReadFile(s.holderPath())
-		who := strings.TrimSpace(string(holder))
+		who := holderOf(s.lockPath())
 		if who == "" {
 			who = "another process"
 		}
@@ -245,16 +242,16 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		}
 		return nil, errs.New(errs.Conflict, "timed out after %s waiting for the state lock %s, held by %s; retry, or raise BATON_LOCK_TIMEOUT", timeout, s.lockPath(), who)
 	}
-	if s.Holder != "" {
-		info := fmt.Sprintf("pid %d (%s) since %s\n", os.Getpid(), s.Holder, s.Now().UTC().Format(time.RFC3339))
-		_ = os.WriteFile(s.holderPath(), []byte(info), 0o644) // informational only
+	return release, nil
+}
+
+// holderInfo names this process as the lock's holder, from now ("" when
+// the store has no Holder).
+func (s *Store) holderInfo() string {
+	if s.Holder == "" {
+		return ""
 	}
-	return func() {
-		if s.Holder != "" {
-			os.Remove(s.holderPath()) // so a later wait never names a holder that has gone
-		}
-		release()
-	}, nil
+	return fmt.Sprintf("pid %d (%s) since %s", os.Getpid(), s.Holder, s.Now().UTC().Format(time.RFC3339))
 }
 
 // Tx is an open transaction: files read inside the lock and changes staged
