@@ -44,6 +44,12 @@ func (e *ConflictError) Error() string {
 
 // Branch returns the commit refs/heads/name points at.
 func (g *repo) Branch(name string) (string, error) {
+	if h, found, sure := g.readRef(plumbing.NewBranchReferenceName(name).String()); sure {
+		if !found {
+			return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
+		}
+		return h, nil
+	}
 	ref, err := g.r.Reference(plumbing.NewBranchReferenceName(name), true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
