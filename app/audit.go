@@ -337,6 +337,7 @@ type recordedHash struct {
 // head before it when known (a fast-forward has no first parent to ask).
 type recordedMerge struct {
 	Where, Commit, Onto string
+	Review              bool // a review's merge (not a fix's)
 	// Passing are the features of the merged review that pass now: the
 	// merge must stay on main for them to.
 	Passing []string
@@ -350,6 +351,8 @@ type gitRecords struct {
 	// unmerged are the passing features no recorded merge brought to
 	// main, when the status says DONE.
 	unmerged []string
+	// log is what the audit log records of main's merges.
+	log logRecords
 }
 
 // passingOf lists the features of a review's feature_id that pass now.
@@ -401,7 +404,7 @@ func (sn *snapshot) gitRecords() gitRecords {
 		add(where+" commit_range.to", r.Get("commit_range.to"))
 		add(where+" merge_commit", r.Get("merge_commit"))
 		if m := r.Get("merge_commit").String(); m != "" {
-			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String(), sn.passingOf(r.Get("feature_id").String())})
+			g.merges = append(g.merges, recordedMerge{where, m, r.Get("merged_onto").String(), true, sn.passingOf(r.Get("feature_id").String())})
 		}
 	}
 	for _, x := range sn.rev.Fixes() {
@@ -479,7 +482,7 @@ func mainProblems(r gitops.Repo, g gitRecords, base *gitBaseline, cfg store.Conf
 			out = append(out, Problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})
 		}
 	}
-	return out
+	return append(out, logMergeProblems(r, g, name, head, onMain, resolved)...)
 }
 
 // rewound lists the recorded merges of passing features that main no
@@ -539,6 +542,7 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	if err := a.snapshot(ctx, func(sn *snapshot) error {
 		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
 		events, _ := sn.s.ReadEvents()
+		recs.log = logRecordsOf(events)
 		auth := a.checkAudit(sn, events)
 		res.Problems = append(res.Problems, auth.problems...)
 		res.Notes, res.Authenticated = append(auth.notes, migrationNotes(events)...), auth.authenticated

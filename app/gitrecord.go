@@ -53,7 +53,7 @@ func (a *App) needRepo(cmd string) (gitops.Repo, error) {
 
 // mainOf names the branch work merges into and the commit it is at.
 func mainOf(r gitops.Repo, cfg store.Config) (name, head string, err error) {
-	name, err = gitops.MainBranch(r, cfg.MainBranch)
+	name, head, err = gitops.MainBranchAt(r, cfg.MainBranch)
 	if err != nil {
 		want, fix := "main or master", "set main_branch in .baton/config to the branch work merges into"
 		if cfg.MainBranch != "" {
@@ -61,10 +61,6 @@ func mainOf(r gitops.Repo, cfg store.Config) (name, head string, err error) {
 		}
 		msg := fmt.Sprintf("the repository at %s has no main branch: no %s. An empty repository gets one with its first commit; otherwise %s", r.Top(), want, fix)
 		return "", "", &errs.Error{Kind: errs.NotFound, Msg: msg, Err: err}
-	}
-	head, err = r.Branch(name)
-	if err != nil {
-		return "", "", gitErr(err, "reading %s", name)
 	}
 	return name, head, nil
 }
@@ -127,6 +123,40 @@ func (a *App) sessionRange(given []progress.Commit, from, to *string) ([]progres
 		out = append(out, progress.Commit{Hash: c.Hash, Message: c.Subject})
 	}
 	return out, rng, nil
+}
+
+// sessionCommits is sessionRange's answer for a session.
+type sessionCommits struct {
+	commits []progress.Commit
+	rng     *progress.Range
+	err     error
+}
+
+// earlyRange lists, before the state lock is taken, the commits of a
+// session that names its first commit: its two ends are full hashes by
+// then, and commits never change, so git gives the same answer under the
+// lock; the lock is only held shorter. nil for a session that starts at
+// main's merge base, which is read under the lock (main moves under it).
+// Its error is returned where the transaction would meet it (after the
+// caller's rights are checked).
+func (a *App) earlyRange(s progress.Session) *sessionCommits {
+	if s.CommitRange == nil || s.CommitRange.From == nil {
+		return nil
+	}
+	c, r, err := a.sessionRange(s.Commits, s.CommitRange.From, s.CommitRange.To)
+	return &sessionCommits{commits: c, rng: r, err: err}
+}
+
+// get is the session's commits and range: computed early, or now.
+func (e *sessionCommits) get(a *App, cfg store.Config, s progress.Session) ([]progress.Commit, *progress.Range, error) {
+	if e != nil {
+		return e.commits, e.rng, e.err
+	}
+	from := s.CommitRange.From
+	if from == nil {
+		from = a.mainBase(cfg, s.CommitRange.To)
+	}
+	return a.sessionRange(s.Commits, from, s.CommitRange.To)
 }
 
 // checkGiven refuses a --commits value that is not in the range git lists.

@@ -275,6 +275,7 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 		return err
 	}
 	var added progress.Session
+	early := a.earlyRange(in)
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		who, err := st.requireAs(workflow.RecordSession, in.AgentType)
 		if err != nil {
@@ -291,11 +292,7 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 		if err := st.ownFeatures(in.FeaturesTouched); err != nil {
 			return err
 		}
-		from := in.CommitRange.From
-		if from == nil {
-			from = a.mainBase(st.cfg, in.CommitRange.To)
-		}
-		if in.Commits, in.CommitRange, err = a.sessionRange(in.Commits, from, in.CommitRange.To); err != nil {
+		if in.Commits, in.CommitRange, err = early.get(a, st.cfg, in); err != nil {
 			return err
 		}
 		open, err := st.openSessions()

@@ -326,6 +326,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if err := st.checkSentHead(in); err != nil {
 			return err
 		}
+		if err := st.checkPassWork(in); err != nil {
+			return err
+		}
 		if in.FeatureID != nil {
 			if err := checkFeatureIDs(st, features.SplitIDs(*in.FeatureID)); err != nil {
 				return err

@@ -1,9 +1,6 @@
 package cmd
 
 import (
-	"io"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/baton-cli/baton/app"
@@ -30,12 +27,7 @@ the protocol's JSON-RPC messages; warnings go to standard error.`,
 				Credential: a.env.Getenv("BATON_SESSION"),
 				Version:    c.Root().Version,
 			}, a.env.Stderr)
-			t := &mcp.IOTransport{Reader: io.NopCloser(a.env.Stdin), Writer: nopWriteCloser{a.env.Stdout}}
-			return srv.Run(c.Context(), t)
+			return srv.Serve(c.Context(), a.env.Stdin, a.env.Stdout)
 		},
 	}
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

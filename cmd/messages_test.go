@@ -33,11 +33,9 @@ var messageCalls = map[string]bool{
 }
 
 // personOnly are messages only a person typing --as (or reading a person's
-// command's help) can see: they may name the person's tools. The hooks'
-// override test is shell code a person's override needs, not a message.
+// command's help) can see: they may name the person's tools.
 func personOnly(s string) bool {
-	return strings.HasPrefix(s, "--as") || strings.HasPrefix(s, "The personal key is a person's own secret") ||
-		strings.HasPrefix(s, `if [ "${BATON_ALLOW_MAIN:-}" = 1 ]`)
+	return strings.HasPrefix(s, "--as") || strings.HasPrefix(s, "The personal key is a person's own secret")
 }
 
 // TestNoMessageTeachesABypass scans every error, refusal, warning and

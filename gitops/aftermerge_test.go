@@ -134,7 +134,13 @@ func TestInstallHooks(t *testing.T) {
 	cmd := exec.Command("git", "commit", "-q", "--allow-empty", "-m", "onto main")
 	cmd.Dir = r.dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.test",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.test")
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.test",
+		"BATON_ALLOW_MAIN=1") // no environment switch opens main: an agent can set any
+	for _, n := range gitops.HookNames {
+		if b, _ := os.ReadFile(filepath.Join(dir, n)); strings.Contains(string(b), "BATON_") {
+			t.Fatalf("hook %s reads a variable an agent could set:\n%s", n, b)
+		}
+	}
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "leave the merge to REVIEW") || strings.Contains(string(out), "BATON_ALLOW_MAIN") {
 		t.Fatalf("commit onto main: %v\n%s", err, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -37,6 +38,8 @@ type Repo interface {
 	MergeBase(a, b string) (string, error)
 	// TreeOf returns the full hash of a commit's tree.
 	TreeOf(commit string) (string, error)
+	// Message returns a commit's whole message.
+	Message(commit string) (string, error)
 	// Changes lists the files whose content or mode differ between two
 	// commits' trees.
 	Changes(from, to string) ([]Change, error)
@@ -61,21 +64,30 @@ type Repo interface {
 // MainBranch picks the branch work merges into: the configured one, else
 // main, else master.
 func MainBranch(r Repo, configured string) (string, error) {
+	name, _, err := MainBranchAt(r, configured)
+	return name, err
+}
+
+// MainBranchAt is MainBranch with the commit the branch is at, read once.
+func MainBranchAt(r Repo, configured string) (name, head string, err error) {
 	candidates := []string{"main", "master"}
 	if configured != "" {
 		candidates = []string{configured}
 	}
 	for _, b := range candidates {
-		if _, err := r.Branch(b); err == nil {
-			return b, nil
+		if h, err := r.Branch(b); err == nil {
+			return b, h, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s (set main_branch in .baton/config)", ErrNoBranch, strings.Join(candidates, " or "))
+	return "", "", fmt.Errorf("%w: %s (set main_branch in .baton/config)", ErrNoBranch, strings.Join(candidates, " or "))
 }
 
 type repo struct {
 	r   *git.Repository
 	loc Location
+
+	mu      sync.Mutex
+	commits map[plumbing.Hash]bool // full hashes read as commits (objects never change)
 }
 
 // Open opens the repository enclosing dir; linked worktrees share their
@@ -192,6 +204,12 @@ func (s *tolerantStorage) Config() (*config.Config, error) {
 }
 
 func (g *repo) Head() (string, error) {
+	if _, h, found, sure := g.readHead(); sure {
+		if !found {
+			return "", errors.New("HEAD has no commit yet (unborn branch)")
+		}
+		return h, nil
+	}
 	ref, err := g.r.Head()
 	if err != nil {
 		if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -205,6 +223,14 @@ func (g *repo) Head() (string, error) {
 func (g *repo) Top() string { return g.loc.Top }
 
 func (g *repo) CurrentBranch() (string, error) {
+	if b, err := os.ReadFile(filepath.Join(g.loc.GitDir, "HEAD")); err == nil {
+		if _, detached := hashLine(b); detached {
+			return "", nil
+		}
+		if name, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "ref: refs/heads/"); ok && plumbing.NewBranchReferenceName(name).Validate() == nil {
+			return name, nil
+		}
+	}
 	ref, err := g.r.Storer.Reference(plumbing.HEAD)
 	if err != nil {
 		return "", err
@@ -216,11 +242,39 @@ func (g *repo) CurrentBranch() (string, error) {
 }
 
 func (g *repo) Resolve(rev string) (string, error) {
+	if h, ok := g.commitByHash(rev); ok {
+		return h, nil
+	}
 	h, err := g.r.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return "", fmt.Errorf("revision %q: %w", rev, err)
 	}
 	return h.String(), nil
+}
+
+// commitByHash resolves a full hash, the form every recorded commit takes,
+// by reading that commit, once per process: go-git's ResolveRevision would
+// parse it as a revision and look for a ref of that name in every ref
+// namespace first. git, too, takes a full hash as the object before any ref.
+// false when rev is no full hash or names no commit (Resolve then goes the
+// general way, with its errors).
+func (g *repo) commitByHash(rev string) (string, bool) {
+	if len(rev) != 2*len(plumbing.ZeroHash) || !plumbing.IsHash(rev) {
+		return "", false
+	}
+	h := plumbing.NewHash(rev)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.commits[h] {
+		if _, err := g.r.CommitObject(h); err != nil {
+			return "", false
+		}
+		if g.commits == nil {
+			g.commits = map[plumbing.Hash]bool{}
+		}
+		g.commits[h] = true
+	}
+	return h.String(), true
 }
 
 // Short abbreviates a full hash as `git rev-parse --short` does by default.
@@ -285,7 +339,7 @@ func ResolveCommit(r Repo, rev string) (string, error) {
 	if !ok {
 		return h, nil
 	}
-	if _, err := g.r.CommitObject(plumbing.NewHash(h)); err != nil {
+	if _, ok := g.commitByHash(h); !ok {
 		return "", fmt.Errorf("%w: %q is not a commit", ErrUnknownRevision, rev)
 	}
 	return h, nil

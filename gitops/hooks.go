@@ -11,8 +11,11 @@ import (
 
 // Hooks that guard main: git refuses a commit onto main, a merge commit
 // onto main, and any other update of refs/heads/<main> (a fast-forward
-// merge, a reset, a cherry-pick) unless the person's override variable
-// (README, "Git") is set in the environment. baton's own merge writes objects and refs through
+// merge, a reset, a cherry-pick). They honour no switch an agent could set
+// (an environment variable or a git setting would be one): they advise,
+// and what enforces is baton's own check, which refuses the next write
+// after main moved outside a recorded merge until a person records the
+// move with their key. baton's own merge writes objects and refs through
 // go-git, so the hooks do not fire for it.
 
 // HookMarker marks a hook file baton wrote; a hook without it is someone
@@ -99,9 +102,8 @@ func InstallHooks(dir, main string) ([]string, error) {
 func hookScript(name, main string) string {
 	head := "#!/bin/sh\n" + HookMarker + "\n" +
 		"# Guards the main branch: work reaches it only through 'baton reviews merge'.\n" +
-		"# Re-run 'baton init --hooks' to update (a person's override: baton's README, Git).\n" +
-		"main=" + shellQuote(main) + "\n" +
-		"if [ \"${BATON_ALLOW_MAIN:-}\" = 1 ]; then exit 0; fi\n"
+		"# Re-run 'baton init --hooks' to update.\n" +
+		"main=" + shellQuote(main) + "\n"
 	advice := "Work goes on a branch ('baton branch create NAME', then 'git switch NAME') and reaches $main\n" +
 		"only through 'baton reviews merge', which REVIEW runs after a passing review: commit your\n" +
 		"work on your branch, end your session, and leave the merge to REVIEW.\n"

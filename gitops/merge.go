@@ -45,6 +45,12 @@ func (e *ConflictError) Error() string {
 
 // Branch returns the commit refs/heads/name points at.
 func (g *repo) Branch(name string) (string, error) {
+	if h, found, sure := g.readRef(plumbing.NewBranchReferenceName(name).String()); sure {
+		if !found {
+			return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
+		}
+		return h, nil
+	}
 	ref, err := g.r.Reference(plumbing.NewBranchReferenceName(name), true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
@@ -233,6 +239,35 @@ func (g *repo) TreeOf(commit string) (string, error) {
 		return "", fmt.Errorf("commit %s: %w", Short(commit), err)
 	}
 	return c.TreeHash.String(), nil
+}
+
+// Message returns a commit's whole message.
+func (g *repo) Message(commit string) (string, error) {
+	c, err := g.r.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return "", fmt.Errorf("commit %s: %w", Short(commit), err)
+	}
+	return c.Message, nil
+}
+
+// Trailers returns the values of a commit message's trailers named key
+// (the "Key: value" lines of its last paragraph, as
+// 'git log --format=%(trailers:key=Key)' reads them), in order.
+func Trailers(msg, key string) []string {
+	msg = strings.TrimRight(msg, "\n")
+	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
+		msg = msg[i+2:]
+	} else {
+		return nil // a subject alone holds no trailers
+	}
+	var out []string
+	for _, l := range strings.Split(msg, "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
 }
 
 // Change is a file that differs between two trees: its path, whether it
@@ -555,4 +590,30 @@ func Heads(r Repo) (map[string]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// NewestTrailer walks main's first-parent line back from head, at most
+// limit commits, to the newest commit whose message has a trailer named
+// key, and returns that commit and the trailer's values (ok false when
+// none is found within the limit).
+func NewestTrailer(r Repo, head, key string, limit int) (c Commit, values []string, ok bool, err error) {
+	g, isRepo := r.(*repo)
+	if !isRepo {
+		return c, nil, false, ErrNoRepository
+	}
+	h := plumbing.NewHash(head)
+	for i := 0; i < limit; i++ {
+		obj, err := g.r.CommitObject(h)
+		if err != nil {
+			return c, nil, false, fmt.Errorf("commit %s: %w", Short(h.String()), err)
+		}
+		if v := Trailers(obj.Message, key); len(v) > 0 {
+			return commitOf(obj), v, true, nil
+		}
+		if len(obj.ParentHashes) == 0 {
+			break
+		}
+		h = obj.ParentHashes[0]
+	}
+	return c, nil, false, nil
 }

@@ -5,6 +5,9 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -22,4 +25,49 @@ func lockWait(ctx context.Context, path string) (release func(), acquired bool, 
 		return nil, false, err
 	}
 	return func() { _ = fl.Unlock() }, true, nil
+}
+
+// lockWaitAs is lockWait that names who holds the lock (holder's answer,
+// "" for no one) in a file beside it while it is held: here the lock file itself may
+// be locked against writes.
+func lockWaitAs(ctx context.Context, path string, holder func() string) (release func(), acquired bool, err error) {
+	release, ok, err := lockWait(ctx, path)
+	who := ""
+	if ok {
+		who = holder()
+	}
+	if who == "" {
+		return release, ok, err
+	}
+	_ = os.WriteFile(path+".holder", []byte(who+"\n"), 0o644) // informational only
+	return func() {
+		os.Remove(path + ".holder") // so a later wait never names a holder that has gone
+		release()
+	}, true, nil
+}
+
+// holderOf names who holds the lock at path ("" when no one is named).
+func holderOf(path string) string {
+	b, _ := os.ReadFile(path + ".holder")
+	return strings.TrimSpace(string(b))
+}
+
+const applyLockName = "apply.lock"
+
+// applyLock takes the apply lock exclusive; a patch is applied under it.
+func (s *Store) applyLock() (func(), error) {
+	fl := flock.New(filepath.Join(s.BatonDir(), applyLockName))
+	if err := fl.Lock(); err != nil {
+		return nil, err
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// readLock takes the apply lock shared, for a lock-free reader.
+func (s *Store) readLock() (func(), bool) {
+	fl := flock.New(filepath.Join(s.BatonDir(), applyLockName))
+	if err := fl.RLock(); err != nil {
+		return func() {}, false
+	}
+	return func() { _ = fl.Unlock() }, true
 }

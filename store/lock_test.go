@@ -5,7 +5,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +84,34 @@ func TestUpdateLockTimeoutAndInterrupt(t *testing.T) {
 	err = s.Update(cctx, func(*Tx) error { return errors.New("ran without the lock") })
 	if errs.KindOf(err) != errs.Interrupted {
 		t.Fatalf("interrupted wait: %v (kind %v), want Interrupted", err, errs.KindOf(err))
+	}
+}
+
+// A waiter that gives up names the holder as the holder wrote itself into
+// the lock file; a later holder that names no one leaves no name behind.
+func TestLockTimeoutNamesHolder(t *testing.T) {
+	s := New(t.TempDir())
+	s.Create = true
+	s.LockTimeout = 50 * time.Millisecond
+	ctx := context.Background()
+	holder := New(s.Dir)
+	holder.Create = true
+	holder.Holder = "baton progress add-session with a long name" + strings.Repeat("x", 400)
+	waited := make(chan error)
+	err := holder.Update(ctx, func(*Tx) error {
+		go func() { waited <- s.Update(ctx, func(*Tx) error { return nil }) }()
+		return <-waited
+	})
+	if errs.KindOf(err) != errs.Conflict || !strings.Contains(err.Error(), fmt.Sprintf("held by pid %d (baton progress add-session with a long name", os.Getpid())) {
+		t.Fatalf("timed out waiting: %v, want a Conflict naming the holder", err)
+	}
+	release, ok, err := lockWait(ctx, s.lockPath())
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	defer release()
+	err = s.Update(ctx, func(*Tx) error { return nil })
+	if errs.KindOf(err) != errs.Conflict || !strings.Contains(err.Error(), "held by another process") {
+		t.Fatalf("held by a holder that names no one: %v, want 'held by another process'", err)
 	}
 }

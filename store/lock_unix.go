@@ -3,9 +3,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -14,7 +18,19 @@ import (
 // moment the holder lets go, with no polling interval left idle between two
 // transactions (which bounded how many a second eight writers got through).
 func lockWait(ctx context.Context, path string) (release func(), acquired bool, err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
+	return lockWaitAs(ctx, path, func() string { return "" })
+}
+
+// lockWaitAs is lockWait that, once the lock is held, writes who holds it
+// (holder's answer, "" for no one named) into the lock file itself, for a waiter
+// that gives up (holderOf): one write to a file that exists, where a file
+// of its own would be created and removed by every transaction, inside
+// the lock.
+func lockWaitAs(ctx context.Context, path string, holder func() string) (release func(), acquired bool, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if errors.Is(err, fs.ErrPermission) {
+		f, err = os.OpenFile(path, os.O_RDONLY, 0) // a read-only lock file: held, unnamed
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -23,9 +39,13 @@ func lockWait(ctx context.Context, path string) (release func(), acquired bool, 
 		_ = syscall.Flock(fd, syscall.LOCK_UN)
 		f.Close()
 	}
+	held := func() (func(), bool, error) {
+		_, _ = f.WriteAt(holderRecord(holder()), 0) // informational only
+		return unlock, true, nil
+	}
 	err = flockRetry(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 	if err == nil {
-		return unlock, true, nil
+		return held()
 	}
 	if !errors.Is(err, syscall.EWOULDBLOCK) {
 		f.Close()
@@ -39,7 +59,7 @@ func lockWait(ctx context.Context, path string) (release func(), acquired bool, 
 			f.Close()
 			return nil, false, err
 		}
-		return unlock, true, nil
+		return held()
 	case <-ctx.Done():
 		// the waiting call cannot be cancelled: should it still get the
 		// lock, it lets go at once, so that no writer waits on a process
@@ -55,6 +75,24 @@ func lockWait(ctx context.Context, path string) (release func(), acquired bool, 
 	}
 }
 
+// holderSize is the size of the record naming the lock's holder: always
+// the same, so that each holder's record covers the last one whole.
+const holderSize = 256
+
+// holderRecord is holder's record, blank-padded to holderSize.
+func holderRecord(holder string) []byte {
+	rec := bytes.Repeat([]byte{' '}, holderSize)
+	rec[holderSize-1] = '\n'
+	copy(rec[:holderSize-1], holder)
+	return rec
+}
+
+// holderOf names who holds the lock at path ("" when no one is named).
+func holderOf(path string) string {
+	b, _ := os.ReadFile(path)
+	return strings.TrimSpace(string(b))
+}
+
 // flockRetry is flock(2), repeated when a signal interrupts it.
 func flockRetry(fd, how int) error {
 	for {
@@ -63,4 +101,38 @@ func flockRetry(fd, how int) error {
 			return err
 		}
 	}
+}
+
+// applyLockName is the lock that orders in-place patches against
+// lock-free readers: a patch is applied under it exclusive, and a reader
+// holds it shared while it reads a file's bytes.
+const applyLockName = "apply.lock"
+
+// applyLock takes the apply lock exclusive; a patch is applied under it.
+func (s *Store) applyLock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := flockRetry(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// readLock takes the apply lock shared, for a lock-free reader reading a
+// file's bytes (no patch is applied meanwhile). ok is false when it cannot
+// be taken (a state directory this user may not write, without the lock
+// file): the reader then checks the file's identity around its read.
+func (s *Store) readLock() (release func(), ok bool) {
+	f, err := os.OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return func() {}, false
+	}
+	if err := flockRetry(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return func() {}, false
+	}
+	return func() { f.Close() }, true
 }

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"runtime/debug"
 	"time"
 
 	"github.com/baton-cli/baton/errs"
@@ -99,7 +99,6 @@ func (s *Store) Path(name string) string {
 func (s *Store) BatonDir() string { return filepath.Join(s.Dir, ".baton") }
 
 func (s *Store) lockPath() string    { return filepath.Join(s.BatonDir(), "lock") }
-func (s *Store) holderPath() string  { return filepath.Join(s.BatonDir(), "lock.holder") }
 func (s *Store) journalPath() string { return filepath.Join(s.BatonDir(), "journal") }
 
 // tempSuffix marks the staged copies a transaction writes beside each file.
@@ -107,9 +106,10 @@ const tempSuffix = ".baton-tx"
 
 // journal is the commit record: each staged temp file and its destination.
 type journal struct {
-	Files  []journalEntry `json:"files"`
-	Append *appendEntry   `json:"append,omitempty"`
-	Remove []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
+	Files   []journalEntry `json:"files"`
+	Patches []patchEntry   `json:"patches,omitempty"`
+	Append  *appendEntry   `json:"append,omitempty"`
+	Remove  []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
 }
 
 type journalEntry struct {
@@ -119,18 +119,24 @@ type journalEntry struct {
 }
 
 // ReadFile returns the current bytes of a state file without taking the
-// lock (rename makes every file whole). A journal left by a killed writer is
+// lock (rename makes every file whole, and an in-place patch is never
+// applied while a reader holds the apply lock). A journal left by a killed writer is
 // finished first. A missing file is (nil, nil).
 func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	return ReadRegular(s.ReadPath(name))
+	data, _, release, err := s.MapFile(name)
+	defer release()
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
 }
 
 // Update runs fn as one transaction under the state lock and commits what it
 // staged. If fn returns an error nothing is written.
-func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if !s.Create {
 		if err := s.MustExist(); err != nil {
 			return err
@@ -144,13 +150,16 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, mids: map[string][]mid{}}
+	defer tx.releaseBases()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer cutWhileMapped(&err)
 	err = fn(tx)
 	if tx.adopt == nil {
 		tx.adopt = map[string]bool{}
 	}
 	if err == nil {
-		err = s.commit(tx.staged, tx.events(), tx.intent, tx.adopt)
+		err = s.commit(tx)
 	}
 	var committed *CommittedError
 	if err != nil && !errors.As(err, &committed) {
@@ -166,7 +175,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 			hashes, event = tx.event.Metadata.Files, tx.event.Hash
 		}
 		if ferr := fault(StepStamps); ferr == nil {
-			s.recordStamps(names, tx.facts, hashes, event)
+			s.recordStamps(names, tx.facts, tx.mids, hashes, event)
 		}
 	}
 	for _, hook := range tx.after {
@@ -219,13 +228,12 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	release, ok, err := lockWait(lctx, s.lockPath())
+	release, ok, err := lockWaitAs(lctx, s.lockPath(), s.holderInfo)
 	if !ok {
 		if ctx.Err() != nil {
 			return nil, errs.New(errs.Interrupted, "interrupted while waiting for the state lock %s", s.lockPath())
 		}
-		holder, _ := os.ReadFile(s.holderPath())
-		who := strings.TrimSpace(string(holder))
+		who := holderOf(s.lockPath())
 		if who == "" {
 			who = "another process"
 		}
@@ -234,16 +242,16 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		}
 		return nil, errs.New(errs.Conflict, "timed out after %s waiting for the state lock %s, held by %s; retry, or raise BATON_LOCK_TIMEOUT", timeout, s.lockPath(), who)
 	}
-	if s.Holder != "" {
-		info := fmt.Sprintf("pid %d (%s) since %s\n", os.Getpid(), s.Holder, s.Now().UTC().Format(time.RFC3339))
-		_ = os.WriteFile(s.holderPath(), []byte(info), 0o644) // informational only
+	return release, nil
+}
+
+// holderInfo names this process as the lock's holder, from now ("" when
+// the store has no Holder).
+func (s *Store) holderInfo() string {
+	if s.Holder == "" {
+		return ""
 	}
-	return func() {
-		if s.Holder != "" {
-			os.Remove(s.holderPath()) // so a later wait never names a holder that has gone
-		}
-		release()
-	}, nil
+	return fmt.Sprintf("pid %d (%s) since %s", os.Getpid(), s.Holder, s.Now().UTC().Format(time.RFC3339))
 }
 
 // Tx is an open transaction: files read inside the lock and changes staged
@@ -258,6 +266,8 @@ type Tx struct {
 	before []*Event // imported history, appended before event
 	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
+	bases  map[string]*base // vouched files mapped instead of read
+	mids   map[string][]mid // sha256 states of the committed contents
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
@@ -322,12 +332,15 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 	if b, ok := tx.read[name]; ok {
 		return b, nil, false, nil // read by the drift check: its stamp did not match
 	}
-	data, facts, ok, err := tx.s.readStamped(name)
+	data, st, err := tx.readBase(name)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	tx.read[name] = data
-	return data, facts, ok, nil
+	if st == nil {
+		return data, nil, false, nil
+	}
+	return data, st.Facts, true, nil
 }
 
 // AfterCommit runs fn once the transaction's files are durable, still
@@ -338,22 +351,6 @@ func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 // is kept, for a person recovering from a bad edit.
 func (s *Store) BackupPath(name string) string {
 	return filepath.Join(s.BatonDir(), "backup", filepath.Base(name))
-}
-
-// keepBackups hard-links each file about to be replaced into .baton/backup:
-// no data is copied, and the rename that follows leaves the old version
-// reachable there. Best effort: a file system without hard links keeps none.
-func (s *Store) keepBackups(names []string) {
-	if err := os.MkdirAll(filepath.Join(s.BatonDir(), "backup"), 0o755); err != nil {
-		return
-	}
-	for _, n := range names {
-		b := s.BackupPath(n)
-		os.Remove(b)
-		if src, err := target(s.Path(n)); err == nil {
-			_ = os.Link(src, b)
-		}
-	}
 }
 
 func (s *Store) discardTemps(j journal) {
@@ -379,4 +376,18 @@ func (s *Store) removeStaleTemps() {
 			os.Remove(f)
 		}
 	}
+}
+
+// cutWhileMapped turns the fault of reading a mapped file that was cut
+// outside baton while the transaction read it into an error (nothing was
+// written: every mapped byte is read before the commit point).
+func cutWhileMapped(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+		panic(r)
+	}
+	*err = errs.New(errs.Invalid, "a state file was cut outside baton while this command read it: nothing was written; run 'baton verify', then retry")
 }

@@ -1,0 +1,95 @@
+package gitops
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Refs are read here directly, as git stores them (a loose file under the
+// common directory, else a line of packed-refs), for the refs a write
+// reads several times: main, the current branch, HEAD. go-git's reader
+// resolves every path through its chroot, one lstat per component, and
+// tries each namespace in turn. Anything this reader does not know for
+// sure (a symbolic ref inside refs/, a file it cannot parse, a name git
+// would refuse) is left to go-git.
+
+// readRef returns the commit the ref name (refs/...) points at: found
+// false when git has no such ref, sure false when go-git must answer.
+func (g *repo) readRef(name string) (hash string, found, sure bool) {
+	if plumbing.ReferenceName(name).Validate() != nil {
+		return "", false, false
+	}
+	b, err := os.ReadFile(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		h, ok := hashLine(b)
+		return h, ok, ok
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false, false
+	}
+	return g.packedRef(name)
+}
+
+// packedRef looks name up in packed-refs (no file: no such ref).
+func (g *repo) packedRef(name string) (hash string, found, sure bool) {
+	f, err := os.Open(filepath.Join(g.loc.CommonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, true
+	}
+	if err != nil {
+		return "", false, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		h, ref, ok := strings.Cut(line, " ")
+		if !ok || !plumbing.IsHash(h) {
+			return "", false, false
+		}
+		if ref == name {
+			return strings.ToLower(h), true, true
+		}
+	}
+	return "", false, sc.Err() == nil
+}
+
+// hashLine is the full hash a loose ref file holds ("<hex>\n").
+func hashLine(b []byte) (string, bool) {
+	h := string(bytes.TrimRight(b, "\r\n"))
+	if !plumbing.IsHash(h) {
+		return "", false
+	}
+	return strings.ToLower(h), true
+}
+
+// readHead reads HEAD: the branch it names ("" when detached) and the
+// commit it is at (found false on an unborn branch); sure false when
+// go-git must answer.
+func (g *repo) readHead() (branch, hash string, found, sure bool) {
+	b, err := os.ReadFile(filepath.Join(g.loc.GitDir, "HEAD"))
+	if err != nil {
+		return "", "", false, false
+	}
+	if h, ok := hashLine(b); ok {
+		return "", h, true, true
+	}
+	target, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "ref: ")
+	branch, isBranch := strings.CutPrefix(target, "refs/heads/")
+	if !ok || !isBranch {
+		return "", "", false, false
+	}
+	hash, found, sure = g.readRef(target)
+	return branch, hash, found, sure
+}
