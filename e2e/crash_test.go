@@ -627,9 +627,22 @@ func TestJournalRecovery(t *testing.T) {
 		}
 	}
 
+	// handMade: the journal, made by hand, carries no audit entry (a real
+	// journal carries its entry): a reader finishes it, and then refuses to
+	// answer from files the log does not record, as a writer does, until a
+	// person accepts them.
+	handMade := func(t *testing.T, dir string, args ...string) {
+		t.Helper()
+		if r := baton(t, dir, args...); r.code != 6 || r.stdout != "" || !strings.Contains(r.stderr, "it was not read") {
+			t.Fatalf("a reader after a journal without its audit entry: %v, want exit 6", r)
+		}
+		mustBaton(t, dir, "--as", "HUMAN", "--reason", "journal made by hand", "reconcile")
+	}
+
 	t.Run("reader finishes a committed journal", func(t *testing.T) {
 		dir, _, _, newF, newP := setup(t)
 		writeJournal(t, dir, stage(t, dir, featuresName, newF), stage(t, dir, progressName, newP))
+		handMade(t, dir, "--json", "progress", "get-status")
 		if got := passing(t, dir); got != 1 {
 			t.Fatalf("progress get-status: features_passing %d, want 1 (the committed journal was not applied first)", got)
 		}
@@ -646,6 +659,7 @@ func TestJournalRecovery(t *testing.T) {
 		if err := os.Rename(ef.Tmp, ef.Dst); err != nil { // killed after the first rename
 			t.Fatal(err)
 		}
+		handMade(t, dir, "--json", "features", "get", featureID(1))
 		r := baton(t, dir, "--json", "features", "get", featureID(1))
 		var f featureRec
 		mustUnmarshal(t, r, &f)
