@@ -167,6 +167,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 			s.recordStamps(names, tx.facts, hashes, event)
 		}
 	}
+	s.recordVouched(tx, tx.stampsAfter(err == nil))
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
 			committed = &CommittedError{Err: herr}
@@ -255,6 +256,10 @@ type Tx struct {
 	before []*Event // imported history, appended before event
 	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
+	// vouched are the files the drift check read as the last event
+	// recorded them (vouch.go), driftHead that event's hash.
+	vouched   map[string]vouched
+	driftHead string
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
