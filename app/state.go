@@ -508,11 +508,12 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	data, fi, release, err := store.Map(s.ReadPath(name))
+	data, fi, release, err := s.MapFile(name)
 	if err != nil {
 		return nil, err
 	}
 	if data == nil {
+		release()
 		return nil, missing(s, name, hint)
 	}
 	m := &mapped{s: s, name: name, data: data, release: release}

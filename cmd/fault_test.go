@@ -54,7 +54,22 @@ func mustIn(t *testing.T, dir string, args ...string) string {
 
 // afterCommitPoint are the steps at which the change is already durable.
 var afterCommitPoint = map[string]bool{store.StepBackup: true, store.StepRename: true, store.StepAppend: true,
-	store.StepApplySync: true, store.StepJournalRemove: true, store.StepStamps: true}
+	store.StepApplySync: true, store.StepJournalRemove: true, store.StepStamps: true,
+	store.StepBackupPatch: true, store.StepPatch: true, store.StepTruncate: true, store.StepPatchSync: true}
+
+// patchSteps are the steps of an in-place patch: reached when the files
+// are patched, which the tests make them at any size.
+var patchSteps = map[string]bool{store.StepBackupPatch: true, store.StepPatch: true, store.StepTruncate: true, store.StepPatchSync: true}
+
+// patchingAt makes files baton wrote patched in place from any size when
+// step is a patch step; the returned function undoes it.
+func patchingAt(step string) func() {
+	if !patchSteps[step] {
+		return func() {}
+	}
+	old := store.SetPatchFrom(0)
+	return func() { store.SetPatchFrom(old) }
+}
 
 func readState(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
@@ -90,6 +105,7 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 	defer store.SetFaultHook(nil)
 	for _, step := range store.CommitSteps {
 		t.Run(step, func(t *testing.T) {
+			defer patchingAt(step)()
 			dir := t.TempDir()
 			mustIn(t, dir, "init")
 			mustIn(t, dir, asPerson("progress", "add-session", "-a", "IMPLEMENT", "-s", "first", "-o", "SUCCESS")...)
@@ -102,7 +118,7 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 			}
 			if afterCommitPoint[step] {
 				// the backup and the stamps are best effort: no warning
-				warned := strings.Contains(out, "WARNING: the change is committed") || step == store.StepBackup || step == store.StepStamps
+				warned := strings.Contains(out, "WARNING: the change is committed") || step == store.StepBackup || step == store.StepBackupPatch || step == store.StepStamps
 				if code != 0 || !warned {
 					t.Fatalf("fault after the commit point: exit %d, want 0 with a warning\n%s", code, out)
 				}

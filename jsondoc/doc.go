@@ -128,10 +128,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 	}
 	for i := range d.Top.Members {
 		m := &d.Top.Members[i]
-		m.Offset = back(m.Offset)
-		if len(m.Raw) > 0 && m.Offset+len(m.Raw) <= len(data) {
-			m.Raw = data[m.Offset : m.Offset+len(m.Raw) : m.Offset+len(m.Raw)]
-		}
+		m.Offset = back(m.Offset) // Raw stays the parsed copy: data may be a mapping the caller releases
 	}
 	for _, c := range cuts {
 		i := d.Top.index(c.name)

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -117,6 +118,24 @@ func (o *Object) Raw(key string) []byte {
 		return o.Members[i].Raw
 	}
 	return nil
+}
+
+// MoveLast moves the named members, those present, to the end of the
+// object in the order given; the others keep their order before them.
+func (o *Object) MoveLast(keys ...string) {
+	var head, tail []Member
+	for _, m := range o.Members {
+		if slices.Contains(keys, m.Key) {
+			continue
+		}
+		head = append(head, m)
+	}
+	for _, k := range keys {
+		if i := o.index(k); i >= 0 {
+			tail = append(tail, o.Members[i])
+		}
+	}
+	o.Members = append(head, tail...)
 }
 
 // Has reports whether key is present.

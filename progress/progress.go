@@ -317,9 +317,13 @@ func memberOffset(o *jsondoc.Object, key string) int {
 func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
 
 // Segments encodes the file in pieces that share the bytes it was read
-// from (see jsondoc.Doc.Segments).
+// from (see jsondoc.Doc.Segments). The sessions and then the status come
+// last (a file in another order is rewritten so once): what a routine
+// write changes — a session appended, the status — is then the file's
+// tail, which the commit patches in place.
 func (f *File) Segments() [][]byte {
 	f.doc.Top.SetRaw("status", f.status.Bytes())
+	f.doc.Top.MoveLast("sessions", "status")
 	return f.doc.Segments()
 }
 

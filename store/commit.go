@@ -50,7 +50,11 @@ const (
 	StepJournalRename = "journal-rename" // renaming it into place
 	StepJournalSync   = "journal-sync"   // syncing .baton/: the commit point
 	StepBackup        = "backup"         // keeping the replaced versions
+	StepBackupPatch   = "backup-patch"   // moving a patched file's backup one version on
 	StepRename        = "rename"         // renaming the staged files
+	StepPatch         = "patch"          // writing a file's changed tail in place
+	StepTruncate      = "truncate"       // cutting the patched file to its new size
+	StepPatchSync     = "patch-sync"     // syncing the patched file
 	StepAppend        = "append"         // appending the audit entry
 	StepApplySync     = "apply-sync"     // syncing the renamed files' directories
 	StepJournalRemove = "journal-remove" // removing the journal
@@ -59,7 +63,7 @@ const (
 
 // CommitSteps lists the steps in order (for tests that fail each in turn).
 var CommitSteps = []string{StepTemp, StepSyncTemps, StepEvent, StepJournal, StepJournalRename, StepJournalSync,
-	StepBackup, StepRename, StepAppend, StepApplySync, StepJournalRemove, StepStamps}
+	StepBackup, StepBackupPatch, StepRename, StepPatch, StepTruncate, StepPatchSync, StepAppend, StepApplySync, StepJournalRemove, StepStamps}
 
 // SetFaultHook installs fn to be called at every commit step (nil removes
 // it). For tests only: it makes baton fail where a disk or a kill would.
@@ -80,7 +84,8 @@ func hashOf(pieces [][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool, adopt map[string]bool) error {
+func (s *Store) commit(tx *Tx) error {
+	staged, events, intent, adopt := tx.staged, tx.events(), tx.intent, tx.adopt
 	if len(staged) == 0 && len(events) == 0 {
 		if intent {
 			return s.removeIntent()
@@ -92,13 +97,18 @@ func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool,
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	hashes := make(map[string]string, len(staged)) // each staged content hashed once
-	for n, b := range staged {
-		hashes[n] = hashOf(b)
-	}
-	j, err := s.stage(names, staged, hashes)
+	hashes, patches, replaced, err := tx.planAll(names)
 	if err != nil {
 		return err
+	}
+	j, err := s.stage(replaced, staged, hashes)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if p, ok := patches[n]; ok {
+			j.Patches = append(j.Patches, *p)
+		}
 	}
 	if len(events) > 0 {
 		if err := fault(StepEvent); err != nil {
@@ -120,13 +130,40 @@ func (s *Store) commit(staged map[string][][]byte, events []*Event, intent bool,
 	}
 	// committed: only now is the version being replaced kept as the backup
 	// (a failed transaction leaves the backups as they were)
-	if fault(StepBackup) == nil {
-		s.keepBackups(names)
+	backups := fault(StepBackup) == nil
+	if backups {
+		s.keepBackups(replaced)
+		tx.advanceBackups(patches)
 	}
 	if err := s.apply(j); err != nil {
 		return &CommittedError{Err: err}
 	}
+	if backups {
+		s.recordBackups(patches)
+	}
 	return nil
+}
+
+// planAll plans every staged file (see plan): the contents' hashes, the
+// patches by name, and the names replaced whole.
+func (tx *Tx) planAll(names []string) (map[string]string, map[string]*patchEntry, []string, error) {
+	hashes := make(map[string]string, len(names)) // each staged content hashed once
+	patches := map[string]*patchEntry{}
+	var replaced []string
+	for _, n := range names {
+		dst, err := target(tx.s.Path(n))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		h, m, p := tx.plan(n, dst, tx.staged[n])
+		hashes[n], tx.mids[n] = h, m
+		if p != nil {
+			patches[n] = p
+		} else {
+			replaced = append(replaced, n)
+		}
+	}
+	return hashes, patches, replaced, nil
 }
 
 // stage writes each file's new content to a synced temp file beside it;
@@ -224,6 +261,11 @@ func (s *Store) apply(j journal) error {
 			return fmt.Errorf("applying journal: %w", err)
 		}
 		dirs[filepath.Dir(e.Dst)] = true
+	}
+	for _, p := range j.Patches {
+		if err := s.applyPatch(p); err != nil {
+			return fmt.Errorf("applying journal: %w", err)
+		}
 	}
 	if j.Append != nil {
 		err := fault(StepAppend)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -100,4 +101,38 @@ func flockRetry(fd, how int) error {
 			return err
 		}
 	}
+}
+
+// applyLockName is the lock that orders in-place patches against
+// lock-free readers: a patch is applied under it exclusive, and a reader
+// holds it shared while it reads a file's bytes.
+const applyLockName = "apply.lock"
+
+// applyLock takes the apply lock exclusive; a patch is applied under it.
+func (s *Store) applyLock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := flockRetry(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// readLock takes the apply lock shared, for a lock-free reader reading a
+// file's bytes (no patch is applied meanwhile). ok is false when it cannot
+// be taken (a state directory this user may not write, without the lock
+// file): the reader then checks the file's identity around its read.
+func (s *Store) readLock() (release func(), ok bool) {
+	f, err := os.OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return func() {}, false
+	}
+	if err := flockRetry(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return func() {}, false
+	}
+	return func() { f.Close() }, true
 }

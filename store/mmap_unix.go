@@ -40,3 +40,14 @@ func inode(fi os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// mapOpen maps the open regular file f of size bytes read-only (read
+// whole where it cannot be mapped); release unmaps it.
+func mapOpen(f *os.File, size int64) ([]byte, func(), error) {
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		b, rerr := readAll(f, size)
+		return b, func() {}, rerr
+	}
+	return data, func() { _ = syscall.Munmap(data) }, nil
+}

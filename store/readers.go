@@ -40,12 +40,8 @@ func (s *Store) RecoverIfNeeded(ctx context.Context) error {
 // applied, the staged file the journal will rename over it.
 func (s *Store) ReadPath(name string) string {
 	path := s.Path(name)
-	data, err := ReadRegular(s.journalPath())
-	if err != nil || data == nil {
-		return path
-	}
-	var j journal
-	if json.Unmarshal(data, &j) != nil {
+	j := s.pendingJournal()
+	if j == nil {
 		return path
 	}
 	dst, err := target(path)
@@ -58,6 +54,96 @@ func (s *Store) ReadPath(name string) string {
 		}
 	}
 	return path
+}
+
+// pendingJournal is the journal a writer is applying or left (nil: none).
+func (s *Store) pendingJournal() *journal {
+	data, err := ReadRegular(s.journalPath())
+	if err != nil || data == nil {
+		return nil
+	}
+	var j journal
+	if json.Unmarshal(data, &j) != nil {
+		return nil
+	}
+	return &j
+}
+
+// journalPatch is the patch a committed journal makes to the file at path
+// (nil: none).
+func (s *Store) journalPatch(path string) *patchEntry {
+	j := s.pendingJournal()
+	if j == nil || len(j.Patches) == 0 {
+		return nil
+	}
+	dst, err := target(path)
+	if err != nil {
+		return nil
+	}
+	for i := range j.Patches {
+		if j.Patches[i].Dst == dst {
+			return &j.Patches[i]
+		}
+	}
+	return nil
+}
+
+// overlay is data with a patch applied: the committed content of a file
+// whose patch may be applied, half-applied or not yet.
+func overlay(data []byte, p *patchEntry) []byte {
+	out := make([]byte, p.Size)
+	copy(out, data)
+	copy(out[p.Off:], p.Data)
+	return out
+}
+
+// MapFile maps the current content of the state file name for a lock-free
+// read, holding the apply lock shared until release, so that no in-place
+// patch is applied while the bytes are read. A patch a committed journal
+// makes to the file is read through (then fi is nil: no stamp vouches for
+// that content). A missing file is (nil, nil, release, nil).
+func (s *Store) MapFile(name string) ([]byte, os.FileInfo, func(), error) {
+	path := s.ReadPath(name)
+	unlock, locked := s.readLock()
+	if p := s.journalPatch(path); p != nil {
+		data, err := ReadRegular(path)
+		if err != nil || data == nil {
+			return nil, nil, unlock, err
+		}
+		return overlay(data, p), nil, unlock, nil
+	}
+	if !locked {
+		data, fi, err := readSteady(path)
+		return data, fi, unlock, err
+	}
+	data, fi, release, err := Map(path)
+	if err != nil {
+		unlock()
+		return nil, nil, func() {}, err
+	}
+	return data, fi, func() { release(); unlock() }, nil
+}
+
+// readSteady reads a file whole without the apply lock: again until its
+// identity is the same before and after the read (no patch in between).
+func readSteady(path string) ([]byte, os.FileInfo, error) {
+	for i := 0; ; i++ {
+		before, err := os.Stat(path)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil, nil, nil
+			}
+			return nil, nil, err
+		}
+		data, err := ReadRegular(path)
+		if err != nil || data == nil {
+			return data, nil, err
+		}
+		after, err := os.Stat(path)
+		if err == nil && identity(after) == identity(before) || i >= 100 {
+			return data, after, err
+		}
+	}
 }
 
 // ReadConsistent runs fn, which reads the state, until no transaction

@@ -2,8 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -25,6 +23,9 @@ type stamp struct {
 	ID    string          `json:"id"`
 	Hash  string          `json:"hash,omitempty"`
 	Facts json.RawMessage `json:"facts,omitempty"`
+	// Mids are sha256's states at record boundaries of the content, so
+	// that the next commit hashes only what follows the last one.
+	Mids []mid `json:"mids,omitempty"`
 	// HashOnly marks a stamp that vouches for the content's hash, not for
 	// its validity (see vouch.go): the drift check uses it, readers do not.
 	HashOnly bool `json:"hash_only,omitempty"`
@@ -91,7 +92,7 @@ func (s *Store) readStamps() map[string]stamp {
 // without an event). Each file as recorded is also linked into
 // .baton/recorded, so that a later change outside baton can be shown as a
 // difference. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, hashes map[string]string, event string) {
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string) {
 	stamps := s.readStamps()
 	for _, n := range names {
 		if IsRef(n) || n == ".baton/"+stampsName {
@@ -105,7 +106,11 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, h
 		}
 		s.linkRecorded(n) // first: a new link changes the file's change time
 		if fi, err := os.Stat(s.Path(n)); err == nil {
-			stamps[s.key(n)] = stamp{ID: identity(fi), Hash: hashes[s.key(n)], Facts: facts[n]}
+			st := stamp{ID: identity(fi), Hash: hashes[s.key(n)], Facts: facts[n]}
+			if st.Hash != "" {
+				st.Mids = mids[n] // states of the content the event hashed
+			}
+			stamps[s.key(n)] = st
 		} else {
 			delete(stamps, s.key(n))
 		}
@@ -145,23 +150,4 @@ func (s *Store) stamped(name string, fi os.FileInfo) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return st.Facts, true
-}
-
-// readStamped reads a file and says whether its stamp matches (with the
-// recorded facts). A missing file is (nil, nil, false, nil).
-func (s *Store) readStamped(name string) ([]byte, json.RawMessage, bool, error) {
-	f, fi, err := OpenRegular(s.Path(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
-	}
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer f.Close()
-	data, err := readAll(f, fi.Size())
-	if err != nil {
-		return nil, nil, false, err
-	}
-	facts, ok := s.stamped(name, fi) // a transaction trusts only its own kind
-	return data, facts, ok, nil
 }

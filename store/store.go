@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/baton-cli/baton/errs"
@@ -105,9 +106,10 @@ const tempSuffix = ".baton-tx"
 
 // journal is the commit record: each staged temp file and its destination.
 type journal struct {
-	Files  []journalEntry `json:"files"`
-	Append *appendEntry   `json:"append,omitempty"`
-	Remove []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
+	Files   []journalEntry `json:"files"`
+	Patches []patchEntry   `json:"patches,omitempty"`
+	Append  *appendEntry   `json:"append,omitempty"`
+	Remove  []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
 }
 
 type journalEntry struct {
@@ -117,18 +119,24 @@ type journalEntry struct {
 }
 
 // ReadFile returns the current bytes of a state file without taking the
-// lock (rename makes every file whole). A journal left by a killed writer is
+// lock (rename makes every file whole, and an in-place patch is never
+// applied while a reader holds the apply lock). A journal left by a killed writer is
 // finished first. A missing file is (nil, nil).
 func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
 		return nil, err
 	}
-	return ReadRegular(s.ReadPath(name))
+	data, _, release, err := s.MapFile(name)
+	defer release()
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
 }
 
 // Update runs fn as one transaction under the state lock and commits what it
 // staged. If fn returns an error nothing is written.
-func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if !s.Create {
 		if err := s.MustExist(); err != nil {
 			return err
@@ -142,13 +150,16 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, mids: map[string][]mid{}}
+	defer tx.releaseBases()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer cutWhileMapped(&err)
 	err = fn(tx)
 	if tx.adopt == nil {
 		tx.adopt = map[string]bool{}
 	}
 	if err == nil {
-		err = s.commit(tx.staged, tx.events(), tx.intent, tx.adopt)
+		err = s.commit(tx)
 	}
 	var committed *CommittedError
 	if err != nil && !errors.As(err, &committed) {
@@ -164,7 +175,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 			hashes, event = tx.event.Metadata.Files, tx.event.Hash
 		}
 		if ferr := fault(StepStamps); ferr == nil {
-			s.recordStamps(names, tx.facts, hashes, event)
+			s.recordStamps(names, tx.facts, tx.mids, hashes, event)
 		}
 	}
 	s.recordVouched(tx, tx.stampsAfter(err == nil))
@@ -256,6 +267,8 @@ type Tx struct {
 	before []*Event // imported history, appended before event
 	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
+	bases  map[string]*base // vouched files mapped instead of read
+	mids   map[string][]mid // sha256 states of the committed contents
 	// vouched are the files the drift check read as the last event
 	// recorded them (vouch.go), driftHead that event's hash.
 	vouched   map[string]vouched
@@ -324,12 +337,15 @@ func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
 	if b, ok := tx.read[name]; ok {
 		return b, nil, false, nil // read by the drift check: its stamp did not match
 	}
-	data, facts, ok, err := tx.s.readStamped(name)
+	data, st, err := tx.readBase(name)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	tx.read[name] = data
-	return data, facts, ok, nil
+	if st == nil {
+		return data, nil, false, nil
+	}
+	return data, st.Facts, true, nil
 }
 
 // AfterCommit runs fn once the transaction's files are durable, still
@@ -340,22 +356,6 @@ func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 // is kept, for a person recovering from a bad edit.
 func (s *Store) BackupPath(name string) string {
 	return filepath.Join(s.BatonDir(), "backup", filepath.Base(name))
-}
-
-// keepBackups hard-links each file about to be replaced into .baton/backup:
-// no data is copied, and the rename that follows leaves the old version
-// reachable there. Best effort: a file system without hard links keeps none.
-func (s *Store) keepBackups(names []string) {
-	if err := os.MkdirAll(filepath.Join(s.BatonDir(), "backup"), 0o755); err != nil {
-		return
-	}
-	for _, n := range names {
-		b := s.BackupPath(n)
-		os.Remove(b)
-		if src, err := target(s.Path(n)); err == nil {
-			_ = os.Link(src, b)
-		}
-	}
 }
 
 func (s *Store) discardTemps(j journal) {
@@ -381,4 +381,18 @@ func (s *Store) removeStaleTemps() {
 			os.Remove(f)
 		}
 	}
+}
+
+// cutWhileMapped turns the fault of reading a mapped file that was cut
+// outside baton while the transaction read it into an error (nothing was
+// written: every mapped byte is read before the commit point).
+func cutWhileMapped(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+		panic(r)
+	}
+	*err = errs.New(errs.Invalid, "a state file was cut outside baton while this command read it: nothing was written; run 'baton verify', then retry")
 }

@@ -45,8 +45,10 @@ func TestRememberValidated(t *testing.T) {
 	}
 
 	// a transaction does not take a reader's word for it
-	if _, _, ok, err := s.readStamped("progress.json"); err != nil || ok {
-		t.Fatalf("a transaction trusted a reader's record (ok %v, %v)", ok, err)
+	tx := &Tx{s: s}
+	if _, st, err := tx.readBase("progress.json"); err != nil || st != nil {
+		tx.releaseBases()
+		t.Fatalf("a transaction trusted a reader's record (%v)", err)
 	}
 
 	// any other version is not trusted: replaced, or edited in place

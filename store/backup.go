@@ -1,0 +1,117 @@
+package store
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// Backups of patched files. .baton/backup/<file> keeps the version before
+// the last change, an independent copy. A file replaced by rename is
+// hard-linked there (the old inode, which the rename leaves alone). A file
+// patched in place cannot be: the link would change with it. Its backup is
+// kept one version behind by patches too: beside it, a record holds the
+// file's last patch and the backup's identity; the next commit applies that
+// patch to the backup (the version it is about to change), then records its
+// own. A record removed before the backup is patched means a kill in the
+// middle leaves no record, and a backup without a matching record is
+// rebuilt by copying the file (rare, and the only cost that grows).
+
+// backupRecord is kept beside a patched file's backup.
+type backupRecord struct {
+	Backup string     `json:"backup"` // the backup's identity, as patched
+	Patch  patchEntry `json:"patch"`  // the file's last patch (to its version Patch.Hash)
+}
+
+func (s *Store) backupRecordPath(name string) string {
+	return filepath.Join(s.BatonDir(), "backup", "."+filepath.Base(name)+".patch")
+}
+
+// keepBackups hard-links each file about to be replaced into .baton/backup:
+// no data is copied, and the rename that follows leaves the old version
+// reachable there. Best effort: a file system without hard links keeps none.
+func (s *Store) keepBackups(names []string) {
+	if err := os.MkdirAll(filepath.Join(s.BatonDir(), "backup"), 0o755); err != nil {
+		return
+	}
+	for _, n := range names {
+		os.Remove(s.backupRecordPath(n))
+		b := s.BackupPath(n)
+		os.Remove(b)
+		if src, err := target(s.Path(n)); err == nil {
+			_ = os.Link(src, b)
+		}
+	}
+}
+
+// advanceBackups makes the backup of each file about to be patched hold
+// the file's current version (its mapped base): by the recorded patch when
+// the record matches, else by a copy. Best effort.
+func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
+	if len(patches) == 0 || os.MkdirAll(filepath.Join(tx.s.BatonDir(), "backup"), 0o755) != nil {
+		return
+	}
+	for n := range patches {
+		b := tx.bases[n]
+		if b == nil {
+			continue
+		}
+		rec, ok := tx.s.readBackupRecord(n)
+		os.Remove(tx.s.backupRecordPath(n)) // first: a kill from here on means a rebuild
+		bp := tx.s.BackupPath(n)
+		if ok && b.hash != "" && rec.Patch.Hash == b.hash && sameID(bp, rec.Backup) {
+			rec.Patch.Dst = bp
+			if patchBackup(rec.Patch) == nil {
+				continue
+			}
+		}
+		os.Remove(bp)
+		if tmp, err := writeTemp(bp, ".tmp", [][]byte{b.data}, 0o644); err == nil {
+			if os.Rename(tmp, bp) != nil {
+				os.Remove(tmp)
+			}
+		}
+	}
+}
+
+// patchBackup applies a patch to a backup (no lock: no reader reads it;
+// no sync: a backup lost in a crash is rebuilt).
+func patchBackup(p patchEntry) error {
+	if err := fault(StepBackupPatch); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p.Dst, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(p.Data, p.Off); err != nil {
+		return err
+	}
+	return f.Truncate(p.Size)
+}
+
+func (s *Store) readBackupRecord(name string) (backupRecord, bool) {
+	var rec backupRecord
+	b, err := ReadRegular(s.backupRecordPath(name))
+	if err != nil || b == nil || json.Unmarshal(b, &rec) != nil || rec.Backup == "" {
+		return rec, false
+	}
+	return rec, true
+}
+
+// recordBackups records, after the patches were applied, each one beside
+// the backup it will move on next time.
+func (s *Store) recordBackups(patches map[string]*patchEntry) {
+	for n, p := range patches {
+		fi, err := os.Stat(s.BackupPath(n))
+		if err != nil {
+			continue
+		}
+		rec := backupRecord{Backup: identity(fi), Patch: *p}
+		rec.Patch.Dst = ""
+		if b, err := json.Marshal(rec); err == nil {
+			_ = writeReplace(s.backupRecordPath(n), b)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// base is a file a transaction mapped instead of reading it: one baton's
+// last transaction wrote (its stamp vouches for it), large enough to be
+// patched in place. The mapping lives until the transaction ends.
+type base struct {
+	data    []byte
+	id      string // the file's identity when mapped
+	hash    string // its content's hash, as stamped
+	mids    []mid  // sha256 states saved at record boundaries
+	release func()
+}
+
+// readBase opens a state file for a transaction: mapped when its stamp
+// vouches for it and it is large, else read whole. vouched says whether the
+// stamp matched, with the facts recorded then. A missing file is nil.
+func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
+	f, fi, err := OpenRegular(tx.s.Path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, ok := tx.s.readStamps()[tx.s.key(name)]
+	vouched := ok && st.ID == identity(fi) && !st.HashOnly // a hash-only stamp vouches for no validation
+	if vouched && fi.Size() >= patchFrom {
+		data, release, err := mapOpen(f, fi.Size())
+		if err != nil {
+			return nil, nil, err
+		}
+		if tx.bases == nil {
+			tx.bases = map[string]*base{}
+		}
+		tx.bases[name] = &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: release}
+		return data, &st, nil
+	}
+	data, err := readAll(f, fi.Size())
+	if err != nil || !vouched {
+		return data, nil, err
+	}
+	return data, &st, nil
+}
+
+// releaseBases unmaps the files the transaction mapped.
+func (tx *Tx) releaseBases() {
+	for _, b := range tx.bases {
+		b.release()
+	}
+	tx.bases = nil
+}
+
+// plan decides how a staged file is committed: as a patch of its mapped
+// base (when the base is still the file and the change is a short tail),
+// or replaced whole. It returns the new content's hash and the sha256
+// states saved at its record boundaries.
+func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntry) {
+	marks := marksOf(tx.facts[name])
+	b := tx.bases[name]
+	if b == nil || !sameID(dst, b.id) {
+		h, m := hashContent(pieces, marks)
+		return h, m, nil
+	}
+	p, q, size := changed(b.data, pieces)
+	if q-p > patchMax {
+		h, m := hashContent(pieces, marks)
+		return h, m, nil
+	}
+	h, m, ok := hashPatched(b.data, b.mids, p, pieces, marks)
+	if !ok {
+		h, m = hashContent(pieces, marks)
+	}
+	return h, m, &patchEntry{Dst: dst, Off: p, Data: cut(pieces, p, q), Size: size, Hash: h}
+}
+
+// sameID says whether path still has identity id.
+func sameID(path, id string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && identity(fi) == id
+}

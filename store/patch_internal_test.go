@@ -1,0 +1,254 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestChanged(t *testing.T) {
+	base := []byte("0123456789abcdef")
+	for _, tc := range []struct {
+		name    string
+		pieces  [][]byte
+		p, q, n int64
+	}{
+		{"same, shared", [][]byte{base[:8], base[8:]}, 16, 16, 16},
+		{"same, copied", [][]byte{[]byte("0123456789abcdef")}, 16, 16, 16},
+		{"appended", [][]byte{base, []byte("XY")}, 16, 18, 18},
+		{"tail replaced", [][]byte{base[:10], []byte("ZZ")}, 10, 12, 12},
+		{"cut", [][]byte{base[:10]}, 10, 10, 10},
+		{"middle changed, size kept", [][]byte{base[:4], []byte("xx"), base[6:]}, 4, 6, 16},
+		{"two changes", [][]byte{[]byte("0x23456789abcdeX")}, 1, 16, 16},
+		{"rewritten from the start", [][]byte{[]byte("Z123")}, 0, 1, 4},
+		{"empty", nil, 0, 0, 0},
+	} {
+		p, q, n := changed(base, tc.pieces)
+		if p != tc.p || q != tc.q || n != tc.n {
+			t.Errorf("%s: changed = %d, %d, %d; want %d, %d, %d", tc.name, p, q, n, tc.p, tc.q, tc.n)
+		}
+		// the patch applied to base gives the content
+		want := bytes.Join(tc.pieces, nil)
+		got := overlay(base, &patchEntry{Off: p, Data: cut(tc.pieces, p, q), Size: n})
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: patched %q, want %q", tc.name, got, want)
+		}
+	}
+}
+
+// The hash resumed from a saved state equals sha256 of the whole content,
+// over many random appends, replaced last records and cuts.
+func TestHashPatchedEqualsFullHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	content := []byte("{\n  \"a\": [\n")
+	last := int64(len(content))
+	content = append(content, "    {\"id\":0}"...)
+	var mids []mid
+	_, mids = hashContent([][]byte{content}, []int64{last})
+	for i := 1; i < 500; i++ {
+		base := content
+		var pieces [][]byte
+		rec := []byte(fmt.Sprintf("    {\"id\":%d,\"pad\":%q}", i, bytes.Repeat([]byte("x"), rng.IntN(300))))
+		switch rng.IntN(3) {
+		case 0: // append a record
+			pieces = [][]byte{base, []byte(",\n"), rec}
+			last = int64(len(base) + 2)
+		case 1: // replace the last record
+			pieces = [][]byte{base[:last], rec}
+		default: // cut into the last record and write it again
+			pieces = [][]byte{base[:last+int64(rng.IntN(int(int64(len(base))-last)+1))], []byte("}")}
+		}
+		p, _, _ := changed(base, pieces)
+		marks := []int64{last}
+		got, newMids, ok := hashPatched(base, mids, p, pieces, marks)
+		content = bytes.Join(pieces, nil)
+		sum := sha256.Sum256(content)
+		if !ok || got != hex.EncodeToString(sum[:]) {
+			t.Fatalf("step %d: resumed hash %s (ok %v), sha256 %x", i, got, ok, sum)
+		}
+		full, fullMids := hashContent([][]byte{content}, marks)
+		if full != got || len(newMids) != 1 || !bytes.Equal(newMids[0].State, fullMids[0].State) {
+			t.Fatalf("step %d: saved states differ from a full hash's", i)
+		}
+		mids = newMids
+	}
+	if _, _, ok := hashPatched(content, nil, 5, [][]byte{content}, nil); ok {
+		t.Error("a hash resumed without a saved state")
+	}
+}
+
+// patchState is a store whose one tracked file, "f.json", holds records
+// in one array; each commit maps it, shares its bytes and logs an event.
+type patchState struct {
+	t       *testing.T
+	s       *Store
+	content []byte
+	last    int64
+	count   int
+}
+
+func newPatchState(t *testing.T) *patchState {
+	t.Helper()
+	old := SetPatchFrom(0)
+	t.Cleanup(func() { SetPatchFrom(old) })
+	s := New(t.TempDir())
+	s.Tracked = []string{"f.json"}
+	s.Create = true
+	ps := &patchState{t: t, s: s}
+	ps.commit(func([]byte) [][]byte { return [][]byte{[]byte("[\n{\"id\":0}")} }, 2)
+	ps.count = 1
+	return ps
+}
+
+func (ps *patchState) facts(last int64, size int) []byte {
+	return []byte(fmt.Sprintf(`{"a":{"count":%d,"last":[%d,%d],"span":[0,%d]}}`, ps.count, last, size, size))
+}
+
+// commit stages the pieces build makes of the file as read (mapped) and
+// returns the event's hash of it.
+func (ps *patchState) commit(build func(data []byte) [][]byte, last int64) string {
+	ps.t.Helper()
+	var pieces [][]byte
+	err := ps.s.Update(context.Background(), func(tx *Tx) error {
+		data, _, _, err := tx.ReadTrusted("f.json")
+		if err != nil {
+			return err
+		}
+		pieces = build(data)
+		content := bytes.Join(pieces, nil)
+		tx.WriteSegments("f.json", pieces, ps.facts(last, len(content)))
+		tx.Log(Event{Type: "task"})
+		ps.content, ps.last = content, last
+		return nil
+	})
+	if err != nil {
+		ps.t.Fatal(err)
+	}
+	e, _, err := ps.s.lastEvent()
+	if err != nil {
+		ps.t.Fatal(err)
+	}
+	return e.Metadata.Files["f.json"]
+}
+
+func inodeOf(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// Appends and replaced last records are patched in place (the inode
+// stays), hashed right, and the backup is always the version before.
+func TestPatchInPlaceAndBackupOneBehind(t *testing.T) {
+	ps := newPatchState(t)
+	path := ps.s.Path("f.json")
+	ino := inodeOf(t, path)
+	prev := ps.content
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 1; i <= 60; i++ {
+		rec := []byte(fmt.Sprintf("{\"id\":%d,\"n\":%d}", i, rng.IntN(1000)))
+		var hash string
+		if rng.IntN(3) == 0 { // the last record rewritten, as a session end
+			last := ps.last
+			hash = ps.commit(func(d []byte) [][]byte { return [][]byte{d[:last], rec} }, last)
+		} else {
+			ps.count++
+			n := int64(len(ps.content)) + 2
+			hash = ps.commit(func(d []byte) [][]byte { return [][]byte{d, []byte(",\n"), rec} }, n)
+		}
+		got, _ := os.ReadFile(path)
+		if !bytes.Equal(got, ps.content) || hash != HashContent(got) {
+			t.Fatalf("commit %d: file or hash wrong:\n%s", i, got)
+		}
+		if inodeOf(t, path) != ino {
+			t.Fatalf("commit %d: the file was replaced, not patched", i)
+		}
+		if b, _ := os.ReadFile(ps.s.BackupPath("f.json")); !bytes.Equal(b, prev) {
+			t.Fatalf("commit %d: the backup is not the version before:\n%s\nwant\n%s", i, b, prev)
+		}
+		if i%10 == 0 { // a lost or stale record: the backup is rebuilt
+			os.Remove(ps.s.backupRecordPath("f.json"))
+		}
+		if i%15 == 0 { // a backup changed by hand: not patched, rebuilt
+			os.WriteFile(ps.s.BackupPath("f.json"), []byte("junk"), 0o644)
+		}
+		prev = ps.content
+	}
+}
+
+// A file changed outside baton is not vouched for: replaced whole, and
+// hashed in full.
+func TestUnvouchedFileIsReplaced(t *testing.T) {
+	ps := newPatchState(t)
+	path := ps.s.Path("f.json")
+	if err := os.WriteFile(path, []byte("[\n{\"id\":7}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ino := inodeOf(t, path)
+	hash := ps.commit(func(d []byte) [][]byte { return [][]byte{d, []byte(",\n{\"id\":8}")} }, 12)
+	got, _ := os.ReadFile(path)
+	if string(got) != "[\n{\"id\":7},\n{\"id\":8}" || hash != HashContent(got) {
+		t.Fatalf("content %q, hash %s", got, hash)
+	}
+	if inodeOf(t, path) == ino {
+		t.Fatal("a file baton did not write was patched in place")
+	}
+}
+
+// A journal with a patch is finished by the next transaction whatever
+// part of the patch was applied, and read through by a reader before.
+func TestPatchJournalReplay(t *testing.T) {
+	ps := newPatchState(t)
+	old := append([]byte(nil), ps.content...)
+	var journal []byte
+	SetFaultHook(func(step string) error {
+		if step == StepPatch {
+			journal, _ = os.ReadFile(ps.s.journalPath())
+			return fmt.Errorf("injected")
+		}
+		return nil
+	})
+	err := ps.s.Update(context.Background(), func(tx *Tx) error {
+		d, _, _, _ := tx.ReadTrusted("f.json")
+		tx.WriteSegments("f.json", [][]byte{d, []byte(",\n{\"id\":1}")}, ps.facts(int64(len(d))+2, len(d)+10))
+		tx.Log(Event{Type: "task"})
+		return nil
+	})
+	SetFaultHook(nil)
+	if err == nil || journal == nil {
+		t.Fatalf("the injected fault did not fail the commit after its point: %v", err)
+	}
+	want := append(append([]byte(nil), old...), ",\n{\"id\":1}"...)
+	path := ps.s.Path("f.json")
+	for _, half := range [][]byte{old, want[:len(old)+3], append(want[:len(want):len(want)], "zz"...)} {
+		os.WriteFile(path, half, 0o644)
+		os.WriteFile(ps.s.journalPath(), journal, 0o644)
+		data, fi, release, err := ps.s.MapFile("f.json")
+		if err != nil || !bytes.Equal(data, want) || fi != nil {
+			t.Fatalf("read through the journal: %q, %v", data, err)
+		}
+		release()
+		if err := ps.s.Update(context.Background(), func(*Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+			t.Fatalf("replayed over %q: %q", half, got)
+		}
+		if _, err := os.Stat(ps.s.journalPath()); err == nil {
+			t.Fatal("the journal is still there")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ps.s.BatonDir(), applyLockName)); err != nil {
+		t.Fatal("no apply lock was taken")
+	}
+}
