@@ -100,6 +100,9 @@ func TestVouchRestoredFiles(t *testing.T) {
 		if _, read := tx.read["big.json"]; read {
 			t.Error("the next drift check read big.json again")
 		}
+		if _, _, ok, _ := tx.ReadTrusted("big.json"); ok {
+			t.Error("a hash-only stamp let the transaction skip validating big.json")
+		}
 		if _, facts, ok, _ := tx.ReadTrusted("small.json"); !ok || string(facts) != `{"k":{"count":1}}` {
 			t.Errorf("the next transaction: small.json trusted %v, facts %s", ok, facts)
 		}
