@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Options are what a command line depends on.
@@ -216,11 +217,13 @@ var PredecessorModels = map[string]string{
 // PredecessorMaxTurns is the predecessor's turn limit for a session.
 const PredecessorMaxTurns = 200
 
-// PredecessorTools are the tools the predecessor allowed: the built-in
+// predecessorTools are the tools the predecessor allowed: the built-in
 // file tools, any Bash command (its prompts run python3, cat, mkdir and the
 // project's tests), TodoWrite, and the Playwright MCP server's browser
-// tools its reviewers verify UIs with.
-var PredecessorTools = append([]string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}, playwrightTools()...)
+// tools its reviewers verify UIs with. Built on first use, not at start.
+var predecessorTools = sync.OnceValue(func() []string {
+	return append([]string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}, playwrightTools()...)
+})
 
 func playwrightTools() []string {
 	var out []string
@@ -248,7 +251,7 @@ func claudePredecessor(o Options) []string {
 	if model != "" {
 		args = append(args, "--model", model)
 	}
-	tools := append([]string(nil), PredecessorTools...)
+	tools := append([]string(nil), predecessorTools()...)
 	if o.MCP != nil {
 		args = append(args, "--mcp-config", o.MCP.ConfigFile)
 		tools = append(tools, "mcp__"+ServerName+"__*")

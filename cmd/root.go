@@ -8,7 +8,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -121,6 +120,9 @@ type App struct {
 	box   *sandboxConf
 	tried *failureSignature
 	ran   bool // a command's run started: later errors are not usage errors
+	// trapSignals: SIGINT cancels a command that may write (Main's
+	// process); sigintSeen: it did.
+	trapSignals, sigintSeen bool
 
 	warnings []string // under --json: the warnings and notices for the document
 	emitted  bool     // under --json: the document was printed
@@ -147,9 +149,9 @@ func Main(args []string, env Env) int {
 	if code, ok := agentSide(args, env); ok {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return execute(ctx, newApp(env), args)
+	a := newApp(env)
+	a.trapSignals = true // the process is this call's: SIGINT interrupts its command (interrupt.go)
+	return execute(context.Background(), a, args)
 }
 
 // execute runs one baton command with a and returns its exit code.
@@ -169,7 +171,7 @@ func execute(ctx context.Context, a *App, args []string) int {
 	if err != nil && !a.ran && errs.KindOf(err) == errs.Unexpected {
 		err = &errs.Error{Kind: errs.Usage, Msg: err.Error() + " (see 'baton --help')", Err: err}
 	}
-	if err != nil && ctx.Err() != nil && !errs.Is(err, errs.Interrupted) {
+	if err != nil && a.wasInterrupted(ctx) && !errs.Is(err, errs.Interrupted) {
 		err = &errs.Error{Kind: errs.Interrupted, Msg: "interrupted: " + err.Error(), Err: err}
 	}
 	if err != nil {
@@ -337,6 +339,7 @@ func (a *App) markRuns(c *cobra.Command) {
 			if err := checkInputText(c, args); err != nil {
 				return err
 			}
+			defer a.trapInterrupt(c)()
 			return run(c, args)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -83,7 +82,7 @@ func MainBranchAt(r Repo, configured string) (name, head string, err error) {
 }
 
 type repo struct {
-	r   *git.Repository
+	r   *repository
 	loc Location
 
 	mu      sync.Mutex
@@ -155,11 +154,11 @@ func hasHead(gitDir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// openRepository opens the repository with go-git. The storer hides the
+// openRepository opens the repository with go-git's storage. The storer hides the
 // worktreeConfig extension from go-git's check: go-git v5.17+ refuses any
 // repository that has it (left by Claude Code's worktree isolation and by
 // git sparse-checkout), although nothing baton reads depends on it.
-func openRepository(dir string) (*git.Repository, error) {
+func openRepository(dir string) (*repository, error) {
 	loc, err := Locate(dir)
 	if err != nil {
 		return nil, err
@@ -169,8 +168,8 @@ func openRepository(dir string) (*git.Repository, error) {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(loc.CommonDir))
 	}
 	st := &tolerantStorage{Storage: filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), packs: &packSet{dir: filepath.Join(loc.CommonDir, "objects")}}
-	r, err := git.Open(st, osfs.New(loc.Top))
-	if errors.Is(err, git.ErrRepositoryNotExists) {
+	r, err := openStorage(st)
+	if errors.Is(err, errRepositoryNotExists) {
 		return nil, ErrNoRepository
 	}
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -361,9 +360,8 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig
 // checkout is a worktree with a branch checked out.
 type checkout struct {
 	top    string
-	gitDir string          // the worktree's own git directory (its index, HEAD)
-	r      *git.Repository // opened for this worktree: its own index
-	w      *git.Worktree
+	gitDir string      // the worktree's own git directory (its index, HEAD)
+	r      *repository // opened for this worktree: its own index
 }
 
 // checkoutOf finds the worktree (main or linked) that has branch checked
@@ -395,15 +393,11 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil {
 			return nil, err
 		}
-		w, err := r.Worktree()
-		if err != nil {
-			return nil, err
-		}
 		loc, err := Locate(top)
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, gitDir: loc.GitDir, r: r, w: w}, nil
+		return &checkout{top: top, gitDir: loc.GitDir, r: r}, nil
 	}
 	return nil, nil
 }
@@ -527,7 +521,7 @@ func (c *checkout) update(old, new string) error {
 	return c.writeIndex(idx)
 }
 
-func treeOf(r *git.Repository, hash string) (*object.Tree, error) {
+func treeOf(r *repository, hash string) (*object.Tree, error) {
 	cm, err := r.CommitObject(plumbing.NewHash(hash))
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Schema is one compiled schema or subschema.
@@ -102,7 +103,7 @@ func compile(v any, at string) (*Schema, error) {
 		if annotations[k] {
 			continue
 		}
-		kw, ok := keywords[k]
+		kw, ok := compileKeyword(k)
 		if !ok {
 			return nil, fmt.Errorf("%s: keyword %q is not supported by baton's schema validator", at, k)
 		}
@@ -115,9 +116,22 @@ func compile(v any, at string) (*Schema, error) {
 
 type keyword func(s *Schema, v any, at string) error
 
-var keywords map[string]keyword
+// keywords are the keywords a schema may use and how each compiles, built
+// on first use (compileKeyword): a process that checks no bridge file does
+// not build them at start.
+var (
+	keywords     map[string]keyword
+	keywordsOnce sync.Once
+)
 
-func init() {
+// compileKeyword is how keyword k compiles.
+func compileKeyword(k string) (keyword, bool) {
+	keywordsOnce.Do(initKeywords)
+	kw, ok := keywords[k]
+	return kw, ok
+}
+
+func initKeywords() {
 	keywords = map[string]keyword{
 		"type":                 compileType,
 		"properties":           compileProperties,

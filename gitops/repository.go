@@ -1,0 +1,275 @@
+package gitops
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"dario.cat/mergo"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// repository is the part of go-git's Repository baton uses — HEAD and
+// references, commits, branches, the config and revisions — over go-git's
+// storage. go-git's own Repository is not linked: its package brings the
+// network transports (ssh, http, their crypto and config), whose package
+// initialisation every baton command would pay at start. Each method does
+// what go-git v5's does.
+type repository struct {
+	Storer *tolerantStorage
+}
+
+// ErrRepositoryNotExists is what opening a directory without HEAD gives.
+var errRepositoryNotExists = errors.New("repository does not exist")
+
+// openStorage opens the repository in st as go-git's Open does: HEAD must
+// exist, and the config's format version and extensions must be ones the
+// storage understands.
+func openStorage(st *tolerantStorage) (*repository, error) {
+	if _, err := st.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, errRepositoryNotExists
+	}
+	cfg, err := st.Config()
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyExtensions(cfg); err != nil {
+		return nil, err
+	}
+	return &repository{Storer: st}, nil
+}
+
+// verifyExtensions refuses a repository format or extension go-git does
+// not support (go-git's check of the same name).
+func verifyExtensions(cfg *config.Config) error {
+	switch v := cfg.Core.RepositoryFormatVersion; v {
+	case "", "0", "1":
+	default:
+		return fmt.Errorf("core.repositoryformatversion not supported: %q", v)
+	}
+	if cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return nil
+	}
+	validForV0 := map[string]bool{"noop": true, "partialclone": true, "preciousobjects": true, "worktreeconfig": true}
+	builtin := map[string]bool{"noop": true, "noop-v1": true}
+	var unsupported, missing []string
+	for _, o := range cfg.Raw.Section("extensions").Options {
+		name := strings.ToLower(o.Key)
+		if v := cfg.Core.RepositoryFormatVersion; (v == "" || v == "0") && !validForV0[name] {
+			unsupported = append(unsupported, name)
+		}
+		if !builtin[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(unsupported) > 0 {
+		return fmt.Errorf("core.repositoryformatversion does not support extension: %s", strings.Join(unsupported, ", "))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("unknown extension: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Head is the reference HEAD resolves to.
+func (r *repository) Head() (*plumbing.Reference, error) {
+	return storer.ResolveReference(r.Storer, plumbing.HEAD)
+}
+
+// Reference returns the reference name, resolved through symbolic
+// references when resolved is set.
+func (r *repository) Reference(name plumbing.ReferenceName, resolved bool) (*plumbing.Reference, error) {
+	if resolved {
+		return storer.ResolveReference(r.Storer, name)
+	}
+	return r.Storer.Reference(name)
+}
+
+// CommitObject returns the commit h.
+func (r *repository) CommitObject(h plumbing.Hash) (*object.Commit, error) {
+	return object.GetCommit(r.Storer, h)
+}
+
+// Branches iterates over the local branches.
+func (r *repository) Branches() (storer.ReferenceIter, error) {
+	refs, err := r.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	return storer.NewReferenceFilteredIter(func(ref *plumbing.Reference) bool { return ref.Name().IsBranch() }, refs), nil
+}
+
+// ConfigScoped is the repository's config merged over the config of scope
+// (global: the user's; system too) as go-git merges them: a field set in
+// the repository's config wins, its raw sections are the repository's own.
+func (r *repository) ConfigScoped(scope config.Scope) (*config.Config, error) {
+	var err error
+	system := config.NewConfig()
+	if scope >= config.SystemScope {
+		if system, err = config.LoadConfig(config.SystemScope); err != nil {
+			return nil, err
+		}
+	}
+	global := config.NewConfig()
+	if scope >= config.GlobalScope {
+		if global, err = config.LoadConfig(config.GlobalScope); err != nil {
+			return nil, err
+		}
+	}
+	local, err := r.Storer.Config()
+	if err != nil {
+		return nil, err
+	}
+	_ = mergo.Merge(global, system)
+	_ = mergo.Merge(local, global)
+	return local, nil
+}
+
+// ResolveRevision resolves a revision to a commit: a full or abbreviated
+// hash (preferred, as git does), a reference name expanded by git's rules
+// (HEAD, refs/…, tags, branches, remotes; "@" is HEAD), an annotated tag
+// peeled to its commit, then any number of ~N and ^N steps.
+func (r *repository) ResolveRevision(rev plumbing.Revision) (*plumbing.Hash, error) {
+	base, steps, err := splitRevision(string(rev))
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.commitNamed(base)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range steps {
+		if c, err = r.step(c, s); err != nil {
+			return nil, err
+		}
+	}
+	return &c.Hash, nil
+}
+
+// revStep is one ~N (tilde) or ^N step of a revision.
+type revStep struct {
+	tilde bool
+	n     int
+}
+
+// splitRevision cuts a revision into its name and its ~N and ^N steps
+// (~ and ^ alone are 1).
+func splitRevision(rev string) (string, []revStep, error) {
+	i := strings.IndexAny(rev, "~^")
+	if i < 0 {
+		i = len(rev)
+	}
+	base, rest := rev[:i], rev[i:]
+	if base == "" {
+		return "", nil, plumbing.ErrReferenceNotFound
+	}
+	var steps []revStep
+	for rest != "" {
+		s := revStep{tilde: rest[0] == '~', n: 1}
+		rest = rest[1:]
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j > 0 {
+			n, err := strconv.Atoi(rest[:j])
+			if err != nil {
+				return "", nil, fmt.Errorf("revision %q: %w", rev, err)
+			}
+			s.n = n
+		}
+		if j < len(rest) && rest[j] != '~' && rest[j] != '^' {
+			return "", nil, fmt.Errorf("revision %q: unsupported syntax %q", rev, rest[j:])
+		}
+		rest = rest[j:]
+		steps = append(steps, s)
+	}
+	return base, steps, nil
+}
+
+// step takes one ~N (the Nth first parent) or ^N (the Nth parent; ^0 the
+// commit itself) step from c.
+func (r *repository) step(c *object.Commit, s revStep) (*object.Commit, error) {
+	if s.tilde {
+		for range s.n {
+			if len(c.ParentHashes) == 0 {
+				return nil, object.ErrParentNotFound
+			}
+			next, err := r.CommitObject(c.ParentHashes[0])
+			if err != nil {
+				return nil, err
+			}
+			c = next
+		}
+		return c, nil
+	}
+	if s.n == 0 {
+		return c, nil
+	}
+	if s.n > len(c.ParentHashes) {
+		return nil, object.ErrParentNotFound
+	}
+	return r.CommitObject(c.ParentHashes[s.n-1])
+}
+
+// commitNamed is the commit a revision's name gives: the hashes it may
+// abbreviate first, then the reference it expands to, each peeled from an
+// annotated tag.
+func (r *repository) commitNamed(name string) (*object.Commit, error) {
+	if name == "@" {
+		name = "HEAD"
+	}
+	try := r.hashesWithPrefix(name)
+	for _, rule := range plumbing.RefRevParseRules {
+		if ref, err := storer.ResolveReference(r.Storer, plumbing.ReferenceName(fmt.Sprintf(rule, name))); err == nil {
+			try = append(try, ref.Hash())
+			break
+		}
+	}
+	for _, h := range try {
+		if c, err := r.CommitObject(h); err == nil {
+			return c, nil
+		}
+		if tag, err := object.GetTag(r.Storer, h); err == nil {
+			return tag.Commit()
+		}
+	}
+	return nil, plumbing.ErrReferenceNotFound
+}
+
+// hashesWithPrefix lists the objects whose hash s (hex, full or
+// abbreviated) may name.
+func (r *repository) hashesWithPrefix(s string) []plumbing.Hash {
+	if s == "" {
+		return nil
+	}
+	if len(s) == 2*len(plumbing.ZeroHash) {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return nil
+		}
+		var h plumbing.Hash
+		copy(h[:], b)
+		return []plumbing.Hash{h}
+	}
+	b, err := hex.DecodeString(s[:len(s)&^1])
+	if err != nil {
+		return nil
+	}
+	candidates, err := r.Storer.HashesWithPrefix(b)
+	if err != nil {
+		return nil
+	}
+	var out []plumbing.Hash
+	for _, h := range candidates {
+		if strings.HasPrefix(h.String(), s) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
