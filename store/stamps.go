@@ -26,6 +26,9 @@ type stamp struct {
 	// Mids are sha256's states at record boundaries of the content, so
 	// that the next commit hashes only what follows the last one.
 	Mids []mid `json:"mids,omitempty"`
+	// HashOnly marks a stamp that vouches for the content's hash, not for
+	// its validity (see vouch.go): the drift check uses it, readers do not.
+	HashOnly bool `json:"hash_only,omitempty"`
 }
 
 func (s *Store) stampsPath() string { return filepath.Join(s.BatonDir(), stampsName) }
@@ -112,6 +115,11 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 			delete(stamps, s.key(n))
 		}
 	}
+	s.writeStamps(event, stamps)
+}
+
+// writeStamps replaces the stamps file with stamps, sealed with event.
+func (s *Store) writeStamps(event string, stamps map[string]stamp) {
 	files, _ := json.Marshal(stamps)
 	b, _ := json.Marshal(stampsRaw{Event: event, Seal: sealOf(event, files), Files: files})
 	tmp := s.stampsPath() + ".tmp"
@@ -138,7 +146,7 @@ func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
 // baton's last transaction wrote, and returns the facts recorded with it.
 func (s *Store) stamped(name string, fi os.FileInfo) (json.RawMessage, bool) {
 	st, ok := s.readStamps()[s.key(name)]
-	if !ok || fi == nil || st.ID != identity(fi) {
+	if !ok || fi == nil || st.ID != identity(fi) || st.HashOnly {
 		return nil, false
 	}
 	return st.Facts, true

@@ -178,6 +178,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			s.recordStamps(names, tx.facts, tx.mids, hashes, event)
 		}
 	}
+	s.recordVouched(tx, tx.stampsAfter(err == nil))
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
 			committed = &CommittedError{Err: herr}
@@ -268,6 +269,10 @@ type Tx struct {
 	adopt  map[string]bool
 	bases  map[string]*base // vouched files mapped instead of read
 	mids   map[string][]mid // sha256 states of the committed contents
+	// vouched are the files the drift check read as the last event
+	// recorded them (vouch.go), driftHead that event's hash.
+	vouched   map[string]vouched
+	driftHead string
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
