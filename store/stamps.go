@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 )
@@ -61,9 +62,14 @@ func sealOf(event string, files []byte) string {
 // written before the seal; bad says what is wrong with one that is not
 // what baton wrote.
 func (s *Store) loadStamps() (sf stampsFile, ok bool, bad string) {
-	b, err := ReadRegular(s.stampsPath())
+	b, id, err := readIdentified(s.stampsPath())
 	if err != nil || b == nil {
 		return sf, false, ""
+	}
+	if v, hit := s.parsed.get(s.stampsPath(), id); hit {
+		sf = v.(stampsFile)
+		sf.Files = maps.Clone(sf.Files) // the caller's to change
+		return sf, true, ""
 	}
 	var raw stampsRaw
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -76,6 +82,7 @@ func (s *Store) loadStamps() (sf stampsFile, ok bool, bad string) {
 		return stampsFile{}, false, "its content does not match the seal baton wrote with it"
 	}
 	sf.Event, sf.Seal = raw.Event, raw.Seal
+	s.parsed.put(s.stampsPath(), id, stampsFile{Event: sf.Event, Seal: sf.Seal, Files: maps.Clone(sf.Files)})
 	return sf, true, ""
 }
 

@@ -33,6 +33,7 @@ const DefaultLockTimeout = 10 * time.Second
 type Store struct {
 	Dir         string
 	paths       map[string]string // file name -> path, when --file moved one
+	parsed      *parsed           // files parsed by this process, by identity (cache.go)
 	LockTimeout time.Duration
 	Holder      string // who we are, written beside the lock for others' messages
 	Now         func() time.Time
@@ -67,7 +68,7 @@ type Store struct {
 
 // New returns the store for dir.
 func New(dir string) *Store {
-	return &Store{Dir: dir, paths: map[string]string{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
+	return &Store{Dir: dir, paths: map[string]string{}, parsed: &parsed{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
 }
 
 // SetPath makes the state file name live at path instead of in Dir.

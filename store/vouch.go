@@ -79,17 +79,7 @@ func (tx *Tx) Validated(name string, facts json.RawMessage) {
 // wrote nor adopted, when the stamps on disk are those of event (the
 // head of the log after the transaction).
 func (s *Store) recordVouched(tx *Tx, event string) {
-	if len(tx.vouched) == 0 || event == "" {
-		return
-	}
-	sf, ok, _ := s.loadStamps()
-	if !ok || sf.Event != event {
-		return
-	}
-	if sf.Files == nil {
-		sf.Files = map[string]stamp{}
-	}
-	added := 0
+	add := map[string]stamp{}
 	for name, v := range tx.vouched {
 		if _, staged := tx.staged[name]; staged || tx.adopt[name] {
 			continue
@@ -101,12 +91,22 @@ func (s *Store) recordVouched(tx *Tx, event string) {
 			}
 			st.HashOnly = true
 		}
-		sf.Files[s.key(name)] = st
-		added++
+		add[s.key(name)] = st
 	}
-	if added > 0 {
-		s.writeStamps(event, sf.Files)
+	if len(add) == 0 || event == "" {
+		return
 	}
+	sf, ok, _ := s.loadStamps()
+	if !ok || sf.Event != event {
+		return
+	}
+	if sf.Files == nil {
+		sf.Files = map[string]stamp{}
+	}
+	for k, st := range add {
+		sf.Files[k] = st
+	}
+	s.writeStamps(event, sf.Files)
 }
 
 // stampsAfter is the event the stamps on disk should be sealed with after
