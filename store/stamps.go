@@ -62,14 +62,16 @@ func sealOf(event string, files []byte) string {
 // written before the seal; bad says what is wrong with one that is not
 // what baton wrote.
 func (s *Store) loadStamps() (sf stampsFile, ok bool, bad string) {
+	if fi, err := os.Stat(s.stampsPath()); err == nil {
+		if v, hit := s.parsed.get(s.stampsPath(), identity(fi)); hit {
+			sf = v.(stampsFile)
+			sf.Files = maps.Clone(sf.Files) // the caller's to change
+			return sf, true, ""
+		}
+	}
 	b, id, err := readIdentified(s.stampsPath())
 	if err != nil || b == nil {
 		return sf, false, ""
-	}
-	if v, hit := s.parsed.get(s.stampsPath(), id); hit {
-		sf = v.(stampsFile)
-		sf.Files = maps.Clone(sf.Files) // the caller's to change
-		return sf, true, ""
 	}
 	var raw stampsRaw
 	if err := json.Unmarshal(b, &raw); err != nil {
