@@ -222,25 +222,12 @@ func versionRequest(args []string) bool {
 // groupRequest names the command group the arguments run when it is
 // progress, reviews or features ("" otherwise, and for a completion
 // request), and the subcommand of it they name ("" for none, and for a
-// help request): the first two arguments that are neither a global flag
-// nor its value.
+// help request).
 func groupRequest(args []string) (group, sub string) {
 	if completionRequest(args) {
 		return "", ""
 	}
-	var words []string
-	for i := 0; i < len(args) && len(words) < 2; i++ {
-		switch s := args[i]; {
-		case s == "-d" || s == "--state-dir" || s == "--agent-state-dir" || s == "-f" || s == "--file" ||
-			s == "--as" || s == "--reason" || s == "--jq" || s == "--fields":
-			i++ // the flag's value
-		case s == "--":
-			i = len(args)
-		case strings.HasPrefix(s, "-"):
-		default:
-			words = append(words, s)
-		}
-	}
+	words := commandWords(args, 2)
 	if len(words) == 0 || (words[0] != "progress" && words[0] != "reviews" && words[0] != "features") {
 		return "", ""
 	}
@@ -248,6 +235,25 @@ func groupRequest(args []string) (group, sub string) {
 		return words[0], ""
 	}
 	return words[0], words[1]
+}
+
+// commandWords are the first n arguments that are neither a global flag
+// nor its value: the command's path (at most n words of it).
+func commandWords(args []string, n int) []string {
+	var words []string
+	for i := 0; i < len(args) && len(words) < n; i++ {
+		switch s := args[i]; {
+		case s == "-d" || s == "--state-dir" || s == "--agent-state-dir" || s == "-f" || s == "--file" ||
+			s == "--as" || s == "--reason" || s == "--jq" || s == "--fields":
+			i++ // the flag's value
+		case s == "--":
+			return words
+		case strings.HasPrefix(s, "-"):
+		default:
+			words = append(words, s)
+		}
+	}
+	return words
 }
 
 // helpRequest says whether the arguments ask for help.
