@@ -246,6 +246,32 @@ func invalidFile(s *store.Store, name string, data []byte, err error) error {
 	return errs.New(errs.Invalid, "%s: %v — %s", path, err, advice)
 }
 
+// missingOrReplaced is a state file's absence: deleted outside baton
+// when the log recorded it, else not made yet.
+func missingOrReplaced(s *store.Store, name, hint string) error {
+	if err := replaced(s, name, nil); err != nil {
+		return err
+	}
+	return missing(s, name, hint)
+}
+
+// replaced refuses to answer from a state file that is not the version
+// the log last recorded (deleted, a copy a git checkout or stash restored,
+// an edit): a reader would otherwise answer from state baton never wrote,
+// which the next write refuses. The INITIALIZER's hand-written feature
+// list, where baton init wrote the empty one, is read: its session's next
+// write adopts it.
+func replaced(s *store.Store, name string, fi os.FileInfo) error {
+	d, err := s.Replaced(name, fi)
+	if err != nil || d == nil {
+		return err
+	}
+	if name == features.FileName && d.Recorded == emptyFeatureListHash() && d.Now != "" {
+		return nil
+	}
+	return errs.New(errs.Invalid, "%s — it was not read: baton answers from the version it recorded, not from a copy restored by a git checkout or stash, or an edit; baton records no more changes until a person reconciles this. Stop and report it", d.Message())
+}
+
 func missing(s *store.Store, name, hint string) error {
 	return errs.New(errs.NotFound, "%s does not exist. Run '%s' first (state directory %s)", s.Path(name), hint, s.Dir)
 }
@@ -472,11 +498,15 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 		return zero, err
 	}
 	if data == nil {
-		return zero, missing(s, name, hint)
+		return zero, missingOrReplaced(s, name, hint)
 	}
 	v, err := parse(data)
 	if err != nil {
 		return zero, invalidFile(s, name, data, err)
+	}
+	fi, _ := os.Stat(s.Path(name))
+	if err := replaced(s, name, fi); err != nil {
+		return zero, err
 	}
 	return v, nil
 }
@@ -507,7 +537,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	}
 	if data == nil {
 		release()
-		return nil, missing(s, name, hint)
+		return nil, missingOrReplaced(s, name, hint)
 	}
 	m := &mapped{s: s, name: name, data: data, release: release}
 	if raw, ok := s.Trusted(name, fi); ok {
@@ -517,6 +547,10 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	facts, err := validate(data)
 	if err != nil {
 		err = invalidFile(s, name, data, err) // reads data: before the unmap
+		release()
+		return nil, err
+	}
+	if err := replaced(s, name, fi); err != nil {
 		release()
 		return nil, err
 	}

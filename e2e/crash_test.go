@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -115,7 +117,11 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("uninterrupted durations: %v (progress.json %d KB, feature_list.json %d KB)", kill.took, len(prev.prog)/1024, len(prev.feat)/1024)
 
-	var st struct{ killed, exited, journals, temps, newState, oldState int }
+	var st struct{ killed, exited, journals, patchJournals, temps, newState, oldState, backups int }
+	seen := map[string]bool{} // every version of the files the loop saw, by hash
+	for _, b := range [][]byte{prev.prog, prev.rev, prev.feat} {
+		seen[hashOf(b)] = true
+	}
 	prevEvents, _ := auditLog(t, dir)
 	deadline := time.Now().Add(crashBudget)
 	for i := 0; i < iterations; i++ {
@@ -143,6 +149,9 @@ func TestCrashSafety(t *testing.T) {
 		hadJournal := journalExists(t, dir)
 		if hadJournal {
 			st.journals++
+			if j, _ := os.ReadFile(filepath.Join(dir, ".baton", "journal")); bytes.Contains(j, []byte(`"patches"`)) {
+				st.patchJournals++ // killed inside an in-place patch, or just before it
+			}
 		}
 		if len(leftovers(t, dir)) > 0 {
 			st.temps++
@@ -178,6 +187,10 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 		checkReader(t, when, rres, cur)
+		for _, b := range [][]byte{cur.prog, cur.rev, cur.feat} {
+			seen[hashOf(b)] = true
+		}
+		st.backups += checkBackups(t, when, dir, seen)
 		kill.learn(kindClass(op.kind), delay, elapsed, completed, changed)
 		prev = cur
 	}
@@ -194,8 +207,37 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatalf("final state: the last session is not the one just added")
 	}
 	mustBaton(t, dir, "verify") // the whole audit chain, across every recovery
-	t.Logf("%d writers killed, %d finished before the kill; %d kills left a committed journal, %d left staged files; killed writers left the new state %d times, the old state %d times; %d sessions; durations %v, commit points %v",
-		st.killed, st.exited, st.journals, st.temps, st.newState, st.oldState, len(final.p.Sessions), kill.took, kill.commit)
+	t.Logf("%d writers killed, %d finished before the kill; %d kills left a committed journal (%d with an in-place patch), %d left staged files; killed writers left the new state %d times, the old state %d times; %d backups checked against a version seen; %d sessions; durations %v, commit points %v",
+		st.killed, st.exited, st.journals, st.patchJournals, st.temps, st.newState, st.oldState, st.backups, len(final.p.Sessions), kill.took, kill.commit)
+}
+
+// checkBackups requires each backup that baton vouches for (one kept by
+// patches, with its record beside it) to hold a version of its file the
+// loop saw: never one half-patched by a killed writer (that one has no
+// record, and the next patch rebuilds it). It returns how many it checked.
+func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
+	t.Helper()
+	n := 0
+	for _, name := range []string{progressName, reviewsName, featuresName} {
+		rec := filepath.Join(dir, ".baton", "backup", "."+name+".patch")
+		if _, err := os.Stat(rec); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, ".baton", "backup", name))
+		if err != nil {
+			t.Fatalf("%s: the backup of %s has a record but no file: %v", when, name, err)
+		}
+		if !seen[hashOf(b)] {
+			t.Fatalf("%s: the backup of %s (%d bytes) is no version of it the test saw", when, name, len(b))
+		}
+		n++
+	}
+	return n
+}
+
+func hashOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // crashBudget bounds the kill loop, so that a slow or busy machine runs
@@ -585,9 +627,22 @@ func TestJournalRecovery(t *testing.T) {
 		}
 	}
 
+	// handMade: the journal, made by hand, carries no audit entry (a real
+	// journal carries its entry): a reader finishes it, and then refuses to
+	// answer from files the log does not record, as a writer does, until a
+	// person accepts them.
+	handMade := func(t *testing.T, dir string, args ...string) {
+		t.Helper()
+		if r := baton(t, dir, args...); r.code != 6 || r.stdout != "" || !strings.Contains(r.stderr, "it was not read") {
+			t.Fatalf("a reader after a journal without its audit entry: %v, want exit 6", r)
+		}
+		mustBaton(t, dir, "--as", "HUMAN", "--reason", "journal made by hand", "reconcile")
+	}
+
 	t.Run("reader finishes a committed journal", func(t *testing.T) {
 		dir, _, _, newF, newP := setup(t)
 		writeJournal(t, dir, stage(t, dir, featuresName, newF), stage(t, dir, progressName, newP))
+		handMade(t, dir, "--json", "progress", "get-status")
 		if got := passing(t, dir); got != 1 {
 			t.Fatalf("progress get-status: features_passing %d, want 1 (the committed journal was not applied first)", got)
 		}
@@ -604,6 +659,7 @@ func TestJournalRecovery(t *testing.T) {
 		if err := os.Rename(ef.Tmp, ef.Dst); err != nil { // killed after the first rename
 			t.Fatal(err)
 		}
+		handMade(t, dir, "--json", "features", "get", featureID(1))
 		r := baton(t, dir, "--json", "features", "get", featureID(1))
 		var f featureRec
 		mustUnmarshal(t, r, &f)

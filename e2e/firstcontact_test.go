@@ -9,8 +9,8 @@ import (
 	"github.com/baton-cli/baton/bench/gen"
 )
 
-// TestFirstContactNote: a large state file baton did not write is
-// validated in full by the first reader, which notes it in
+// TestFirstContactNote: a large state file baton did not write (a copy of
+// the version it recorded) is validated in full by the first reader, which notes it in
 // .baton/validated.json; the next reader of that version reads it on that
 // note, and any other version (here, one cut short) is validated again and
 // refused.
@@ -23,6 +23,26 @@ func TestFirstContactNote(t *testing.T) {
 	path := filepath.Join(dir, progressName)
 	if fi, err := os.Stat(path); err != nil || fi.Size() < 256<<10 {
 		t.Fatalf("the generated progress.json is too small to be noted: %v", err)
+	}
+	// a state baton did not record is refused to readers as to writers:
+	// a person records it, and a copy of that version is what a checkout
+	// or a restore from backup puts back
+	if r := baton(t, dir, "progress", "get-session", "-1", "--field", "summary"); r.code != 6 || r.stdout != "" || !strings.Contains(r.stderr, "it was not read") {
+		t.Fatalf("a state baton did not record: %v", r)
+	}
+	mustBaton(t, dir, "--as", "HUMAN", "--reason", "a generated state", "reconcile")
+	for _, n := range []string{progressName, "reviews.json", "feature_list.json"} {
+		p := filepath.Join(dir, n)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	first := mustBaton(t, dir, "progress", "get-session", "-1", "--field", "summary")
 	note, err := os.ReadFile(filepath.Join(dir, ".baton", "validated.json"))

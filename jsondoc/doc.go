@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Doc is a state file: a top-level object some of whose members are arrays
@@ -15,6 +18,8 @@ type Doc struct {
 	arrays map[string]*Array
 	names  []string // the arrays' names, in the order they were declared
 	facts  Facts    // what the last Bytes wrote
+	src    []byte   // the bytes parsed (nil for a new document)
+	gaps   map[string]bool
 }
 
 // Array is a top-level array of raw records (each at depth 2 in the file).
@@ -116,6 +121,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.src = data
 	// map hollow offsets back to data, and the arrays to their real bytes
 	back := func(off int) int {
 		shift := 0
@@ -146,7 +152,7 @@ func parseTop(data []byte, arrays []string) (*Doc, error) {
 	if err != nil {
 		return nil, &InvalidError{Msg: "the file must hold one JSON object: " + err.Error()}
 	}
-	d := &Doc{Top: top, arrays: map[string]*Array{}, names: arrays}
+	d := &Doc{Top: top, arrays: map[string]*Array{}, names: arrays, src: data}
 	for _, name := range arrays {
 		a := &Array{split: true}
 		if i := top.index(name); i >= 0 {
@@ -221,11 +227,61 @@ func (d *Doc) Segments() [][]byte {
 		}
 		if i < len(d.Top.Members)-1 {
 			b.writeByte(',')
+			if d.gaps[m.Key] {
+				d.writeGap(&b, i+1)
+			}
 		}
 		b.writeByte('\n')
 	}
 	b.writeString("}\n")
 	return b.done()
+}
+
+// Gap keeps blank lines after the array name, so that records appended to
+// it fill them and what follows the array (a long array after it) stays
+// where it was in the file: the change is then a few bytes the commit
+// patches in place. When the gap is used up it is made anew, sized to what
+// follows (none when that is short: rewriting it costs little).
+func (d *Doc) Gap(name string) {
+	if d.gaps == nil {
+		d.gaps = map[string]bool{}
+	}
+	d.gaps[name] = true
+}
+
+// gapFor is the size of a new gap before rest bytes.
+func gapFor(rest int) int {
+	if rest < 32<<10 {
+		return 0
+	}
+	return min(rest/4, 1<<20)
+}
+
+// writeGap writes the blank lines before member next: to where it was in
+// the parsed document when that is still ahead, else a new gap.
+func (d *Doc) writeGap(b *segments, next int) {
+	m := d.Top.Members[next]
+	lead := "\n  " + string(quote(m.Key)) + ": "
+	at := m.Offset
+	if a, ok := d.arrays[m.Key]; ok && a.raw != nil {
+		at = a.rawOff
+	}
+	if start := at - len(lead); d.src != nil && start >= b.len() && at <= len(d.src) && string(d.src[start:at]) == lead {
+		b.writeString(strings.Repeat("\n", start-b.len()))
+		return
+	}
+	rest := 0
+	for _, later := range d.Top.Members[next:] {
+		if a, ok := d.arrays[later.Key]; ok {
+			rest += len(a.raw)
+			for _, p := range a.pending {
+				rest += len(p)
+			}
+			continue
+		}
+		rest += len(later.Raw)
+	}
+	b.writeString(strings.Repeat("\n", gapFor(rest)))
 }
 
 // segments builds output from small writes and large shared pieces,
@@ -422,6 +478,47 @@ func (a *Array) Last() []byte {
 		return nil
 	}
 	return elems[len(elems)-1]
+}
+
+// FromEnd calls fn with the records from the last one backwards until fn
+// returns false. An array whose facts are known is not split: in baton's
+// layout each record begins a line of its own ("\n    {"; a raw newline is
+// never inside a string), so the record before one is found by looking
+// back for that line, and taken only when it is one whole JSON value ending
+// where the next record's separator begins. Anything else splits the array.
+func (a *Array) FromEnd(fn func(raw []byte) bool) {
+	n := 0 // records given so far
+	if !a.split && a.known.Count > 0 {
+		for i := len(a.pending) - 1; i >= 0; i-- {
+			if n++; !fn(a.pending[i]) {
+				return
+			}
+		}
+		s, e := a.known.Last[0]-a.rawOff, a.known.Last[1]-a.rawOff
+		for n-len(a.pending) < a.known.Count && s > 0 && e <= len(a.raw) && s < e {
+			rec := a.raw[s:e]
+			if !gjson.ValidBytes(rec) || rec[0] != '{' {
+				break
+			}
+			if n++; !fn(rec) {
+				return
+			}
+			if n-len(a.pending) == a.known.Count {
+				return
+			}
+			e = s - len(",\n    ")
+			if e < 0 || string(a.raw[e:s]) != ",\n    " {
+				break
+			}
+			s = bytes.LastIndex(a.raw[:e], []byte("\n    {")) + len("\n    ")
+		}
+	}
+	elems := a.Elems()
+	for i := len(elems) - 1 - n; i >= 0; i-- {
+		if !fn(elems[i]) {
+			return
+		}
+	}
 }
 
 // Known returns the facts the array was read with (zero when unknown).

@@ -2,7 +2,12 @@ package jsondoc_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/jsondoc"
 )
@@ -151,5 +156,106 @@ func TestSplitArrayWritesThrough(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// FromEnd gives the records last first, the same whether it looks back
+// through an unsplit array or splits it: records in baton's layout, ones
+// read as another writer laid them out (lines that look like a record's
+// start inside one), and records appended since the read.
+func TestFromEnd(t *testing.T) {
+	for _, src := range []string{
+		`{"a": [{"id": 1}, {"id": 2, "n": {"x": [{"y": 1}]}}, {"id": 3}]}`,
+		"{\"a\": [\n    {\"id\": 1},\n    {\"id\": 2, \"x\": [\n    {\"y\": 1}\n]},\n    {\"id\": 3}\n  ]}",
+		"{\"a\": [\n    {\"id\": 1, \"x\": \"\\n    {\"},\n    {\"id\": 2}\n  ]}",
+		`{"a": []}`,
+		`{"a": [{"id": 1}]}`,
+	} {
+		full, err := jsondoc.ParseDoc([]byte(src), "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := full.Bytes()
+		var want []string
+		elems := full.Array("a").Elems()
+		for i := len(elems) - 1; i >= 0; i-- {
+			want = append(want, string(elems[i]))
+		}
+		for _, appended := range []bool{false, true} {
+			for _, trusted := range []bool{false, true} {
+				var d *jsondoc.Doc
+				if trusted {
+					d, err = jsondoc.ParseDocTrusted(written, full.Facts(), "a")
+				} else {
+					d, err = jsondoc.ParseDoc(written, "a")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := want
+				if appended {
+					d.Array("a").AppendRaw([]byte(`{"id": 9}`))
+					w = append([]string{`{"id": 9}`}, want...)
+				}
+				var got []string
+				d.Array("a").FromEnd(func(raw []byte) bool { got = append(got, string(raw)); return true })
+				if strings.Join(got, "|") != strings.Join(w, "|") {
+					t.Errorf("%q (trusted %v, appended %v):\n got %q\nwant %q", src, trusted, appended, got, w)
+				}
+				n := 0
+				d.Array("a").FromEnd(func([]byte) bool { n++; return false })
+				if len(w) > 0 && n != 1 {
+					t.Errorf("FromEnd went on after fn said stop (%d calls)", n)
+				}
+			}
+		}
+	}
+}
+
+// A gap after an array keeps what follows it in place while records are
+// appended to it; used up, it is made anew; a short tail gets none.
+func TestGapKeepsTheTailInPlace(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 800; i++ {
+		fmt.Fprintf(&b, `{"id": %d, "pad": "%s"},`, i, strings.Repeat("x", 60))
+	}
+	big := `{"v": "1", "a": [{"id": 1}], "b": [` + strings.TrimSuffix(b.String(), ",") + `]}`
+	d, err := jsondoc.ParseDoc([]byte(big), "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Gap("a")
+	written := d.Bytes()
+	spanB := d.Facts()["b"].Span
+	moved := 0
+	for i := 2; i < 400; i++ {
+		d, err := jsondoc.ParseDocTrusted(written, d.Facts(), "a", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Gap("a")
+		d.Array("a").AppendRaw([]byte(fmt.Sprintf(`{"id": %d, "pad": "%s"}`, i, strings.Repeat("y", 100))))
+		next := d.Bytes()
+		if !json.Valid(next) {
+			t.Fatalf("append %d: not JSON", i)
+		}
+		if d.Facts()["b"].Span != spanB {
+			moved++
+			spanB = d.Facts()["b"].Span
+		} else if !bytes.Equal(next[spanB[0]:], written[spanB[0]:]) {
+			t.Fatalf("append %d: b kept its place but not its bytes", i)
+		}
+		if n := gjson.GetBytes(next, "a.#").Int(); n != int64(i) {
+			t.Fatalf("append %d: a has %d records", i, n)
+		}
+		written = next
+	}
+	if moved == 0 || moved > 10 {
+		t.Errorf("the tail moved %d times in 398 appends: the gap is not used, or too small", moved)
+	}
+	small, _ := jsondoc.ParseDoc([]byte(`{"a": [], "b": [1]}`), "a", "b")
+	small.Gap("a")
+	if got := string(small.Bytes()); strings.Contains(got, "\n\n") {
+		t.Errorf("a gap before a short tail:\n%s", got)
 	}
 }

@@ -452,14 +452,14 @@ func (f *File) TrailingErrors(role string, canonical func(string) string) int {
 	if last := arr.Last(); last == nil || gjson.GetBytes(last, "outcome").String() != "ERROR" {
 		return 0 // the common case, without splitting the history
 	}
-	elems := arr.Elems()
 	n := 0
-	for i := len(elems) - 1; i >= 0; i-- {
-		r := gjson.ParseBytes(elems[i])
+	arr.FromEnd(func(raw []byte) bool {
+		r := gjson.ParseBytes(raw)
 		if r.Get("outcome").String() != "ERROR" || canonical(r.Get("agent_type").String()) != canonical(role) {
-			break
+			return false
 		}
 		n++
-	}
+		return true
+	})
 	return n
 }

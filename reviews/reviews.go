@@ -4,6 +4,7 @@
 package reviews
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -269,11 +270,14 @@ func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error
 }
 
 // Bytes encodes the file.
-func (f *File) Bytes() []byte { return f.doc.Bytes() }
+func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
 
 // Segments encodes the file in pieces that share the bytes it was read
 // from (see jsondoc.Doc.Segments).
-func (f *File) Segments() [][]byte { return f.doc.Segments() }
+func (f *File) Segments() [][]byte {
+	f.doc.Gap("reviews")
+	return f.doc.Segments()
+}
 
 // NextReviewID is the id the next review gets.
 func (f *File) NextReviewID() int { return f.maxRev + 1 }

@@ -1,0 +1,41 @@
+package store
+
+import "os"
+
+// Replaced reports a state file a reader is about to answer from that is
+// not the version the audit log's last entry recorded: deleted, or
+// replaced outside baton (a copy a git checkout or stash restored, an
+// edit). A file whose stamp says baton's last transaction wrote it (fi)
+// is not read again; a file the log does not record, or records as
+// absent, is not compared; and nothing is reported while a transaction
+// commits (its event is not appended yet). A write that commits during
+// the check is not taken for a replacement: the file and the last entry
+// are compared again before a difference is reported.
+func (s *Store) Replaced(name string, fi os.FileInfo) (*Drift, error) {
+	if fi != nil {
+		if _, ok := s.stamped(name, fi); ok {
+			return nil, nil
+		}
+	}
+	var d *Drift
+	for range 3 {
+		if exists(s.journalPath()) {
+			return nil, nil
+		}
+		last, _, err := s.lastEvent()
+		if err != nil || last == nil {
+			return nil, nil // the log's own problems are verify's and the next write's to report
+		}
+		want, ok := last.Metadata.Files[s.key(name)]
+		if !ok || want == "" {
+			return nil, nil
+		}
+		now, data, err := s.currentHash(name, nil)
+		if err != nil || now == want {
+			return nil, err
+		}
+		d = &Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
+		d.Difference = s.difference(name, want, now, data)
+	}
+	return d, nil
+}
