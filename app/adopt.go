@@ -190,6 +190,9 @@ func (st *state) adoptHandMerge(r gitops.Repo, d store.Drift, who *actor) (bool,
 		if !mergeable(x) || len(to) != 40 {
 			continue
 		}
+		if _, later := supersededBy(all, x); later {
+			continue // a later review of the same work decides
+		}
 		ff, ok := mergeOf(r, d.Recorded, d.Now, to)
 		if !ok {
 			continue

@@ -41,7 +41,7 @@ func (s *sink) Write(p []byte) (int, error) {
 func (s *sink) add(l string) { s.mu.Lock(); s.lines = append(s.lines, l); s.mu.Unlock() }
 
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	env    map[string]string
 	app    *app.App
@@ -51,7 +51,7 @@ type fixture struct {
 
 // newFixture is a git repository with one commit on main, baton's state
 // initialised in it by a person who has their key.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "project")

@@ -383,8 +383,8 @@ func workBranch(role, feature string, session int) string {
 var unsafeBranchChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
 
 // sentWork is the branch of the work sent to a REVIEW session as it opens
-// (the one it was opened on, else the status's) and that branch's head
-// ("" and "" when there is none, or no repository).
+// (the one it was opened on, else the status's) and the head handed over
+// on it ("" and "" when there is none, or no repository).
 func (st *state) sentWork(p *progress.File, branch string) (string, string) {
 	if branch == "" && p != nil {
 		if cur, err := p.Status(); err == nil && cur.CurrentBranch != nil {
@@ -399,7 +399,30 @@ func (st *state) sentWork(p *progress.File, branch string) (string, string) {
 	if err != nil {
 		return "", ""
 	}
-	return branch, head
+	return branch, handedOver(r, p, head)
+}
+
+// handedOver is the head the last session that handed work over for
+// review (READY_FOR_REVIEW) recorded, when the branch at head holds it and
+// more: commits made on the branch after the handover were never handed
+// over (nor recorded by any session), so they are not the work sent.
+func handedOver(r gitops.Repo, p *progress.File, head string) string {
+	if p == nil {
+		return head
+	}
+	to := ""
+	p.Sessions(func(raw []byte) {
+		if s := gjson.ParseBytes(raw); s.Get("outcome").String() == "READY_FOR_REVIEW" {
+			to = s.Get("commit_range.to").String()
+		}
+	})
+	if len(to) != len(head) || to == head {
+		return head
+	}
+	if ok, err := r.IsAncestor(to, head); err != nil || !ok {
+		return head
+	}
+	return to
 }
 
 // checkSentHead refuses a REVIEW session's review of its branch at a head

@@ -157,16 +157,25 @@ func (st *state) emptyReviews(path string) error {
 // stays open until then, as the prompts go on calling baton after their
 // record (REVIEW's update-status).
 func (st *state) recordSession(p *progress.File, open *progress.OpenSessions, who *actor, in progress.Session) (progress.Session, error) {
+	if who != nil && who.Session != nil {
+		if sess, gerr := open.Get(*who.Session); gerr == nil && sess.RecordedAs == 0 {
+			// the session's first record takes the id reserved for it
+			// when it opened (the id next-session-id gave its agent)
+			// (free unless a session opened after it recorded first)
+			if sess.SessionID >= p.NextSessionID() {
+				in.SessionID = sess.SessionID
+				in = progress.Normalized(in)
+				if err := p.AddSessionWithID(in); err != nil {
+					return in, err
+				}
+				open.MarkRecorded(sess.SessionID, in.SessionID)
+				st.touch(progress.OpenFileName)
+				return in, nil
+			}
+		}
+	}
 	p.ReserveAfter(open.MaxID())
-	added, err := p.AddSession(in)
-	if err != nil || who == nil || who.Session == nil {
-		return added, err
-	}
-	if sess, gerr := open.Get(*who.Session); gerr == nil && sess.RecordedAs == 0 {
-		open.MarkRecorded(sess.SessionID, added.SessionID)
-		st.touch(progress.OpenFileName)
-	}
-	return added, nil
+	return p.AddSession(in)
 }
 
 // closeRecorded ends a session whose agent recorded its work with

@@ -73,6 +73,9 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 	if err := st.checkMergeable(t.review, t.id); err != nil {
 		return t, err
 	}
+	if err := st.checkLatest(t.review, t.id); err != nil {
+		return t, err
+	}
 	if err := st.locate(r, &t); err != nil {
 		return t, err
 	}

@@ -1,9 +1,13 @@
 package app
 
 import (
+	"github.com/tidwall/gjson"
+
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/workflow"
 )
 
 // approving says whether a verdict can let its branch through to main (a
@@ -48,4 +52,46 @@ func (st *state) checkPassWork(in reviews.NewReview) error {
 	}
 	return st.refuse(errs.New(errs.Policy, "--verdict %s: the work sent to this review is %s at %s, not %s at %s: a review passes the work handed over to it, not a branch or commits made during the review. Review %s at %s, and record what needs changing as issues (REQUEST_CHANGES) for FIX",
 		in.Verdict, s.SentBranch, gitops.Short(s.SentHead), branch, gitops.Short(head), s.SentBranch, gitops.Short(s.SentHead)))
+}
+
+// supersededBy returns the first review after rv about the same work (a
+// feature it names, or its branch), if any: the latest review of a piece
+// of work decides, so an earlier PASS is not merged past a later REJECT or
+// REQUEST_CHANGES.
+func supersededBy(all []gjson.Result, rv gjson.Result) (gjson.Result, bool) {
+	id, branch := rv.Get("review_id").Int(), rv.Get("branch").String()
+	named := map[string]bool{}
+	for _, f := range features.SplitIDs(rv.Get("feature_id").String()) {
+		named[f] = true
+	}
+	for _, x := range all {
+		if x.Get("review_id").Int() <= id || x.Get("agent_type").String() == workflow.Architecture {
+			continue
+		}
+		if branch != "" && x.Get("branch").String() == branch {
+			return x, true
+		}
+		for _, f := range features.SplitIDs(x.Get("feature_id").String()) {
+			if named[f] {
+				return x, true
+			}
+		}
+	}
+	return gjson.Result{}, false
+}
+
+// checkLatest refuses to merge review id when a later review of the same
+// work decided otherwise.
+func (st *state) checkLatest(rv gjson.Result, id int) error {
+	r, err := st.reviews()
+	if err != nil {
+		return err
+	}
+	later, ok := supersededBy(r.Reviews(), rv)
+	if !ok {
+		return nil
+	}
+	n := later.Get("review_id").Int()
+	return st.refuse(errs.New(errs.Policy, "review R%d is not the latest review of its work: R%d (%s) came after it, and the latest review decides — act on R%d (merge it only if it lets the work through)",
+		id, n, reviews.VerdictOf(later), n))
 }

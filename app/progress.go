@@ -489,3 +489,36 @@ func (a *App) GetReviewType(ctx context.Context, c Caller) (ReviewTypeResult, er
 func (a *App) Progress(ctx context.Context, c Caller) (*progress.File, error) {
 	return readFile(ctx, a.as(c), progress.FileName, progressHint, progress.Parse)
 }
+
+// NextSessionID is the id the next 'progress add-session' records its
+// session under, as recordSession assigns it: for a call bound to a
+// session that has not recorded yet, the session's own id (reserved when
+// it opened); otherwise the id after the last one recorded and after every
+// open session. The predecessor's prompts name files after it (a summary,
+// the verification folder) before they record, and REVIEW finds them
+// again under the record's session_id.
+func (a *App) NextSessionID(ctx context.Context, c Caller) (int, error) {
+	a = a.as(c)
+	p, err := readFile(ctx, a, progress.FileName, progressHint, progress.Parse)
+	if err != nil {
+		return 0, err
+	}
+	open, err := readFile(ctx, a, progress.OpenFileName, "baton init", progress.ParseOpen)
+	if errs.Is(err, errs.NotFound) {
+		return p.NextSessionID(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if a.insideSession() {
+		s, err := boundSession(open, a.caller.Session)
+		if err != nil {
+			return 0, err
+		}
+		if s.RecordedAs == 0 && s.SessionID >= p.NextSessionID() {
+			return s.SessionID, nil
+		}
+	}
+	p.ReserveAfter(open.MaxID())
+	return p.NextSessionID(), nil
+}

@@ -231,6 +231,13 @@ func load[T any](st *state, name string, parse func([]byte) (T, error), trusted 
 	if err != nil {
 		return zero, false, invalidFile(st.tx.Store(), name, data, err)
 	}
+	// validated in full: the next transaction need not, when the file can
+	// say what its stamp must carry (the ids' maximum, say, it cannot)
+	if r, ok := any(v).(interface{ StampFacts() jsondoc.Facts }); ok {
+		if f := r.StampFacts(); len(f) > 0 {
+			st.tx.Validated(name, factsJSON(f))
+		}
+	}
 	return v, true, nil
 }
 

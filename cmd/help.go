@@ -51,6 +51,12 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"key init": "baton key init\nbaton key init --rotate                 # new key; the old one is kept for verify",
 	"key show": "baton key show\nbaton key show --json",
 
+	"verification":         "baton verification prepare --session-id 4 --feature-ids F001\nbaton verification status --session-id 4",
+	"verification prepare": "baton verification prepare --session-id 4 --feature-ids F001,F002 --agent-type IMPLEMENT",
+	"verification status":  "baton verification status --session-id 4",
+	"verification list":    "baton verification list\nbaton --json verification list",
+	"verification report":  "baton verification report --session-id 4   # the template, when no subagent wrote one",
+
 	"progress":                 "baton progress get-status\nbaton progress get-session -1",
 	"progress init":            "baton progress init -n shop -c 12",
 	"progress add-session":     "baton progress add-session -a IMPLEMENT -s \"Implemented F001\" -o READY_FOR_REVIEW --features F001 --commits \"abc1234:add health check\"",

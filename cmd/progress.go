@@ -203,13 +203,12 @@ func (a *App) newGetReviewTypeCmd() *cobra.Command {
 
 func (a *App) newNextSessionIDCmd() *cobra.Command {
 	return &cobra.Command{
-		Use: "next-session-id", Short: "Print the id the next session will get", Args: cobra.NoArgs,
+		Use: "next-session-id", Short: "Print the id the next session record gets (inside a session: its own, until it records)", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			p, err := a.app.Progress(c.Context(), a.caller())
+			id, err := a.app.NextSessionID(c.Context(), a.caller())
 			if err != nil {
 				return err
 			}
-			id := p.NextSessionID()
 			return a.emit(map[string]int{"next_session_id": id}, func(w io.Writer) { printf(w, "%d", id) })
 		},
 	}

@@ -347,7 +347,7 @@ func (a *App) addAllCommands(root *cobra.Command) {
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
-	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd())
+	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd(), a.newVerificationCmd())
 }
 
 // markRuns wraps every command's run so that Main can tell an error of

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"io"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -89,6 +90,26 @@ func defsTable() schema {
 var schemas = sync.OnceValue(schemasTable)
 
 func schemasTable() map[string]schema {
+	m := commandSchemas()
+	maps.Copy(m, verificationSchemas())
+	return m
+}
+
+// verificationSchemas are the documents of 'baton verification'.
+func verificationSchemas() map[string]schema {
+	return map[string]schema{
+		"verification prepare": docOf(schema{"dir": tString, "input_file": tString, "missing_feature_ids": tStrings,
+			"input": props(schema{"session_id": tInt, "feature_specifications": arrayOf(tObject), "feature_ids": tStrings,
+				"test_commands": tStrings, "app_urls": tObject, "verification_output_dir": tString, "created_at": tString, "agent_type": tString},
+				"session_id", "feature_specifications", "feature_ids", "agent_type")}, "dir", "input_file", "input"),
+		"verification status": docOf(schema{"session_id": tInt, "status": tString, "message": tString, "input_file": tString,
+			"report_path": tString, "screenshots_count": tInt, "test_evidence_exists": tBool, "verification_dir": tString}, "session_id", "status"),
+		"verification list":   arrayOf(props(schema{"session_id": tInt, "status": tString, "screenshots": tInt}, "session_id", "status", "screenshots")),
+		"verification report": docOf(schema{"report": tString}, "report"),
+	}
+}
+
+func commandSchemas() map[string]schema {
 	return map[string]schema{
 		"error": props(schema{"error": props(schema{"kind": schema{"enum": []string{"unexpected", "usage", "refused", "not_found", "conflict", "invalid_state", "need_agent", "interrupted"}},
 			"code": tInt, "message": tString}, "kind", "code", "message"), "details": tObject, "warnings": ref("warnings")}, "error"),
@@ -114,9 +135,10 @@ func schemasTable() map[string]schema {
 		"demo":          docOf(schema{"dir": tString, "kept": tBool, "status": tObject, "features": tObject, "sessions": tObject, "reviews": tObject, "log": tObject, "verify": tObject, "main_history": tStrings}, "dir", "kept", "status", "verify", "main_history"),
 		"branch create": docOf(schema{"branch": tString, "at": tString, "from": tString}, "branch", "at"),
 
-		"session start":   docOf(schema{"session_id": tInt, "agent_type": tString, "started_at": tString, "features": tIDs, "branch": tStrNull, "env": tObject}, "session_id", "agent_type", "env"),
-		"key init":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
-		"key show":        docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
+		"session start": docOf(schema{"session_id": tInt, "agent_type": tString, "started_at": tString, "features": tIDs, "branch": tStrNull, "env": tObject}, "session_id", "agent_type", "env"),
+		"key init":      docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
+		"key show":      docOf(schema{"path": tString, "key_id": tString}, "path", "key_id"),
+
 		"session end":     withWarnings2(ref("session")),
 		"session current": docOf(schema{"sessions": arrayOf(ref("open_session"))}, "sessions"),
 

@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -62,4 +67,50 @@ func TestReadersDuringInPlacePatches(t *testing.T) {
 	}
 	mustBaton(t, dir, "verify")
 	t.Logf("%d and %d reads during %d in-place appends", reads[0], reads[1], writes)
+}
+
+// A progress.json in the predecessor's order (project, status, sessions)
+// is rewritten once in baton's (sessions, then status, last) by its next
+// write (replaced, or, being under 1 MiB, patched from the status on); the
+// writes after it patch only its tail in place (same inode), and the
+// backup is the version before each.
+func TestOldLayoutRewrittenOnceThenPatched(t *testing.T) {
+	dir := newProject(t)
+	inflateSessions(t, dir, 1500) // written in the predecessor's order
+	path := filepath.Join(dir, progressName)
+	old := readState(t, dir, progressName)
+	if bytes.Index(old, []byte(`"status"`)) > bytes.Index(old, []byte(`"sessions"`)) {
+		t.Fatal("the generated file is not in the predecessor's order")
+	}
+	inode := func() uint64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	mustBaton(t, dir, "progress", "add-session", "-a", "IMPLEMENT", "-s", "reorders", "-o", "SUCCESS")
+	first := readState(t, dir, progressName)
+	if i, j := bytes.LastIndex(first, []byte(`"sessions": [`)), bytes.LastIndex(first, []byte(`"status": {`)); i < 0 || j < i {
+		t.Fatalf("not rewritten in baton's order:\n%s", head(first, 400))
+	}
+	rewritten := inode()
+	prev := first
+	for i := 0; i < 3; i++ {
+		mustBaton(t, dir, "progress", "add-session", "-a", "IMPLEMENT", "-s", fmt.Sprintf("patched %d", i), "-o", "SUCCESS")
+		if inode() != rewritten {
+			t.Fatalf("write %d replaced the file instead of patching it", i)
+		}
+		if b := readState(t, dir, ".baton/backup/"+progressName); !bytes.Equal(b, prev) {
+			t.Fatalf("write %d: the backup is not the version before", i)
+		}
+		prev = readState(t, dir, progressName)
+	}
+	var doc struct {
+		Sessions []struct{ Summary string } `json:"sessions"`
+	}
+	if err := json.Unmarshal(prev, &doc); err != nil || doc.Sessions[len(doc.Sessions)-1].Summary != "patched 2" || len(doc.Sessions) != 1504 {
+		t.Fatalf("after the patches: %d sessions, %v", len(doc.Sessions), err)
+	}
+	mustBaton(t, dir, "verify")
 }

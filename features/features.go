@@ -78,6 +78,11 @@ func ParseTrusted(data []byte, _ jsondoc.Facts) (*File, error) { return parse(da
 // Facts returns what the last Bytes wrote, for the next command.
 func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
 
+// StampFacts are the facts a transaction that validated the list in full
+// records with its stamp, for the transactions after it: ParseTrusted
+// reads the records again and needs no more than that they were valid.
+func (f *File) StampFacts() jsondoc.Facts { return f.doc.ReadFacts() }
+
 func parse(data []byte) (*File, error) {
 	doc, err := jsondoc.ParseDoc(data, "features")
 	if err != nil {

@@ -302,8 +302,10 @@ func (e *InvalidError) Error() string {
 // UTF-8 with no object holding a key twice. It returns an *InvalidError
 // carrying the offset of the first problem.
 func Check(data []byte) error {
-	if gjson.ValidBytes(data) && !tooDeep(data) {
-		return strictCheck(data)
+	if gjson.ValidBytes(data) {
+		if deep, err := strictCheck(data); !deep {
+			return err
+		}
 	}
 	var raw json.RawMessage
 	err := json.Unmarshal(data, &raw)
@@ -323,29 +325,6 @@ func Check(data []byte) error {
 // maxDepth is encoding/json's nesting limit, which every baton reader
 // must be able to decode.
 const maxDepth = 10000
-
-// tooDeep reports whether valid JSON data nests deeper than encoding/json
-// accepts, in one pass that skips strings.
-func tooDeep(data []byte) bool {
-	depth := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-		case '[', '{':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return false
-}
 
 // MaxID is the largest record id baton accepts: ids stay exact in every
 // JSON reader (2^53) and the next id never overflows.

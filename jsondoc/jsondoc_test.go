@@ -622,6 +622,22 @@ func TestCheckAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// Nesting deeper than encoding/json decodes is reported as such, even
+// after a duplicate key or an invalid UTF-8 byte: the one pass that finds
+// those also measures the depth, to the end.
+func TestCheckDepthBeforeStrictness(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, in := range []string{`{"a": 1, "a": 2, "x": ` + deep + `}`, "{\"a\": \"\xff\", \"x\": " + deep + "}"} {
+		err := jsondoc.Check([]byte(in))
+		if err == nil || strings.Contains(err.Error(), "duplicate key") || strings.Contains(err.Error(), "UTF-8") || !strings.Contains(err.Error(), "depth") {
+			t.Errorf("Check(%.30q...) = %v, want the nesting depth refused", in, err)
+		}
+	}
+	if err := jsondoc.Check([]byte(`{"a": 1, "a": 2, "x": ` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`)); err == nil || !strings.Contains(err.Error(), "duplicate key") {
+		t.Errorf("a duplicate key within 10000 levels: %v, want the duplicate key", err)
+	}
+}
+
 // CheckMembers reads the object once: keys are matched literally (dots
 // and stars are no paths), the first of a key given twice counts, and
 // offsets are those of the values in the file.

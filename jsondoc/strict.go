@@ -16,13 +16,20 @@ import (
 // invalid UTF-8 is read as U+FFFD and written back changed. Both are refused
 // wherever a state file is read, by readers and writers alike.
 
-// strictCheck reports the first duplicate key or invalid UTF-8 byte in data,
-// which is already known to be well-formed JSON.
-func strictCheck(data []byte) error {
-	if !utf8.Valid(data) {
-		return invalidUTF8(data)
+// strictCheck reports the first invalid UTF-8 byte or duplicate key in
+// data, which is already known to be well-formed JSON — unless data nests
+// deeper than encoding/json accepts (deep; no error then: the caller
+// reports that). One pass over the structure finds both the depth and the
+// duplicates.
+func strictCheck(data []byte) (deep bool, err error) {
+	deep, dup := duplicateKeys(data)
+	if deep {
+		return true, nil
 	}
-	return duplicateKeys(data)
+	if !utf8.Valid(data) {
+		return false, invalidUTF8(data)
+	}
+	return false, dup
 }
 
 func invalidUTF8(data []byte) error {
@@ -46,8 +53,10 @@ type frame struct {
 	keyIndex map[string]bool
 }
 
-// duplicateKeys scans well-formed JSON for an object with a key twice.
-func duplicateKeys(data []byte) error {
+// duplicateKeys scans well-formed JSON for an object with a key twice (the
+// first one), and for nesting deeper than maxDepth (deep), which it scans
+// the whole data for.
+func duplicateKeys(data []byte) (deep bool, dup error) {
 	stack := make([]frame, 0, 16)
 	var spare [][][]byte // key slices of closed objects, reused (no allocation per object)
 	for i := 0; i < len(data); i++ {
@@ -57,9 +66,13 @@ func duplicateKeys(data []byte) error {
 			if n := len(spare); n > 0 {
 				keys, spare = spare[n-1][:0], spare[:n-1]
 			}
-			stack = append(stack, frame{object: true, expect: true, keys: keys})
+			if stack = append(stack, frame{object: true, expect: true, keys: keys}); len(stack) > maxDepth {
+				return true, nil
+			}
 		case '[':
-			stack = append(stack, frame{})
+			if stack = append(stack, frame{}); len(stack) > maxDepth {
+				return true, nil
+			}
 		case '}', ']':
 			if top := stack[len(stack)-1]; top.object && top.keyIndex == nil {
 				spare = append(spare, top.keys)
@@ -82,13 +95,13 @@ func duplicateKeys(data []byte) error {
 			}
 			f := &stack[top]
 			f.expect = false
-			if f.seen(data[start:i]) {
-				return &InvalidError{Offset: start - 1, Path: pathOf(stack, keyText(data[start:i])), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
+			if dup == nil && f.seen(data[start:i]) {
+				dup = &InvalidError{Offset: start - 1, Path: pathOf(stack, keyText(data[start:i])), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
 			}
 			f.key = data[start:i]
 		}
 	}
-	return nil
+	return false, dup
 }
 
 // seen records key in the frame and reports whether it was already there.

@@ -115,12 +115,7 @@ func (o *OpenSessions) Remove(id int) {
 // AddSessionWithID appends a finished session whose id was reserved when it
 // opened.
 func (f *File) AddSessionWithID(s Session) error {
-	if s.FeaturesTouched == nil {
-		s.FeaturesTouched = []string{}
-	}
-	if s.Commits == nil {
-		s.Commits = []Commit{}
-	}
+	s = Normalized(s)
 	if _, err := f.doc.Array("sessions").Append(s); err != nil {
 		return err
 	}
@@ -128,6 +123,17 @@ func (f *File) AddSessionWithID(s Session) error {
 		f.maxID = s.SessionID
 	}
 	return nil
+}
+
+// Normalized is s with its lists empty rather than null, as it is written.
+func Normalized(s Session) Session {
+	if s.FeaturesTouched == nil {
+		s.FeaturesTouched = []string{}
+	}
+	if s.Commits == nil {
+		s.Commits = []Commit{}
+	}
+	return s
 }
 
 // ReserveAfter makes the next session id follow floor as well as the file's

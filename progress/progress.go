@@ -340,12 +340,7 @@ func (f *File) AddSession(s Session) (Session, error) {
 		return Session{}, errs.New(errs.Conflict, "%s: %v", FileName, err)
 	}
 	s.SessionID = id
-	if s.FeaturesTouched == nil {
-		s.FeaturesTouched = []string{}
-	}
-	if s.Commits == nil {
-		s.Commits = []Commit{}
-	}
+	s = Normalized(s)
 	if _, err := f.doc.Array("sessions").Append(s); err != nil {
 		return Session{}, err
 	}

@@ -18,7 +18,7 @@ import (
 var files embed.FS
 
 // Names lists the scripts, as installed.
-var Names = []string{"progress.py", "reviews.py", "features.py"}
+var Names = []string{"progress.py", "reviews.py", "features.py", "verification.py"}
 
 // BackupSuffix is added to the name of whatever Install found in its way.
 const BackupSuffix = ".predecessor"

@@ -31,7 +31,7 @@ func TestInstallKeepsWhatWasThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 3 || len(moved) != 1 || moved[0].To != dir+BackupSuffix {
+	if len(paths) != len(Names) || len(moved) != 1 || moved[0].To != dir+BackupSuffix {
 		t.Fatalf("paths %v moved %v", paths, moved)
 	}
 	for _, n := range Names {

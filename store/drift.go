@@ -101,38 +101,45 @@ func listingHash(list map[string]string) string {
 // hashes every file). The content read, if any, is returned when it is not
 // the stamped one.
 func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byte, error) {
+	h, r, err := s.hashNow(name, stamps)
+	return h, r.data, err
+}
+
+// hashNow is currentHash that also says which version of the file the
+// content read is (see driftRead).
+func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead, error) {
 	if IsRef(name) {
 		if s.Probe == nil {
-			return "", nil, nil
+			return "", driftRead{}, nil
 		}
 		v, err := s.Probe(name)
-		return v, nil, err
+		return v, driftRead{}, err
 	}
 	path := s.Path(name)
 	if isDirName(name) {
 		list, err := dirListing(path)
-		return listingHash(list), nil, err
+		return listingHash(list), driftRead{}, err
 	}
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, nil
+		return "", driftRead{}, nil
 	}
 	if err != nil {
-		return "", nil, err
+		return "", driftRead{}, err
 	}
 	st, stamped := stamps[s.key(name)]
 	stamped = stamped && st.Hash != "" && st.ID == identity(fi)
 	if stamped && fi.Size() > copyLimit {
-		return st.Hash, nil, nil
+		return st.Hash, driftRead{}, nil
 	}
-	b, err := ReadRegular(path)
-	if err != nil || b == nil {
-		return "", nil, err
+	r, err := readStable(path)
+	if err != nil || r.data == nil {
+		return "", driftRead{}, err
 	}
-	if h := HashContent(b); !stamped || h != st.Hash {
-		return h, b, nil
+	if h := HashContent(r.data); !stamped || h != st.Hash {
+		return h, r, nil
 	}
-	return st.Hash, nil, nil // as stamped: the transaction may trust its facts
+	return st.Hash, driftRead{}, nil // as stamped: the transaction may trust its facts
 }
 
 // CheckDrift compares every tracked file with the last event of the log and
@@ -144,7 +151,7 @@ func (s *Store) CheckDrift(useStamps bool) ([]Drift, *Event, error) {
 	return d, last, err
 }
 
-func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, error) {
+func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string]driftRead, error) {
 	last, _, err := s.lastEvent()
 	if err != nil {
 		return nil, last, nil, err
@@ -156,7 +163,7 @@ func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, 
 		return nil, nil, nil, nil
 	}
 	var stamps map[string]stamp
-	read := map[string][]byte{}
+	read := map[string]driftRead{}
 	var out []Drift
 	sf, ok, bad := s.loadStamps()
 	if bad != "" {
@@ -170,18 +177,19 @@ func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string][]byte, 
 		if !ok {
 			continue
 		}
-		now, data, err := s.currentHash(name, stamps)
+		now, r, err := s.hashNow(name, stamps)
 		if err != nil {
 			return nil, last, nil, err
 		}
-		if data != nil {
-			read[name] = data
+		if r.data != nil {
+			r.asRecorded = now == want && stamps != nil
+			read[name] = r
 		}
 		if now == want || now == Unknown {
 			continue
 		}
 		d := Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
-		d.Difference = s.difference(name, want, now, data)
+		d.Difference = s.difference(name, want, now, r.data)
 		out = append(out, d)
 	}
 	return out, last, read, nil
@@ -302,10 +310,16 @@ func lineDifference(old, now []byte) string {
 // Drift compares, inside the lock, every tracked file with the last event
 // (see CheckDrift); the files it had to read are kept for the transaction.
 func (tx *Tx) Drift() ([]Drift, error) {
-	d, _, read, err := tx.s.checkDrift(true)
-	for n, b := range read {
+	d, last, read, err := tx.s.checkDrift(true)
+	if last != nil {
+		tx.driftHead = last.Hash
+	}
+	for n, r := range read {
 		if _, ok := tx.read[n]; !ok {
-			tx.read[n] = b
+			tx.read[n] = r.data
+			if r.asRecorded && r.id != "" && last != nil {
+				tx.vouch(n, r, last.Metadata.Files[tx.s.key(n)])
+			}
 		}
 	}
 	return d, err

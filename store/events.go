@@ -214,6 +214,10 @@ func (s *Store) lastEvent() (*Event, int64, error) {
 	if size == 0 {
 		return nil, 0, nil
 	}
+	id := identity(fi)
+	if v, ok := s.parsed.get(s.EventsPath(), id); ok {
+		return v.(*Event), size, nil // the same log as read before: callers do not change it
+	}
 	for chunk := int64(4096); ; chunk *= 4 {
 		start := size - chunk
 		if start < 0 {
@@ -232,6 +236,7 @@ func (s *Store) lastEvent() (*Event, int64, error) {
 		if err := json.Unmarshal(buf[i+1:], &e); err != nil {
 			return nil, 0, errs.New(errs.Invalid, "%s: the last entry is unreadable (%v), so no entry can be chained to it: nothing was written; run 'baton verify'", s.EventsPath(), err)
 		}
+		s.parsed.put(s.EventsPath(), id, &e)
 		return &e, size, nil
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -250,5 +251,35 @@ func TestPatchJournalReplay(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ps.s.BatonDir(), applyLockName)); err != nil {
 		t.Fatal("no apply lock was taken")
+	}
+}
+
+// A mapped file cut outside baton while a transaction reads it is an
+// error naming what happened, not a crash, and nothing is written.
+func TestFileCutWhileMapped(t *testing.T) {
+	ps := newPatchState(t)
+	path := ps.s.Path("f.json")
+	big := bytes.Repeat([]byte("x"), 1<<16)
+	ps.commit(func(d []byte) [][]byte { return [][]byte{d, []byte(",\n"), big} }, int64(len(ps.content))+2)
+	before, _ := os.ReadFile(path)
+	err := ps.s.Update(context.Background(), func(tx *Tx) error {
+		data, _, _, err := tx.ReadTrusted("f.json")
+		if err != nil {
+			return err
+		}
+		if tx.bases["f.json"] == nil {
+			t.Fatal("the vouched file was not mapped")
+		}
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+		tx.Write("f.json", []byte{data[len(data)-1]}) // reads past the cut
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "cut outside baton") {
+		t.Fatalf("a read past the cut: %v", err)
+	}
+	if got, _ := os.ReadFile(path); len(got) != 0 || len(before) == 0 {
+		t.Fatalf("the transaction wrote: %d bytes", len(got))
 	}
 }

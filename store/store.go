@@ -33,6 +33,7 @@ const DefaultLockTimeout = 10 * time.Second
 type Store struct {
 	Dir         string
 	paths       map[string]string // file name -> path, when --file moved one
+	parsed      *parsed           // files parsed by this process, by identity (cache.go)
 	LockTimeout time.Duration
 	Holder      string // who we are, written beside the lock for others' messages
 	Now         func() time.Time
@@ -67,7 +68,7 @@ type Store struct {
 
 // New returns the store for dir.
 func New(dir string) *Store {
-	return &Store{Dir: dir, paths: map[string]string{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
+	return &Store{Dir: dir, paths: map[string]string{}, parsed: &parsed{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
 }
 
 // SetPath makes the state file name live at path instead of in Dir.
@@ -178,6 +179,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			s.recordStamps(names, tx.facts, tx.mids, hashes, event)
 		}
 	}
+	s.recordVouched(tx, tx.stampsAfter(err == nil))
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
 			committed = &CommittedError{Err: herr}
@@ -268,6 +270,10 @@ type Tx struct {
 	adopt  map[string]bool
 	bases  map[string]*base // vouched files mapped instead of read
 	mids   map[string][]mid // sha256 states of the committed contents
+	// vouched are the files the drift check read as the last event
+	// recorded them (vouch.go), driftHead that event's hash.
+	vouched   map[string]vouched
+	driftHead string
 }
 
 // stampNames are the files whose stamps a commit renews: those written,

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+)
+
+// Vouching: a transaction's drift check reads each tracked file no current
+// stamp vouches for (restored from git, migrated, validated only by a
+// reader) and compares its hash with the last event's. When they agree,
+// the transaction knows that version: its identity (the same before and
+// after the read), its content hash and, when the transaction also parsed
+// it in full (Validated), the facts a writer would have recorded. After the
+// commit it records a stamp for that version, so that the transactions
+// after it take the file as baton's own instead of reading, hashing and
+// validating it again: once per version, not once per write. A file larger
+// than copyLimit that the transaction did not parse gets a stamp with its
+// hash only (hashOnly), which the drift check uses and readers do not. The
+// stamp records the identity seen at the read, never a later one: a change
+// made since gives the file another identity, which the stamp does not
+// match.
+
+// driftRead is a file the drift check read.
+type driftRead struct {
+	data       []byte
+	id         string // the identity of the version read; "" when it changed during the read
+	asRecorded bool   // it hashes to what the last event recorded, and the stamps were current
+}
+
+// vouched is what a transaction knows of a file it read as recorded.
+type vouched struct {
+	id, hash string
+	size     int64
+	facts    json.RawMessage
+}
+
+// readStable reads the file at path with the identity of the version read
+// (a missing file is the zero driftRead).
+func readStable(path string) (driftRead, error) {
+	f, fi, err := OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return driftRead{}, nil
+	}
+	if err != nil {
+		return driftRead{}, err
+	}
+	defer f.Close()
+	data, err := readAll(f, fi.Size())
+	if err != nil {
+		return driftRead{}, err
+	}
+	r := driftRead{data: data}
+	if after, err := f.Stat(); err == nil && identity(after) == identity(fi) && int64(len(data)) == fi.Size() {
+		r.id = identity(fi)
+	}
+	return r, nil
+}
+
+func (tx *Tx) vouch(name string, r driftRead, hash string) {
+	if tx.vouched == nil {
+		tx.vouched = map[string]vouched{}
+	}
+	tx.vouched[name] = vouched{id: r.id, hash: hash, size: int64(len(r.data))}
+}
+
+// Validated tells the transaction that it parsed and validated in full the
+// file name as the drift check read it, and the facts a reader may use:
+// the stamp recorded for that version carries them. Nothing happens for a
+// file the drift check did not vouch for.
+func (tx *Tx) Validated(name string, facts json.RawMessage) {
+	if v, ok := tx.vouched[name]; ok && facts != nil {
+		v.facts = facts
+		tx.vouched[name] = v
+	}
+}
+
+// recordVouched adds the stamps of the files tx vouched for and neither
+// wrote nor adopted, when the stamps on disk are those of event (the
+// head of the log after the transaction).
+func (s *Store) recordVouched(tx *Tx, event string) {
+	add := map[string]stamp{}
+	for name, v := range tx.vouched {
+		if _, staged := tx.staged[name]; staged || tx.adopt[name] {
+			continue
+		}
+		st := stamp{ID: v.id, Hash: v.hash, Facts: v.facts}
+		if v.facts == nil {
+			if v.size <= copyLimit {
+				continue // read and hashed by every drift check anyway
+			}
+			st.HashOnly = true
+		}
+		add[s.key(name)] = st
+	}
+	if len(add) == 0 || event == "" {
+		return
+	}
+	sf, ok, _ := s.loadStamps()
+	if !ok || sf.Event != event {
+		return
+	}
+	if sf.Files == nil {
+		sf.Files = map[string]stamp{}
+	}
+	for k, st := range add {
+		sf.Files[k] = st
+	}
+	s.writeStamps(event, sf.Files)
+}
+
+// stampsAfter is the event the stamps on disk should be sealed with after
+// tx: its own, once committed, else the head the drift check saw.
+func (tx *Tx) stampsAfter(committed bool) string {
+	if committed && tx.event != nil && tx.event.Hash != "" {
+		return tx.event.Hash
+	}
+	return tx.driftHead
+}

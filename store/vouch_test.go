@@ -1,0 +1,146 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+)
+
+// newBig is a store tracking a small and a large file (above copyLimit),
+// both written and logged by a first transaction.
+func newBig(t *testing.T) (*Store, []byte) {
+	t.Helper()
+	s := New(t.TempDir())
+	s.Create = true
+	s.Tracked = []string{"small.json", "big.json"}
+	big := append(append([]byte(`{"x": "`), bytes.Repeat([]byte("a"), copyLimit+10)...), "\"}\n"...)
+	if err := s.Update(context.Background(), func(tx *Tx) error {
+		tx.Write("small.json", []byte("{\"a\": 1}\n"))
+		tx.Write("big.json", big)
+		tx.Log(Event{Type: "task"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return s, big
+}
+
+// restore replaces name by a copy of the same content: another identity,
+// as a file restored from git has, which no stamp vouches for.
+func restore(t *testing.T, s *Store, name string) {
+	t.Helper()
+	b, err := os.ReadFile(s.Path(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(s.Path(name))
+	if err := os.WriteFile(s.Path(name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// driftOnly runs a transaction that checks drift, reads the files and
+// writes nothing; during runs after the drift check.
+func driftOnly(t *testing.T, s *Store, during func(tx *Tx)) []Drift {
+	t.Helper()
+	var d []Drift
+	err := s.Update(context.Background(), func(tx *Tx) error {
+		var err error
+		if d, err = tx.Drift(); err != nil {
+			return err
+		}
+		if during != nil {
+			during(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func stampOf(s *Store, name string) (stamp, bool) {
+	sf, ok, _ := s.loadStamps()
+	st, found := sf.Files[s.key(name)]
+	return st, ok && found
+}
+
+// A restored file that holds what the last event recorded is stamped by the
+// transaction that read it: the next drift check takes the large one
+// unread (by its hash only: readers still validate it), and the small one
+// is trusted with the facts the transaction validated it with.
+func TestVouchRestoredFiles(t *testing.T) {
+	s, _ := newBig(t)
+	restore(t, s, "big.json")
+	restore(t, s, "small.json")
+	d := driftOnly(t, s, func(tx *Tx) {
+		if _, _, ok, _ := tx.ReadTrusted("small.json"); ok {
+			t.Error("a restored file was trusted")
+		}
+		tx.Validated("small.json", []byte(`{"k":{"count":1}}`))
+	})
+	if len(d) != 0 {
+		t.Fatalf("restored as recorded: drift %v", d)
+	}
+	fi, _ := os.Stat(s.Path("big.json"))
+	st, ok := stampOf(s, "big.json")
+	if !ok || st.ID != identity(fi) || !st.HashOnly || st.Facts != nil {
+		t.Fatalf("big.json's stamp after the transaction: %+v (found %v), want its identity, hash only", st, ok)
+	}
+	if _, trusted := s.stamped("big.json", fi); trusted {
+		t.Error("a hash-only stamp let a reader skip validation")
+	}
+	fi, _ = os.Stat(s.Path("small.json"))
+	if facts, trusted := s.stamped("small.json", fi); !trusted || string(facts) != `{"k":{"count":1}}` {
+		t.Errorf("small.json validated in full: stamped %v with facts %s", trusted, facts)
+	}
+	driftOnly(t, s, func(tx *Tx) {
+		if _, read := tx.read["big.json"]; read {
+			t.Error("the next drift check read big.json again")
+		}
+		if _, _, ok, _ := tx.ReadTrusted("big.json"); ok {
+			t.Error("a hash-only stamp let the transaction skip validating big.json")
+		}
+		if _, facts, ok, _ := tx.ReadTrusted("small.json"); !ok || string(facts) != `{"k":{"count":1}}` {
+			t.Errorf("the next transaction: small.json trusted %v, facts %s", ok, facts)
+		}
+	})
+}
+
+// A file changed after the drift check read it keeps the stamp of the
+// version read, which the changed one does not match: the next drift
+// check reads it and reports the change. A file that differs from the
+// record, or one restored while the stamps are stale, is never vouched for.
+func TestVouchNeverCoversAChange(t *testing.T) {
+	s, big := newBig(t)
+	restore(t, s, "big.json")
+	edited := bytes.Replace(big, []byte(`"aaa`), []byte(`"bbb`), 1)
+	driftOnly(t, s, func(*Tx) {
+		if err := os.WriteFile(s.Path("big.json"), edited, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d := driftOnly(t, s, nil)
+	if len(d) != 1 || d[0].File != "big.json" {
+		t.Fatalf("edited after the drift check read it: drift %v, want big.json", d)
+	}
+	if st, _ := stampOf(s, "big.json"); st.HashOnly {
+		fi, _ := os.Stat(s.Path("big.json"))
+		if st.ID == identity(fi) {
+			t.Fatal("the edited version was stamped")
+		}
+	}
+
+	s, _ = newBig(t)
+	restore(t, s, "small.json")
+	os.WriteFile(s.Path("small.json"), []byte("{\"a\": 2}\n"), 0o644)
+	if d := driftOnly(t, s, func(tx *Tx) { tx.Validated("small.json", []byte(`{}`)) }); len(d) != 1 {
+		t.Fatalf("edited: drift %v", d)
+	}
+	fi, _ := os.Stat(s.Path("small.json"))
+	if _, trusted := s.stamped("small.json", fi); trusted {
+		t.Fatal("a file that differs from the record was stamped")
+	}
+}
