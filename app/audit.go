@@ -543,6 +543,7 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
 		events, _ := sn.s.ReadEvents()
 		recs.log = logRecordsOf(events)
+		res.Problems = append(res.Problems, movedProblems(sn.s, events)...)
 		auth := a.checkAudit(sn, events)
 		res.Problems = append(res.Problems, auth.problems...)
 		res.Notes, res.Authenticated = append(auth.notes, migrationNotes(events)...), auth.authenticated

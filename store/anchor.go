@@ -26,6 +26,10 @@ type Anchor struct {
 	Seq  int    `json:"seq"`
 	Hash string `json:"hash"`
 	Dir  string `json:"state_dir"`
+	// Genesis is the hash of the log's first entry: it names the log
+	// wherever the project is moved, so that verify finds the anchors a
+	// log left under its earlier paths.
+	Genesis string `json:"genesis,omitempty"`
 }
 
 // anchorPaths are the anchors every append writes (creating them), then
@@ -47,7 +51,11 @@ const anchorSize = 512
 // writeAnchor records e as the log's head (best effort: a lost anchor only
 // weakens what verify can tell).
 func (s *Store) writeAnchor(e *Event) {
-	b, _ := json.Marshal(Anchor{Seq: e.Seq, Hash: e.Hash, Dir: s.Dir})
+	genesis := e.Hash
+	if e.Seq > 1 {
+		genesis = s.Genesis()
+	}
+	b, _ := json.Marshal(Anchor{Seq: e.Seq, Hash: e.Hash, Dir: s.Dir, Genesis: genesis})
 	if len(b) < anchorSize {
 		b = append(b, bytes.Repeat([]byte(" "), anchorSize-len(b)-1)...)
 		b = append(b, '\n')

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Genesis returns the hash of the log's first entry ("" for none), reading
+// only the log's first line.
+func (s *Store) Genesis() string {
+	f, err := os.Open(s.EventsPath())
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	var e struct {
+		Seq  int    `json:"seq"`
+		Hash string `json:"hash"`
+	}
+	if json.Unmarshal(line, &e) != nil || e.Seq != 1 {
+		return ""
+	}
+	return e.Hash
+}
+
+// StrayAnchors returns the anchors in dirs (the directories that hold the
+// anchors outside projects) of this log (the same genesis) written under
+// another path than this store's own anchors: the anchors the project
+// left where it was before it was moved (or reached by another path).
+func (s *Store) StrayAnchors(dirs []string) []AnchorAt {
+	genesis := s.Genesis()
+	if genesis == "" {
+		return nil
+	}
+	own := map[string]bool{}
+	write, watch := s.anchorPaths()
+	for _, p := range append(write, watch...) {
+		own[filepath.Clean(p)] = true
+	}
+	var out []AnchorAt
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		names, _ := filepath.Glob(filepath.Join(d, "*.json"))
+		sort.Strings(names)
+		for _, p := range names {
+			p = filepath.Clean(p)
+			if own[p] || seen[p] || !strings.HasSuffix(p, ".json") {
+				continue
+			}
+			seen[p] = true
+			b, err := os.ReadFile(p)
+			if err != nil || len(b) > 4096 {
+				continue
+			}
+			var a Anchor
+			if json.Unmarshal(b, &a) == nil && a.Genesis == genesis {
+				out = append(out, AnchorAt{Path: p, Anchor: a})
+			}
+		}
+	}
+	return out
+}
+
+// AnchorDirs are the directories this store's anchors outside the project
+// live in.
+func (s *Store) AnchorDirs() []string {
+	write, watch := s.anchorPaths()
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range append(write, watch...) {
+		d := filepath.Dir(p)
+		if filepath.Base(d) != "anchors" || seen[d] { // the in-project head.json is not among them
+			continue
+		}
+		seen[d] = true
+		out = append(out, d)
+	}
+	return out
+}
