@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/jsondoc"
@@ -308,7 +306,7 @@ func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) er
 
 // signature is who baton's merge commits are made by: git's committer
 // environment, else the repository's user config, else baton.
-func (a *App) signature(r gitops.Repo) object.Signature {
+func (a *App) signature(r gitops.Repo) gitops.Signature {
 	name, email := gitops.Identity(r)
 	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
 		if v := a.env.Getenv(k); v != "" {
@@ -326,7 +324,7 @@ func (a *App) signature(r gitops.Repo) object.Signature {
 	if email == "" {
 		email = "baton@localhost"
 	}
-	return object.Signature{Name: name, Email: email, When: a.env.Now()}
+	return gitops.Signature{Name: name, Email: email, When: a.env.Now()}
 }
 
 // logAlways stages the audit event even when no state file changes: a

@@ -109,8 +109,10 @@ type App struct {
 	// versionOnly is set when the arguments ask for the version alone.
 	versionOnly bool
 	// group is the one command group (progress, reviews, features) the
-	// arguments run, the only part of the tree then built ("" for all).
-	group string
+	// arguments run, the only part of the tree then built ("" for all);
+	// subName the subcommand of it they name, the only one then built ("" for
+	// all of them, as for a help request).
+	group, subName string
 
 	// guard, when set, may refuse a command once its arguments are parsed
 	// (the sandbox's broker: see sandboxbroker.go).
@@ -157,7 +159,8 @@ func Main(args []string, env Env) int {
 // execute runs one baton command with a and returns its exit code.
 func execute(ctx context.Context, a *App, args []string) int {
 	env := a.env
-	a.completing, a.versionOnly, a.group = completionRequest(args), versionRequest(args), groupRequest(args)
+	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
+	a.group, a.subName = groupRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -218,24 +221,49 @@ func versionRequest(args []string) bool {
 
 // groupRequest names the command group the arguments run when it is
 // progress, reviews or features ("" otherwise, and for a completion
-// request): the first argument that is neither a global flag nor its value.
-func groupRequest(args []string) string {
+// request), and the subcommand of it they name ("" for none, and for a
+// help request).
+func groupRequest(args []string) (group, sub string) {
 	if completionRequest(args) {
-		return ""
+		return "", ""
 	}
-	for i := 0; i < len(args); i++ {
+	words := commandWords(args, 2)
+	if len(words) == 0 || (words[0] != "progress" && words[0] != "reviews" && words[0] != "features") {
+		return "", ""
+	}
+	if len(words) == 1 || helpRequest(args) {
+		return words[0], ""
+	}
+	return words[0], words[1]
+}
+
+// commandWords are the first n arguments that are neither a global flag
+// nor its value: the command's path (at most n words of it).
+func commandWords(args []string, n int) []string {
+	var words []string
+	for i := 0; i < len(args) && len(words) < n; i++ {
 		switch s := args[i]; {
 		case s == "-d" || s == "--state-dir" || s == "--agent-state-dir" || s == "-f" || s == "--file" ||
 			s == "--as" || s == "--reason" || s == "--jq" || s == "--fields":
 			i++ // the flag's value
+		case s == "--":
+			return words
 		case strings.HasPrefix(s, "-"):
-		case s == "progress" || s == "reviews" || s == "features":
-			return s
 		default:
-			return ""
+			words = append(words, s)
 		}
 	}
-	return ""
+	return words
+}
+
+// helpRequest says whether the arguments ask for help.
+func helpRequest(args []string) bool {
+	for _, s := range args {
+		if s == "-h" || s == "--help" || s == "--help=true" || s == "help" {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsJSON says whether --json (or --jq or --fields, which imply it) is
@@ -377,6 +405,28 @@ func rewriteArgs(args []string) []string {
 		out[i] = s
 	}
 	return out
+}
+
+// sub is one subcommand of a command group and how it is built.
+type sub struct {
+	name  string
+	build func() *cobra.Command
+}
+
+// lazyGroup builds the command group use: when the arguments run one of its
+// subcommands (a.group and a.subName), that one alone — an agent's call builds
+// one command, not the dozen of its group — else all of them.
+func (a *App) lazyGroup(use, short string, subs ...sub) *cobra.Command {
+	var cmds []*cobra.Command
+	for _, s := range subs {
+		if a.group == use && s.name == a.subName {
+			return group(use, short, s.build())
+		}
+	}
+	for _, s := range subs {
+		cmds = append(cmds, s.build())
+	}
+	return group(use, short, cmds...)
 }
 
 // group builds a command group (progress, reviews, features).

@@ -98,7 +98,7 @@ func parse(data []byte) (*File, error) {
 		if err != nil {
 			return nil, arr.Invalid("features", i, err.field, "%s", err.msg)
 		}
-		if err := jsondoc.CheckMembers(raw, arr.RecordOffset(i), fmt.Sprintf("features[%d]", i), itemShape); err != nil {
+		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
 			return nil, err
 		}
 		if _, dup := f.index[item.ID]; dup {

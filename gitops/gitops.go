@@ -1,6 +1,10 @@
 // Package gitops is the only code in baton that touches a git repository.
-// go-git is its engine. Everything a command needs from git goes through the
-// Repo interface, so that the rules stay testable and the engine replaceable.
+// go-git's storage is its engine (loose and packed objects, references,
+// the index, the config); the repository, the objects and the walks above
+// it are baton's own (repository.go, objects.go, walk.go), so that no
+// package baton links pays a heavy initialisation at start. Everything a
+// command needs from git goes through the Repo interface, so that the rules
+// stay testable and the engine replaceable.
 package gitops
 
 import (

@@ -14,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ErrNoBranch means a branch does not exist.
@@ -107,7 +106,7 @@ func (g *repo) moveBranch(name, old, new string) error {
 type MergeOptions struct {
 	Branch, Into string
 	Message      string
-	Signature    object.Signature
+	Signature    Signature
 	// FastForward lets a branch that contains Into move Into forward
 	// without a merge commit; by default a merge commit is made (--no-ff).
 	FastForward bool
@@ -281,15 +280,13 @@ type Change struct {
 // Changes lists the files whose content or mode differ between two
 // commits' trees.
 func (g *repo) Changes(from, to string) ([]Change, error) {
-	a, err := treeOf(g.r, from)
-	if err != nil {
+	if _, err := g.r.CommitObject(plumbing.NewHash(from)); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", Short(from), err)
 	}
-	b, err := treeOf(g.r, to)
-	if err != nil {
+	if _, err := g.r.CommitObject(plumbing.NewHash(to)); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", Short(to), err)
 	}
-	diff, err := object.DiffTree(a, b)
+	diff, err := g.r.commitChanges(from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -299,10 +296,7 @@ func (g *repo) Changes(from, to string) ([]Change, error) {
 			out = append(out, Change{Path: ch.From.Name, Deleted: true})
 			continue
 		}
-		if ch.From.Name != "" && ch.From.Name != ch.To.Name {
-			out = append(out, Change{Path: ch.From.Name, Deleted: true})
-		}
-		out = append(out, Change{Path: ch.To.Name, Mode: uint32(ch.To.TreeEntry.Mode)})
+		out = append(out, Change{Path: ch.To.Name, Mode: uint32(ch.To.Mode)})
 	}
 	return out, nil
 }
@@ -338,16 +332,24 @@ func uniq(ss []string) []string {
 }
 
 // writeCommit stores a commit object and returns its hash.
-func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig object.Signature) (string, error) {
+func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig Signature) (string, error) {
 	if sig.When.IsZero() {
 		sig.When = time.Now()
 	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
+	c := &commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
 	for _, p := range parents {
 		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
 	}
 	obj := g.r.Storer.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
+	obj.SetType(plumbing.CommitObject)
+	w, err := obj.Writer()
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write(c.encode()); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
 		return "", err
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
@@ -421,23 +423,15 @@ func clean(c *checkout) error {
 	if err != nil {
 		return err
 	}
-	tree, err := hc.Tree()
-	if err != nil {
-		return err
-	}
-	inTree := map[string]plumbing.Hash{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		inTree[f.Name] = f.Hash
-		return nil
-	})
-	if err != nil {
+	inTree := map[string]treeEntry{}
+	if err := c.r.files(hc.TreeHash, "", inTree); err != nil {
 		return err
 	}
 	var dirty []string
 	for _, e := range idx.Entries {
-		h, ok := inTree[e.Name]
+		f, ok := inTree[e.Name]
 		delete(inTree, e.Name)
-		if !ok || h != e.Hash || e.Stage != 0 { // stage 0: not a conflict entry
+		if !ok || f.Hash != e.Hash || e.Stage != 0 { // stage 0: not a conflict entry
 			dirty = append(dirty, e.Name) // staged
 			continue
 		}
@@ -485,15 +479,7 @@ func fileChanged(top string, e *index.Entry) (bool, error) {
 // nothing else is touched. (go-git's hard reset also deletes untracked
 // files — among them baton's own state files — so it is not used.)
 func (c *checkout) update(old, new string) error {
-	oldTree, err := treeOf(c.r, old)
-	if err != nil {
-		return err
-	}
-	newTree, err := treeOf(c.r, new)
-	if err != nil {
-		return err
-	}
-	changes, err := object.DiffTree(oldTree, newTree)
+	changes, err := c.r.commitChanges(old, new)
 	if err != nil {
 		return err
 	}
@@ -501,55 +487,69 @@ func (c *checkout) update(old, new string) error {
 	if err != nil {
 		return err
 	}
+	// removals first: a file that becomes a directory is gone before the
+	// directory's files are written
 	for _, ch := range changes {
-		_, to, err := ch.Files()
-		if err != nil {
-			return err
-		}
-		if to == nil {
+		if ch.To.Name == "" {
 			if err := os.Remove(filepath.Join(c.top, ch.From.Name)); err != nil && !os.IsNotExist(err) {
 				return err
 			}
 			_, _ = idx.Remove(ch.From.Name)
-			continue
 		}
-		to.Name = ch.To.Name // Files names the file alone; the checkout needs its path
-		if err := c.writeFile(idx, to); err != nil {
-			return err
+	}
+	for _, ch := range changes {
+		if ch.To.Name != "" {
+			if err := c.writeFile(idx, ch.To); err != nil {
+				return err
+			}
 		}
 	}
 	return c.writeIndex(idx)
 }
 
-func treeOf(r *repository, hash string) (*object.Tree, error) {
-	cm, err := r.CommitObject(plumbing.NewHash(hash))
+// commitChanges lists the files that differ between two commits' trees.
+func (r *repository) commitChanges(from, to string) ([]treeChange, error) {
+	a, err := r.CommitObject(plumbing.NewHash(from))
 	if err != nil {
 		return nil, err
 	}
-	return cm.Tree()
+	b, err := r.CommitObject(plumbing.NewHash(to))
+	if err != nil {
+		return nil, err
+	}
+	var changes []treeChange
+	err = r.diffTrees(a.TreeHash, b.TreeHash, "", &changes)
+	return changes, err
 }
 
 // writeFile writes a file of the new tree into the checkout and its index
-// entry, with the stat data git compares.
-func (c *checkout) writeFile(idx *index.Index, f *object.File) error {
+// entry, with the stat data git compares; a path git would refuse is
+// refused.
+func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
+	switch f.Mode {
+	case filemode.Symlink, filemode.Executable, filemode.Regular, filemode.Deprecated:
+	default:
+		return nil // submodules are not checked out here
+	}
+	if err := validTreePath(f.Name); err != nil {
+		return err
+	}
 	path := filepath.Join(c.top, f.Name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	content, err := f.Contents()
+	content, err := c.r.blob(f.Hash)
 	if err != nil {
 		return err
 	}
 	_ = os.Remove(path) // a file may become a symlink or change mode
 	switch f.Mode {
 	case filemode.Symlink:
-		err = os.Symlink(content, path)
+		err = os.Symlink(string(content), path)
 	case filemode.Executable:
-		err = os.WriteFile(path, []byte(content), 0o755)
-	case filemode.Regular, filemode.Deprecated:
-		err = os.WriteFile(path, []byte(content), 0o644)
+		err = os.WriteFile(path, content, 0o755)
 	default:
-		return nil // submodules are not checked out here
+		err = os.WriteFile(path, content, 0o644)
 	}
 	if err != nil {
 		return err

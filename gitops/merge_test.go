@@ -8,13 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/baton-cli/baton/gitops"
 )
 
-func sig() object.Signature {
-	return object.Signature{Name: "baton", Email: "baton@example.test", When: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
+func sig() gitops.Signature {
+	return gitops.Signature{Name: "baton", Email: "baton@example.test", When: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
 }
 
 func read(t *testing.T, dir, file string) string {

@@ -10,7 +10,6 @@ import (
 	"dario.cat/mergo"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -91,9 +90,16 @@ func (r *repository) Reference(name plumbing.ReferenceName, resolved bool) (*plu
 }
 
 // CommitObject returns the commit h.
-func (r *repository) CommitObject(h plumbing.Hash) (*object.Commit, error) {
-	return object.GetCommit(r.Storer, h)
+func (r *repository) CommitObject(h plumbing.Hash) (*commit, error) {
+	o, err := r.Storer.EncodedObject(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCommit(o)
 }
+
+// errParentNotFound means a revision asks for a parent a commit lacks.
+var errParentNotFound = errors.New("parent commit not found")
 
 // Branches iterates over the local branches.
 func (r *repository) Branches() (storer.ReferenceIter, error) {
@@ -194,11 +200,11 @@ func splitRevision(rev string) (string, []revStep, error) {
 
 // step takes one ~N (the Nth first parent) or ^N (the Nth parent; ^0 the
 // commit itself) step from c.
-func (r *repository) step(c *object.Commit, s revStep) (*object.Commit, error) {
+func (r *repository) step(c *commit, s revStep) (*commit, error) {
 	if s.tilde {
 		for range s.n {
 			if len(c.ParentHashes) == 0 {
-				return nil, object.ErrParentNotFound
+				return nil, errParentNotFound
 			}
 			next, err := r.CommitObject(c.ParentHashes[0])
 			if err != nil {
@@ -212,7 +218,7 @@ func (r *repository) step(c *object.Commit, s revStep) (*object.Commit, error) {
 		return c, nil
 	}
 	if s.n > len(c.ParentHashes) {
-		return nil, object.ErrParentNotFound
+		return nil, errParentNotFound
 	}
 	return r.CommitObject(c.ParentHashes[s.n-1])
 }
@@ -220,7 +226,7 @@ func (r *repository) step(c *object.Commit, s revStep) (*object.Commit, error) {
 // commitNamed is the commit a revision's name gives: the hashes it may
 // abbreviate first, then the reference it expands to, each peeled from an
 // annotated tag.
-func (r *repository) commitNamed(name string) (*object.Commit, error) {
+func (r *repository) commitNamed(name string) (*commit, error) {
 	if name == "@" {
 		name = "HEAD"
 	}
@@ -235,8 +241,8 @@ func (r *repository) commitNamed(name string) (*object.Commit, error) {
 		if c, err := r.CommitObject(h); err == nil {
 			return c, nil
 		}
-		if tag, err := object.GetTag(r.Storer, h); err == nil {
-			return tag.Commit()
+		if c, err := r.peelTag(h); err == nil {
+			return c, nil
 		}
 	}
 	return nil, plumbing.ErrReferenceNotFound
@@ -272,4 +278,26 @@ func (r *repository) hashesWithPrefix(s string) []plumbing.Hash {
 		}
 	}
 	return out
+}
+
+// peelTag is the commit annotated tag h (or a chain of them) points at.
+func (r *repository) peelTag(h plumbing.Hash) (*commit, error) {
+	for range 10 {
+		o, err := r.Storer.EncodedObject(plumbing.TagObject, h)
+		if err != nil {
+			return nil, err
+		}
+		target, typ, err := tagTarget(o)
+		if err != nil {
+			return nil, err
+		}
+		if typ == plumbing.CommitObject {
+			return r.CommitObject(target)
+		}
+		if typ != plumbing.TagObject {
+			return nil, fmt.Errorf("tag %s points at a %s, not a commit", h, typ)
+		}
+		h = target
+	}
+	return nil, fmt.Errorf("tag %s: too many tags of tags", h)
 }

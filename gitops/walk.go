@@ -4,7 +4,6 @@ import (
 	"container/heap"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // The walks here answer range, ancestry and merge-base questions by
@@ -28,7 +27,7 @@ const (
 const paint = fromLeft | fromRight | stale
 
 type node struct {
-	c     *object.Commit
+	c     *commit
 	flags int
 }
 
@@ -251,7 +250,7 @@ func (g *repo) bestBase(bases []string) (string, error) {
 	return "", nil
 }
 
-func commitOf(c *object.Commit) Commit {
+func commitOf(c *commit) Commit {
 	return Commit{Hash: c.Hash.String(), Subject: subject(c.Message), Parents: hashes(c.ParentHashes)}
 }
 

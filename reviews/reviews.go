@@ -187,7 +187,7 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 		}
 	}
 	for i, x := range f.fixes {
-		if err := jsondoc.CheckMembers([]byte(x.Raw), fx.RecordOffset(i), fmt.Sprintf("fixes[%d]", i), fixShape); err != nil {
+		if err := jsondoc.CheckRecord([]byte(x.Raw), fx.RecordOffset(i), "fixes", i, fixShape); err != nil {
 			return err
 		}
 	}

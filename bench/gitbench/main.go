@@ -58,8 +58,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/baton-cli/baton/bench/gen"
 	"github.com/baton-cli/baton/bench/stat"
 	"github.com/baton-cli/baton/gitops"
@@ -876,7 +874,7 @@ func runOp(op, dir string, args []string) (string, error) {
 		return r.MergeBase(args[0], args[1])
 	}
 	res, err := r.Merge(gitops.MergeOptions{Branch: args[0], Into: args[1], Message: "Merge branch '" + args[0] + "'\n",
-		Signature: object.Signature{Name: "gitbench", Email: "gitbench@example.test", When: time.Now()}})
+		Signature: gitops.Signature{Name: "gitbench", Email: "gitbench@example.test", When: time.Now()}})
 	return res.Commit, err
 }
 

@@ -3,16 +3,12 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
 
 	"github.com/baton-cli/baton/cmd"
 )
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		// A short-lived process whose heap is mostly the state files it
-		// just read: collecting before it exits only costs time.
-		debug.SetGCPercent(400)
-	}
-	os.Exit(cmd.Main(os.Args[1:], cmd.ProcessEnv()))
+	args := os.Args[1:]
+	cmd.SetProcessGC(args, os.Getenv) // the collector for this command: cmd/gc.go
+	os.Exit(cmd.Main(args, cmd.ProcessEnv()))
 }

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// Package initialisation runs in every baton process, before any command,
+// whatever the command uses: an agent pays it on every call. Its time is
+// not asserted (no timing in tests), but the memory it allocates is
+// deterministic and follows the work: the packages that built large
+// tables at init (gojq's builtins ~220 kB, jsonschema-go's ~80 kB, the
+// OpenPGP curves ~20 kB, 541 kB in all) are gone, and this keeps them,
+// and their like, out.
+const (
+	maxInitBytesPerPackage = 48 << 10  // the largest left: encoding/gob's ~26 kB (go-git's config parser)
+	maxInitBytesInAll      = 256 << 10 // ~128 kB now
+)
+
+var initLine = regexp.MustCompile(`(?m)^init (\S+) @[0-9.]+ ms, [0-9.]+ ms clock, (\d+) bytes, (\d+) allocs$`)
+
+// TestStartupInitAllocations runs `baton --version` with the runtime's
+// init trace and bounds what each package, and all of them, allocate.
+func TestStartupInitAllocations(t *testing.T) {
+	cmd := exec.Command(batonBin, "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("baton --version: %v\n%s", err, out)
+	}
+	lines := initLine.FindAllStringSubmatch(string(out), -1)
+	if len(lines) < 20 {
+		t.Fatalf("the init trace lists %d packages: not a trace\n%s", len(lines), out)
+	}
+	total := 0
+	for _, l := range lines {
+		n, _ := strconv.Atoi(l[2])
+		total += n
+		if n > maxInitBytesPerPackage {
+			t.Errorf("package %s allocates %d bytes at init (bound %d): build what it builds on first use, or do not link it", l[1], n, maxInitBytesPerPackage)
+		}
+	}
+	if total > maxInitBytesInAll {
+		t.Errorf("the packages allocate %d bytes at init in all (bound %d)", total, maxInitBytesInAll)
+	}
+	t.Logf("%d packages initialised, %d bytes allocated", len(lines), total)
+}
