@@ -179,8 +179,17 @@ func (st *state) logEvent() {
 	auth, key := st.app.signer(who)
 	st.tx.LogSigned(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: typ, Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened, LogGap: st.logGap}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened, LogGap: st.logGap, LogID: st.newLogID()}.raw(),
 	}, auth, key)
+}
+
+// newLogID names a log that has no entry yet ("" for one that has).
+func (st *state) newLogID() string {
+	if fi, err := os.Stat(st.tx.Store().EventsPath()); err == nil && fi.Size() > 0 {
+		return ""
+	}
+	id, _ := randomHex(16)
+	return id
 }
 
 func stage(who *actor) *string {
