@@ -282,7 +282,13 @@ func missingOrReplaced(s *store.Store, name, hint string) error {
 // list, where baton init wrote the empty one, is read: its session's next
 // write adopts it.
 func replaced(s *store.Store, name string, fi os.FileInfo) error {
-	d, err := s.Replaced(name, fi)
+	return replacedRead(s, name, fi, nil)
+}
+
+// replacedRead is replaced for a reader holding data, the content of the
+// version fi describes (hashed instead of read again).
+func replacedRead(s *store.Store, name string, fi os.FileInfo, data []byte) error {
+	d, err := s.ReplacedRead(name, fi, data)
 	if err != nil || d == nil {
 		return err
 	}
@@ -570,7 +576,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		release()
 		return nil, err
 	}
-	if err := replaced(s, name, fi); err != nil {
+	if err := replacedRead(s, name, fi, data); err != nil {
 		release()
 		return nil, err
 	}
