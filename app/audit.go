@@ -559,6 +559,9 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	// must not hold up the writers.
 	res.GitChecked = a.repo() != nil
 	res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
+	if note := a.staleHooksNote(cfg); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 	res.OK = len(res.Problems) == 0
 	return res, nil
 }

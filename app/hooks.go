@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/gitops"
@@ -35,4 +37,25 @@ func (a *App) installHooks(cfg store.Config) (dir string, written []string, err 
 		return dir, written, errs.New(errs.Unexpected, "init --hooks: writing hooks into %s: %v", dir, err)
 	}
 	return dir, written, nil
+}
+
+// staleHooksNote is verify's note of git hooks an earlier baton installed
+// ("" when there are none, or no repository).
+func (a *App) staleHooksNote(cfg store.Config) string {
+	r := a.repo()
+	if r == nil {
+		return ""
+	}
+	main, _, err := mainOf(r, cfg)
+	if err != nil {
+		return ""
+	}
+	dir, err := gitops.HooksDir(r)
+	if err != nil {
+		return ""
+	}
+	if stale := gitops.StaleHooks(dir, main); len(stale) > 0 {
+		return fmt.Sprintf("the git hooks %s were installed by an earlier baton and guard main differently from this one's: a person runs 'baton init --hooks' to replace them", strings.Join(stale, ", "))
+	}
+	return ""
 }

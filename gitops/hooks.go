@@ -130,3 +130,18 @@ baton: refusing to ` + what + ` $main.
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// StaleHooks lists the hooks in dir that baton wrote but that differ from
+// what this baton writes for main (an earlier version's, which may honour
+// a switch today's hooks do not).
+func StaleHooks(dir, main string) []string {
+	var out []string
+	for _, n := range HookNames {
+		p := filepath.Join(dir, n)
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), HookMarker) && string(b) != hookScript(n, main) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
