@@ -477,6 +477,7 @@ func mainProblems(r gitops.Repo, g gitRecords, base *gitBaseline, cfg store.Conf
 		return []Problem{{"git-main", "", fmt.Sprintf("listing the commits on %s: %v", name, err)}}
 	}
 	ok := accounted(r, g, resolved)
+	reconciledCommits(r, g.log, ok)
 	for _, c := range onMain {
 		if !ok[c.Hash] {
 			out = append(out, Problem{"git-main", "", fmt.Sprintf("%s has commit %s %q that no recorded merge accounts for: it reached %s outside 'baton reviews merge' (see 'git log %s')", name, gitops.Short(c.Hash), c.Subject, name, gitops.Short(c.Hash))})

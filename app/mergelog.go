@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/baton-cli/baton/gitops"
 	"github.com/baton-cli/baton/store"
@@ -28,7 +29,10 @@ type logRecords struct {
 	merges      []logMerge
 	movedTo     map[string]bool
 	unexplained []logMove
-	gap         bool
+	// reconciled are the moves of main a person's reconcile recorded: the
+	// commits they brought are the person's, on the record.
+	reconciled []logMove
+	gap        bool
 }
 
 // logMerge is a merge into main an entry of the log records.
@@ -84,6 +88,9 @@ func logRecordsOf(events []store.Event) logRecords {
 		if e.Type == "reconcile" {
 			for i := range lr.merges {
 				lr.merges[i].reconciledAfter = true
+			}
+			if prev != "" && strings.HasPrefix(e.Auth, "person:") {
+				lr.reconciled = append(lr.reconciled, logMove{e.Seq, prev, head})
 			}
 		}
 		prev = head
@@ -171,4 +178,21 @@ func trailerProblems(lr logRecords, name string, c gitops.Commit, trailers []str
 		}
 	}
 	return out
+}
+
+// reconciledCommits adds to ok the commits a person's reconcile brought to
+// main (from where main was to where the reconcile found it).
+func reconciledCommits(r gitops.Repo, lr logRecords, ok map[string]bool) {
+	for _, m := range lr.reconciled {
+		if on, err := r.IsAncestor(m.from, m.to); err != nil || !on {
+			continue // main moved back or rewritten: nothing brought in
+		}
+		in, err := r.Range(m.from, m.to)
+		if err != nil {
+			continue
+		}
+		for _, c := range in {
+			ok[c.Hash] = true
+		}
+	}
 }
