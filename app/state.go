@@ -134,6 +134,10 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 				return err
 			}
 		}
+		if err := st.checkOwnFile(fileName); err != nil {
+			refused, who, task = st.refused, st.who, st.taskID
+			return err
+		}
 		if err := fn(st); err != nil {
 			refused, who, task = st.refused, st.who, st.taskID
 			return err
