@@ -327,9 +327,15 @@ ids assigned inside the lock and counters computed from the files.
 		a.addAllCommands(root)
 	}
 	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
+	if a.subName == "" {
+		root.InitDefaultCompletionCmd()
+	} else {
+		root.CompletionOptions.DisableDefaultCmd = true // one subcommand runs: 'baton completion' is not it
+	}
 	a.jsonHelp(root)
-	addExamples(root)
+	if a.subName == "" {
+		addExamples(root) // for help and man pages, which the one-subcommand tree never prints
+	}
 	if a.completing {
 		a.addCompletions(root)
 	}
