@@ -290,9 +290,11 @@ feature_list.json. Every change happens under a file lock, atomically across fil
 ids assigned inside the lock and counters computed from the files.
 
 ` + exitCodeHelp,
-		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
+	}
+	if a.subName == "" {
+		root.Version = version() // the one-subcommand tree neither prints nor serves it
 	}
 	root.SetVersionTemplate("baton version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
