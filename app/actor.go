@@ -202,6 +202,11 @@ type eventPayload struct {
 	// LogGap records, in a person's reconcile, the anchored head of a log
 	// whose entries were lost: verify reports it from then on.
 	LogGap *store.LogGap `json:"log_gap,omitempty"`
+	// LogID, on a log's first entry only, is a random name for the log: it
+	// makes that entry (whose hash names the log in the anchors outside
+	// the project) unlike any other log's first entry, even one made the
+	// same second from the same files.
+	LogID string `json:"log_id,omitempty"`
 }
 
 // openedRecord is the audit record of a session's opening.

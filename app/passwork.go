@@ -1,6 +1,8 @@
 package app
 
 import (
+	"path/filepath"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
@@ -94,4 +96,36 @@ func (st *state) checkLatest(rv gjson.Result, id int) error {
 	n := later.Get("review_id").Int()
 	return st.refuse(errs.New(errs.Policy, "review R%d is not the latest review of its work: R%d (%s) came after it, and the latest review decides — act on R%d (merge it only if it lets the work through)",
 		id, n, reviews.VerdictOf(later), n))
+}
+
+// checkOwnFile refuses a session's write through --file naming another
+// file than the project's own: baton would read that file as the state
+// (a review the log never recorded, say) and act on it — merge, mark
+// features passing — while the drift check, which compares the files the
+// log records, never looks at it. A person may name any file.
+func (st *state) checkOwnFile(name string) error {
+	if name == "" || st.app.g.File == "" {
+		return nil
+	}
+	s := st.tx.Store()
+	given, own := s.Path(name), filepath.Join(s.Dir, name)
+	if samePath(given, own) {
+		return nil
+	}
+	who, err := st.resolveActor()
+	if err != nil || who == nil || who.person() {
+		return err
+	}
+	return st.refuse(errs.New(errs.Policy, "--file %s: this project's %s is %s, and a session writes only the project's own state files, never another copy. Leave --file out",
+		st.app.g.File, name, own))
+}
+
+// samePath says whether two paths name the same file (links resolved).
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }

@@ -134,6 +134,10 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 				return err
 			}
 		}
+		if err := st.checkOwnFile(fileName); err != nil {
+			refused, who, task = st.refused, st.who, st.taskID
+			return err
+		}
 		if err := fn(st); err != nil {
 			refused, who, task = st.refused, st.who, st.taskID
 			return err
@@ -179,8 +183,17 @@ func (st *state) logEvent() {
 	auth, key := st.app.signer(who)
 	st.tx.LogSigned(store.Event{
 		TaskID: st.taskID, StageID: stage(who), Type: typ, Timestamp: st.stamp(),
-		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened, LogGap: st.logGap}.raw(),
+		Payload: eventPayload{Command: st.cmdPath, Actor: who, Changed: changed, Summary: summary, Record: recordJSON(st.record), Reconciled: st.reconciled, Opened: st.opened, LogGap: st.logGap, LogID: st.newLogID()}.raw(),
 	}, auth, key)
+}
+
+// newLogID names a log that has no entry yet ("" for one that has).
+func (st *state) newLogID() string {
+	if fi, err := os.Stat(st.tx.Store().EventsPath()); err == nil && fi.Size() > 0 {
+		return ""
+	}
+	id, _ := randomHex(16)
+	return id
 }
 
 func stage(who *actor) *string {
@@ -269,7 +282,13 @@ func missingOrReplaced(s *store.Store, name, hint string) error {
 // list, where baton init wrote the empty one, is read: its session's next
 // write adopts it.
 func replaced(s *store.Store, name string, fi os.FileInfo) error {
-	d, err := s.Replaced(name, fi)
+	return replacedRead(s, name, fi, nil)
+}
+
+// replacedRead is replaced for a reader holding data, the content of the
+// version fi describes (hashed instead of read again).
+func replacedRead(s *store.Store, name string, fi os.FileInfo, data []byte) error {
+	d, err := s.ReplacedRead(name, fi, data)
 	if err != nil || d == nil {
 		return err
 	}
@@ -557,7 +576,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		release()
 		return nil, err
 	}
-	if err := replaced(s, name, fi); err != nil {
+	if err := replacedRead(s, name, fi, data); err != nil {
 		release()
 		return nil, err
 	}

@@ -103,6 +103,13 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}
 
+	seen := map[string]bool{} // every version of the files the test saw, by hash
+	see := func(c *crashState) {
+		for _, b := range [][]byte{c.prog, c.rev, c.feat} {
+			seen[hashOf(b)] = true
+		}
+	}
+	see(prev)
 	// Calibrate: how long each kind of writer takes when left alone.
 	kill := newKiller(rng)
 	for i := 0; !kill.calibrated() || i < 12; i++ {
@@ -114,14 +121,11 @@ func TestCrashSafety(t *testing.T) {
 		mustBaton(t, dir, op.args...)
 		kill.sample(kindClass(op.kind), time.Since(start))
 		prev = loadCrash(t, dir, prev)
+		see(prev)
 	}
 	t.Logf("uninterrupted durations: %v (progress.json %d KB, feature_list.json %d KB)", kill.took, len(prev.prog)/1024, len(prev.feat)/1024)
 
 	var st struct{ killed, exited, journals, patchJournals, temps, newState, oldState, backups int }
-	seen := map[string]bool{} // every version of the files the loop saw, by hash
-	for _, b := range [][]byte{prev.prog, prev.rev, prev.feat} {
-		seen[hashOf(b)] = true
-	}
 	prevEvents, _ := auditLog(t, dir)
 	deadline := time.Now().Add(crashBudget)
 	for i := 0; i < iterations; i++ {
@@ -187,9 +191,7 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 		checkReader(t, when, rres, cur)
-		for _, b := range [][]byte{cur.prog, cur.rev, cur.feat} {
-			seen[hashOf(b)] = true
-		}
+		see(cur)
 		st.backups += checkBackups(t, when, dir, seen)
 		kill.learn(kindClass(op.kind), delay, elapsed, completed, changed)
 		prev = cur

@@ -68,12 +68,13 @@ func Parse(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
-	return parse(data)
+	return parse(data, false)
 }
 
-// ParseTrusted reads a feature list baton itself wrote: the JSON is not
-// checked again (the list is small; its records are still read).
-func ParseTrusted(data []byte, _ jsondoc.Facts) (*File, error) { return parse(data) }
+// ParseTrusted reads a feature list baton itself wrote (or validated in
+// full): neither the JSON nor the records' shapes are checked again; the
+// records are still read.
+func ParseTrusted(data []byte, _ jsondoc.Facts) (*File, error) { return parse(data, true) }
 
 // Facts returns what the last Bytes wrote, for the next command.
 func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
@@ -83,7 +84,7 @@ func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
 // reads the records again and needs no more than that they were valid.
 func (f *File) StampFacts() jsondoc.Facts { return f.doc.ReadFacts() }
 
-func parse(data []byte) (*File, error) {
+func parse(data []byte, trusted bool) (*File, error) {
 	doc, err := jsondoc.ParseDoc(data, "features")
 	if err != nil {
 		return nil, err
@@ -98,8 +99,10 @@ func parse(data []byte) (*File, error) {
 		if err != nil {
 			return nil, arr.Invalid("features", i, err.field, "%s", err.msg)
 		}
-		if err := jsondoc.CheckMembers(raw, arr.RecordOffset(i), fmt.Sprintf("features[%d]", i), itemShape); err != nil {
-			return nil, err
+		if !trusted {
+			if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
+				return nil, err
+			}
 		}
 		if _, dup := f.index[item.ID]; dup {
 			return nil, arr.Invalid("features", i, "id", "duplicate feature id %q", item.ID)
@@ -123,27 +126,48 @@ var (
 type fieldError struct{ field, msg string }
 
 func parseItem(raw []byte) (Feature, *fieldError) {
-	r := gjson.ParseBytes(raw)
+	r := jsondoc.View(raw) // read in one pass; what the item keeps is copied out
 	if !r.IsObject() {
 		return Feature{}, &fieldError{"", "a feature must be a JSON object"}
 	}
-	item := Feature{Name: r.Get("name").String(), Type: r.Get("type").String()}
-	switch p := r.Get("passes"); p.Type {
+	var name, typ, passes, id, source, reason gjson.Result
+	r.ForEach(func(k, v gjson.Result) bool {
+		var to *gjson.Result
+		switch k.Str {
+		case "name":
+			to = &name
+		case "type":
+			to = &typ
+		case "passes":
+			to = &passes
+		case "id":
+			to = &id
+		case "source_review":
+			to = &source
+		case "failure_reason":
+			to = &reason
+		}
+		if to != nil && !to.Exists() { // the first of a key given twice counts
+			*to = v
+		}
+		return true
+	})
+	item := Feature{Name: strings.Clone(name.String()), Type: strings.Clone(typ.String())}
+	switch passes.Type {
 	case gjson.True:
 		item.Passes = true
 	case gjson.False, gjson.Null:
 	default:
 		return Feature{}, &fieldError{"passes", "passes must be true or false"}
 	}
-	id := r.Get("id")
 	if id.Type != gjson.String || strings.TrimSpace(id.Str) == "" {
 		return item, &fieldError{"id", "every feature needs a non-empty string id"}
 	}
-	item.ID = id.Str
-	if sr := r.Get("source_review"); sr.Exists() {
-		item.SourceReview = sr.Value()
+	item.ID = strings.Clone(id.Str)
+	if source.Exists() {
+		item.SourceReview = gjson.Parse(strings.Clone(source.Raw)).Value()
 	}
-	item.FailureReason = r.Get("failure_reason").String()
+	item.FailureReason = strings.Clone(reason.String())
 	return item, nil
 }
 

@@ -78,6 +78,11 @@ func parseShared(raw []byte) gjson.Result {
 	return gjson.Parse(unsafe.String(&raw[0], len(raw)))
 }
 
+// View parses raw for a look without copying it: the result's strings point
+// into raw, so nothing taken from it may be kept beyond raw's life (a
+// mapped file is unmapped after the read). For checks that keep nothing.
+func View(raw []byte) gjson.Result { return parseShared(raw) }
+
 // sub returns v's raw bytes as a slice of raw (v came from parseShared on
 // raw), so that records are not copied.
 func sub(raw []byte, v gjson.Result) []byte {

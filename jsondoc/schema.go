@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -39,6 +40,27 @@ type Want struct {
 // reading the object from its start, once per wanted member); of a key
 // given twice the first counts.
 func CheckMembers(raw []byte, off int, path string, wants []Want) error {
+	if err := checkMembers(raw, off, wants); err != nil {
+		err.Path = join(path, err.Path)
+		return err
+	}
+	return nil
+}
+
+// CheckRecord is CheckMembers for record i of the array named array; the
+// record's path ("sessions[3]") is made only for an error, since files
+// are checked record by record, ten thousand of them.
+func CheckRecord(raw []byte, off int, array string, i int, wants []Want) error {
+	if err := checkMembers(raw, off, wants); err != nil {
+		err.Path = join(array+"["+strconv.Itoa(i)+"]", err.Path)
+		return err
+	}
+	return nil
+}
+
+// checkMembers is CheckMembers with the error's path relative to the
+// object (the member's key).
+func checkMembers(raw []byte, off int, wants []Want) *InvalidError {
 	var buf [24]gjson.Result
 	found := buf[:0]
 	if len(wants) > len(buf) {
@@ -61,7 +83,8 @@ func CheckMembers(raw []byte, off int, path string, wants []Want) error {
 		if v.Exists() {
 			at += v.Index
 		}
-		if err := checkValue(v, at, join(path, w.Key), w); err != nil {
+		if err := checkValueAt(v, at, w); err != nil {
+			err.Path = w.Key
 			return err
 		}
 	}
@@ -80,31 +103,43 @@ func (o *Object) Check(path, missing string, wants []Want) error {
 		if !v.Exists() && w.Required && missing != "" {
 			return &InvalidError{Offset: at, Path: join(path, w.Key), Msg: fmt.Sprintf("missing: the file must have %s %s here (%s)", article(w.Type), w.Type, missing)}
 		}
-		if err := checkValue(v, at, join(path, w.Key), w); err != nil {
+		if err := checkValue(v, at, path, w); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkValue(v gjson.Result, at int, p string, w Want) error {
+// checkValue checks the value v of member w.Key of the object at path
+// (the member's path is made only for an error: files are checked record
+// by record, ten thousand of them).
+func checkValue(v gjson.Result, at int, path string, w Want) error {
+	err := checkValueAt(v, at, w)
+	if err != nil {
+		err.Path = join(path, w.Key)
+		return err
+	}
+	return nil
+}
+
+func checkValueAt(v gjson.Result, at int, w Want) *InvalidError {
 	switch {
 	case !v.Exists():
 		if w.Required {
-			return &InvalidError{Offset: at, Path: p, Msg: fmt.Sprintf("missing: the file must have %s %s here", article(w.Type), w.Type)}
+			return &InvalidError{Offset: at, Msg: fmt.Sprintf("missing: the file must have %s %s here", article(w.Type), w.Type)}
 		}
 	case v.Type == gjson.Null:
 		if !w.Null && w.Required {
-			return &InvalidError{Offset: at, Path: p, Msg: fmt.Sprintf("must be %s %s, found null", article(w.Type), w.Type)}
+			return &InvalidError{Offset: at, Msg: fmt.Sprintf("must be %s %s, found null", article(w.Type), w.Type)}
 		}
 	case !is(v, w.Type) && (w.Also == "" || !is(v, w.Also)):
 		want := w.Type
 		if w.Also != "" {
 			want += " or " + article(w.Also) + " " + w.Also
 		}
-		return &InvalidError{Offset: at, Path: p, Msg: fmt.Sprintf("must be %s %s, found %s", article(w.Type), want, describe(v))}
+		return &InvalidError{Offset: at, Msg: fmt.Sprintf("must be %s %s, found %s", article(w.Type), want, describe(v))}
 	case w.Enum != nil && v.Type == gjson.String && !oneOf(v.Str, w.Enum):
-		return &InvalidError{Offset: at, Path: p, Msg: fmt.Sprintf("%q is not one of %s", v.Str, strings.Join(w.Enum, ", "))}
+		return &InvalidError{Offset: at, Msg: fmt.Sprintf("%q is not one of %s", v.Str, strings.Join(w.Enum, ", "))}
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ package progress
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -168,7 +167,7 @@ func Parse(data []byte) (*File, error) {
 	elems := arr.Elems()
 	seen := make(map[int]bool, len(elems))
 	for i, raw := range elems {
-		r := gjson.ParseBytes(raw)
+		r := jsondoc.View(raw) // a look: nothing kept (the id is a number)
 		if !r.IsObject() {
 			return nil, arr.Invalid("sessions", i, "", "a session must be a JSON object")
 		}
@@ -180,7 +179,7 @@ func Parse(data []byte) (*File, error) {
 		if seen[id] {
 			return nil, arr.Invalid("sessions", i, "session_id", "duplicate session id %d", id)
 		}
-		if err := jsondoc.CheckMembers(raw, arr.RecordOffset(i), fmt.Sprintf("sessions[%d]", i), sessionShape); err != nil {
+		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "sessions", i, sessionShape); err != nil {
 			return nil, err
 		}
 		seen[id] = true

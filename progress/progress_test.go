@@ -124,6 +124,8 @@ func TestParseRejects(t *testing.T) {
 		{"huge id", two(`1e300`), "sessions[1].session_id", "positive whole number", true},
 		{"duplicate id", two(`1`), "sessions[1].session_id", "duplicate session id 1", true},
 		{"missing id", "{\"sessions\": [{\"session_id\": 1}, " + second + "}]}", "sessions[1].session_id", "found nothing", true},
+		{"outcome not one of them", "{\"sessions\": [{\"session_id\": 1}, {\"session_id\": 2, \"outcome\": \"BOGUS\"}]}", "sessions[1].outcome", "is not one of", false},
+		{"summary not a string", "{\"sessions\": [{\"session_id\": 1, \"summary\": 3}]}", "sessions[0].summary", "must be a string", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -187,7 +187,7 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 		}
 	}
 	for i, x := range f.fixes {
-		if err := jsondoc.CheckMembers([]byte(x.Raw), fx.RecordOffset(i), fmt.Sprintf("fixes[%d]", i), fixShape); err != nil {
+		if err := jsondoc.CheckRecord([]byte(x.Raw), fx.RecordOffset(i), "fixes", i, fixShape); err != nil {
 			return err
 		}
 	}
@@ -437,9 +437,12 @@ func (f *File) FixCount(featureIDs string) int {
 		return false
 	}
 	after := int64(0)
-	for _, r := range f.rv() {
+	rv := f.rv()
+	for i := len(rv) - 1; i >= 0; i-- { // the last rejection: looked for from the end
+		r := rv[i]
 		if shares(r.Get("feature_id").String()) && (VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool()) {
 			after = r.Get("review_id").Int()
+			break
 		}
 	}
 	n := 0

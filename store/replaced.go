@@ -12,6 +12,13 @@ import "os"
 // the check is not taken for a replacement: the file and the last entry
 // are compared again before a difference is reported.
 func (s *Store) Replaced(name string, fi os.FileInfo) (*Drift, error) {
+	return s.ReplacedRead(name, fi, nil)
+}
+
+// ReplacedRead is Replaced for a reader that holds data, the content of
+// the version fi describes (mapped or read): while the file keeps that
+// identity, data is hashed instead of the file being read again.
+func (s *Store) ReplacedRead(name string, fi os.FileInfo, data []byte) (*Drift, error) {
 	if fi != nil {
 		if _, ok := s.stamped(name, fi); ok {
 			return nil, nil
@@ -30,12 +37,24 @@ func (s *Store) Replaced(name string, fi os.FileInfo) (*Drift, error) {
 		if !ok || want == "" {
 			return nil, nil
 		}
-		now, data, err := s.currentHash(name, nil)
+		now, read, err := s.hashHeld(name, fi, data)
 		if err != nil || now == want {
 			return nil, err
 		}
 		d = &Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
-		d.Difference = s.difference(name, want, now, data)
+		d.Difference = s.difference(name, want, now, read)
 	}
 	return d, nil
+}
+
+// hashHeld hashes the file name as it is now: data (the content of the
+// version fi describes) while the file still has that identity, else
+// what is read from it.
+func (s *Store) hashHeld(name string, fi os.FileInfo, data []byte) (string, []byte, error) {
+	if data != nil && fi != nil {
+		if now, err := os.Stat(s.Path(name)); err == nil && identity(now) == identity(fi) {
+			return HashContent(data), data, nil
+		}
+	}
+	return s.currentHash(name, nil)
 }

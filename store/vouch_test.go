@@ -144,3 +144,27 @@ func TestVouchNeverCoversAChange(t *testing.T) {
 		t.Fatal("a file that differs from the record was stamped")
 	}
 }
+
+// A reader holding a version's content hashes it instead of reading the
+// file again, only while the file has that version's identity: a copy
+// restored over it since is read and reported.
+func TestReplacedReadHashesHeldContent(t *testing.T) {
+	s, _ := newBig(t)
+	restore(t, s, "small.json") // no stamp vouches for it: it is compared
+	held, err := os.ReadFile(s.Path("small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(s.Path("small.json"))
+	if d, err := s.ReplacedRead("small.json", fi, held); d != nil || err != nil {
+		t.Fatalf("the recorded version: %v %v", d, err)
+	}
+	if d, _ := s.ReplacedRead("small.json", fi, []byte("{\"a\": 9}\n")); d == nil {
+		t.Fatal("the held content was not what was hashed") // only a test can hold other bytes under that identity
+	}
+	os.Remove(s.Path("small.json"))
+	os.WriteFile(s.Path("small.json"), []byte("{\"a\": 2}\n"), 0o644)
+	if d, _ := s.ReplacedRead("small.json", fi, held); d == nil || d.File != "small.json" {
+		t.Fatalf("replaced since the read: %v, want it reported from the file as it is", d)
+	}
+}
