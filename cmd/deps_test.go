@@ -13,14 +13,11 @@ import (
 // may be linked into cmd/baton again.
 var heavyAtStart = map[string]string{
 	"github.com/itchyny/gojq":                         "third_party/gojq (builtin tables built on first use)",
-	"github.com/modelcontextprotocol/go-sdk/":         "mcpserver's own protocol and schemas (the SDK's client stays in the tests)",
-	"github.com/google/jsonschema-go/":                "mcpserver's own schemas",
 	"github.com/go-git/go-git/v5":                     "gitops/repository.go over go-git's storage (the package brings every network transport)",
 	"github.com/go-git/go-git/v5/plumbing/transport/": "nothing: baton fetches and pushes nothing",
 	"github.com/go-git/go-git/v5/plumbing/object":     "gitops/objects.go (go-git's brings OpenPGP and its elliptic-curve tables)",
 	"github.com/ProtonMail/go-crypto/":                "nothing: baton verifies no signature",
 	"golang.org/x/crypto/ssh":                         "nothing: baton fetches and pushes nothing",
-	"net/http":                                        "nothing at start (a command needing it would import it itself)",
 }
 
 // TestNoHeavyInitLinked lists the packages linked into the baton binary

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/baton-cli/baton/app"
@@ -27,7 +30,12 @@ the protocol's JSON-RPC messages; warnings go to standard error.`,
 				Credential: a.env.Getenv("BATON_SESSION"),
 				Version:    c.Root().Version,
 			}, a.env.Stderr)
-			return srv.Serve(c.Context(), a.env.Stdin, a.env.Stdout)
+			t := &mcp.IOTransport{Reader: io.NopCloser(a.env.Stdin), Writer: nopWriteCloser{a.env.Stdout}}
+			return srv.Run(c.Context(), t)
 		},
 	}
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

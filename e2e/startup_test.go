@@ -12,13 +12,19 @@ import (
 // whatever the command uses: an agent pays it on every call. Its time is
 // not asserted (no timing in tests), but the memory it allocates is
 // deterministic and follows the work: the packages that built large
-// tables at init (gojq's builtins ~220 kB, jsonschema-go's ~80 kB, the
-// OpenPGP curves ~20 kB, 541 kB in all) are gone, and this keeps them,
-// and their like, out.
+// tables at init (gojq's builtins ~220 kB, the OpenPGP curves ~20 kB) are
+// gone, and this keeps them, and their like, out. The one kept is the
+// official MCP SDK's JSON Schema library (~80 kB), which `baton mcp` is
+// built on.
 const (
 	maxInitBytesPerPackage = 48 << 10  // the largest left: encoding/gob's ~26 kB (go-git's config parser)
-	maxInitBytesInAll      = 256 << 10 // ~128 kB now
+	maxInitBytesInAll      = 384 << 10 // ~250 kB now
 )
+
+// initExceptions may allocate more than maxInitBytesPerPackage, and why.
+var initExceptions = map[string]int{
+	"github.com/google/jsonschema-go/jsonschema": 96 << 10, // the MCP SDK's schemas: baton mcp runs on the SDK
+}
 
 var initLine = regexp.MustCompile(`(?m)^init (\S+) @[0-9.]+ ms, [0-9.]+ ms clock, (\d+) bytes, (\d+) allocs$`)
 
@@ -39,8 +45,12 @@ func TestStartupInitAllocations(t *testing.T) {
 	for _, l := range lines {
 		n, _ := strconv.Atoi(l[2])
 		total += n
-		if n > maxInitBytesPerPackage {
-			t.Errorf("package %s allocates %d bytes at init (bound %d): build what it builds on first use, or do not link it", l[1], n, maxInitBytesPerPackage)
+		bound := maxInitBytesPerPackage
+		if b, ok := initExceptions[l[1]]; ok {
+			bound = b
+		}
+		if n > bound {
+			t.Errorf("package %s allocates %d bytes at init (bound %d): build what it builds on first use, or do not link it", l[1], n, bound)
 		}
 	}
 	if total > maxInitBytesInAll {

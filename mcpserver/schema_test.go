@@ -12,13 +12,30 @@ import (
 	"github.com/baton-cli/baton/workflow"
 )
 
-// listFor lists the tools a server acting as role offers, as the MCP
-// SDK's client receives them (the role is set directly: no state is read).
+// listFor lists the tools a server acting as role offers, over the SDK's
+// in-memory transport (the role is set directly: no state is read).
 func listFor(t *testing.T, role string) []*mcp.Tool {
 	t.Helper()
 	s := &Server{role: role}
-	s.offer()
-	res, err := ClientOf(t, s).ListTools(context.Background(), nil)
+	m := mcp.NewServer(&mcp.Implementation{Name: "baton", Version: "test"}, nil)
+	for _, sp := range catalog() {
+		if sp.offeredTo(role) {
+			sp.add(m, sp.tool(), s)
+		}
+	}
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := m.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
 // Package mcpserver is baton's MCP front end: `baton mcp` serves the
-// application layer's operations as MCP tools over stdio. A server is bound the way a CLI call is — by the session
+// application layer's operations as MCP tools over stdio, on the official
+// Go SDK. A server is bound the way a CLI call is — by the session
 // credential in its environment (BATON_SESSION) — and offers that
 // session's role's tools only: the reads to everyone, each write to the
 // roles the responsibility matrix lets take it. Unbound, it offers the
@@ -7,22 +8,16 @@
 // transaction, exactly as the CLI's; a refusal comes back as a tool error
 // with the CLI's text. Handlers only translate: tool input to the
 // application's input, its result to the tool's output.
-//
-// The protocol (rpc.go) and the tools' schemas (schema.go) are baton's own:
-// the few methods a tool server answers over stdio. The official Go SDK's
-// client drives the server in the tests; the SDK's server is not linked
-// into baton, whose every command would pay that package's initialisation
-// (its schema library, net/http) at start.
 package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/jsondoc"
@@ -31,13 +26,11 @@ import (
 // Server is one MCP server: the application, the caller every call acts
 // as, and the role that caller's session was opened with ("" unbound).
 type Server struct {
-	app     *app.App
-	caller  app.Caller
-	version string
-	mu      sync.Mutex // guards role, which session_end clears, tools and out
-	role    string
-	tools   []spec // offered, in the catalog's order
-	out     *conn  // the client being served (Serve), nil before
+	mcp    *mcp.Server
+	app    *app.App
+	caller app.Caller
+	mu     sync.Mutex // guards role, which session_end clears
+	role   string
 }
 
 // Options make a server.
@@ -57,8 +50,8 @@ type Options struct {
 // credential binds (none: read-only tools) and registers that role's
 // tools. A credential that binds no open session serves the reads, and
 // says so in warn.
-func New(ctx context.Context, o Options, warn io.Writer) *Server {
-	s := &Server{caller: app.Bound(o.Credential), version: o.Version}
+func New(ctx context.Context, o Options, warn io.Writer) *mcp.Server {
+	s := &Server{caller: app.Bound(o.Credential)}
 	s.app = app.New(o.Env, o.AppOptions, &sink{}) // each call has its own (WithSink)
 	if o.Credential != "" {
 		cur, err := s.app.SessionCurrent(ctx, s.caller)
@@ -69,64 +62,31 @@ func New(ctx context.Context, o Options, warn io.Writer) *Server {
 			s.role = cur.Sessions[0].AgentType
 		}
 	}
-	s.offer()
-	return s
-}
-
-// offer registers the tools of the server's role.
-func (s *Server) offer() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tools = nil
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "baton", Title: "baton", Version: o.Version}, &mcp.ServerOptions{Instructions: s.instructions()})
 	for _, sp := range catalog() {
 		if sp.offeredTo(s.role) {
-			s.tools = append(s.tools, sp)
+			sp.add(s.mcp, sp.tool(), s)
 		}
 	}
+	return s.mcp
 }
 
 // unbind withdraws the writes once the session has ended: its credential
 // binds nothing any more, and the client is told the list changed.
 func (s *Server) unbind() {
+	role := s.Role()
+	var writes []string
+	for _, sp := range catalog() {
+		if !sp.readOnly() && sp.offeredTo(role) {
+			writes = append(writes, sp.name)
+		}
+	}
 	s.mu.Lock()
 	s.role = ""
 	s.mu.Unlock()
-	s.offer()
-	s.notify("notifications/tools/list_changed")
-}
-
-// listTools describes the tools offered now.
-func (s *Server) listTools() []tool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]tool, len(s.tools))
-	for i, sp := range s.tools {
-		out[i] = sp.tool()
+	if s.mcp != nil {
+		s.mcp.RemoveTools(writes...)
 	}
-	return out
-}
-
-// callTool runs a tools/call: a tool the server does not offer (now) is
-// a protocol error, as it is not in the list the client was given.
-func (s *Server) callTool(ctx context.Context, params json.RawMessage) result {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return result{err: &rpcError{Code: codeInvalidParams, Message: "tools/call: " + err.Error()}}
-	}
-	s.mu.Lock()
-	i := slices.IndexFunc(s.tools, func(sp spec) bool { return sp.name == p.Name })
-	var sp spec
-	if i >= 0 {
-		sp = s.tools[i]
-	}
-	s.mu.Unlock()
-	if i < 0 {
-		return result{err: &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}}
-	}
-	return result{v: sp.run(ctx, s, p.Arguments)}
 }
 
 // instructions tell the client whom the server acts for.

@@ -118,10 +118,23 @@ func (p *project) connect(cred string) *mcp.ClientSession {
 	return clientOf(p.t, mcpserver.New(ctx, mcpserver.Options{Env: env, Credential: cred, Version: "test"}, io.Discard))
 }
 
-// clientOf connects the SDK's client to srv; both end with the test.
-func clientOf(t *testing.T, srv *mcpserver.Server) *mcp.ClientSession {
+// clientOf connects a client to srv over in-memory transports; both are
+// closed when the test ends.
+func clientOf(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
-	return mcpserver.ClientOf(t, srv)
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
