@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -307,10 +308,11 @@ func (e *InvalidError) Error() string {
 // UTF-8 with no object holding a key twice. It returns an *InvalidError
 // carrying the offset of the first problem.
 func Check(data []byte) error {
-	if gjson.ValidBytes(data) {
-		if deep, err := strictCheck(data); !deep {
-			return err
+	if ok, _, dup := scan(data); ok {
+		if !utf8.Valid(data) {
+			return invalidUTF8(data)
 		}
+		return dup
 	}
 	var raw json.RawMessage
 	err := json.Unmarshal(data, &raw)

@@ -283,3 +283,70 @@ func TestFileCutWhileMapped(t *testing.T) {
 		t.Fatalf("the transaction wrote: %d bytes", len(got))
 	}
 }
+
+// A state file that is a symbolic link is patched through it: the link
+// stays a link, and the file it names is the one changed in place.
+func TestPatchThroughSymlink(t *testing.T) {
+	ps := newPatchState(t)
+	path := ps.s.Path("f.json")
+	real := filepath.Join(t.TempDir(), "elsewhere.json")
+	if err := os.Rename(path, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, path); err != nil {
+		t.Fatal(err)
+	}
+	var inodes []uint64
+	for i := 0; i < 4; i++ {
+		rec := []byte(fmt.Sprintf("{\"id\":%d}", 100+i))
+		ps.count++
+		n := int64(len(ps.content)) + 2
+		hash := ps.commit(func(d []byte) [][]byte { return [][]byte{d, []byte(",\n"), rec} }, n)
+		if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("commit %d: the link was replaced (%v)", i, err)
+		}
+		got, _ := os.ReadFile(real)
+		if !bytes.Equal(got, ps.content) || hash != HashContent(got) {
+			t.Fatalf("commit %d: the linked file holds %q", i, got)
+		}
+		inodes = append(inodes, inodeOf(t, real))
+	}
+	// the first write after the move replaces the file (its identity is
+	// not the stamped one); the ones after it patch it in place
+	if inodes[1] != inodes[2] || inodes[2] != inodes[3] {
+		t.Fatalf("the linked file was replaced, not patched: inodes %v", inodes)
+	}
+}
+
+// A file replaced outside baton after the transaction mapped it is not
+// patched (the patch would land on another file): the commit replaces it
+// whole with the content staged, which the mapping still holds.
+func TestReplacedAfterMappingIsNotPatched(t *testing.T) {
+	ps := newPatchState(t)
+	path := ps.s.Path("f.json")
+	var want []byte
+	err := ps.s.Update(context.Background(), func(tx *Tx) error {
+		data, _, _, err := tx.ReadTrusted("f.json")
+		if err != nil {
+			return err
+		}
+		tmp := path + ".other"
+		if err := os.WriteFile(tmp, []byte("[\"someone else's\"]"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		pieces := [][]byte{data, []byte(",\n{\"id\":1}")}
+		want = bytes.Join(pieces, nil)
+		tx.WriteSegments("f.json", pieces, ps.facts(int64(len(data))+2, len(want)))
+		tx.Log(Event{Type: "task"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+		t.Fatalf("the file holds %q, want %q", got, want)
+	}
+}

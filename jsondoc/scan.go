@@ -1,0 +1,226 @@
+package jsondoc
+
+// scanner is the one pass Check makes over a file: the grammar as
+// encoding/json accepts it, the nesting depth, and duplicate keys (see
+// strict.go), without building anything. It stops at the first grammar
+// error, which Check then has encoding/json describe.
+type scanner struct {
+	data  []byte
+	i     int
+	deep  bool  // nests deeper than maxDepth
+	dup   error // the first duplicate key
+	stack []frame
+	spare [][][]byte // key slices of closed objects, reused
+}
+
+// scan reports whether data is one well-formed JSON value (ok), whether
+// it nests too deep to decode (deep: ok is then false), and its first
+// duplicate key.
+func scan(data []byte) (ok, deep bool, dup error) {
+	s := &scanner{data: data, stack: make([]frame, 0, 16)}
+	ok = s.value() && s.ws() == len(data)
+	return ok && !s.deep, s.deep, s.dup
+}
+
+// ws skips whitespace and returns the position after it.
+func (s *scanner) ws() int {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return s.i
+		}
+	}
+	return s.i
+}
+
+func (s *scanner) value() bool {
+	if s.ws() >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.i]; {
+	case c == '{':
+		return s.object()
+	case c == '[':
+		return s.array()
+	case c == '"':
+		return s.str()
+	case c == 't':
+		return s.word("true")
+	case c == 'f':
+		return s.word("false")
+	case c == 'n':
+		return s.word("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	}
+	return false
+}
+
+func (s *scanner) word(w string) bool {
+	if len(s.data)-s.i < len(w) || string(s.data[s.i:s.i+len(w)]) != w {
+		return false
+	}
+	s.i += len(w)
+	return true
+}
+
+// push opens an object or array; false when it nests too deep.
+func (s *scanner) push(f frame) bool {
+	if len(s.stack) >= maxDepth {
+		s.deep = true
+		return false
+	}
+	s.stack = append(s.stack, f)
+	s.i++
+	return true
+}
+
+func (s *scanner) pop() {
+	if top := s.stack[len(s.stack)-1]; top.object && top.keyIndex == nil {
+		s.spare = append(s.spare, top.keys)
+	}
+	s.stack = s.stack[:len(s.stack)-1]
+	s.i++
+}
+
+func (s *scanner) object() bool {
+	var keys [][]byte
+	if n := len(s.spare); n > 0 {
+		keys, s.spare = s.spare[n-1][:0], s.spare[:n-1]
+	}
+	if !s.push(frame{object: true, keys: keys}) {
+		return false
+	}
+	if s.ws() < len(s.data) && s.data[s.i] == '}' {
+		s.pop()
+		return true
+	}
+	for {
+		if s.ws() >= len(s.data) || s.data[s.i] != '"' {
+			return false
+		}
+		start := s.i + 1
+		if !s.str() {
+			return false
+		}
+		key := s.data[start : s.i-1]
+		f := &s.stack[len(s.stack)-1]
+		if s.dup == nil && f.seen(key) {
+			s.dup = &InvalidError{Offset: start - 1, Path: pathOf(s.stack, keyText(key)), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
+		}
+		f.key = key
+		if s.ws() >= len(s.data) || s.data[s.i] != ':' {
+			return false
+		}
+		s.i++
+		if !s.value() || s.ws() >= len(s.data) {
+			return false
+		}
+		switch s.data[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.pop()
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) array() bool {
+	if !s.push(frame{}) {
+		return false
+	}
+	if s.ws() < len(s.data) && s.data[s.i] == ']' {
+		s.pop()
+		return true
+	}
+	for {
+		if !s.value() || s.ws() >= len(s.data) {
+			return false
+		}
+		switch s.data[s.i] {
+		case ',':
+			s.stack[len(s.stack)-1].index++
+			s.i++
+		case ']':
+			s.pop()
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str reads the string at s.i (its opening quote) and leaves s.i after
+// its closing quote.
+func (s *scanner) str() bool {
+	d := s.data
+	for i := s.i + 1; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '"':
+			s.i = i + 1
+			return true
+		case c == '\\':
+			if i++; i >= len(d) {
+				return false
+			}
+			switch d[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(d) || !isHex(d[i+1]) || !isHex(d[i+2]) || !isHex(d[i+3]) || !isHex(d[i+4]) {
+					return false
+				}
+				i += 4
+			default:
+				return false
+			}
+		case c < 0x20:
+			return false
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (s *scanner) number() bool {
+	d, i := s.data, s.i
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i++; i < len(d) && isDigit(d[i]); i++ {
+		}
+	default:
+		return false
+	}
+	if i < len(d) && d[i] == '.' {
+		if i++; i >= len(d) || !isDigit(d[i]) {
+			return false
+		}
+		for ; i < len(d) && isDigit(d[i]); i++ {
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		if i++; i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || !isDigit(d[i]) {
+			return false
+		}
+		for ; i < len(d) && isDigit(d[i]); i++ {
+		}
+	}
+	s.i = i
+	return true
+}
