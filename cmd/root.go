@@ -290,9 +290,11 @@ feature_list.json. Every change happens under a file lock, atomically across fil
 ids assigned inside the lock and counters computed from the files.
 
 ` + exitCodeHelp,
-		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
+	}
+	if a.subName == "" {
+		root.Version = version() // the one-subcommand tree neither prints nor serves it
 	}
 	root.SetVersionTemplate("baton version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -327,9 +329,15 @@ ids assigned inside the lock and counters computed from the files.
 		a.addAllCommands(root)
 	}
 	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
+	if a.subName == "" {
+		root.InitDefaultCompletionCmd()
+	} else {
+		root.CompletionOptions.DisableDefaultCmd = true // one subcommand runs: 'baton completion' is not it
+	}
 	a.jsonHelp(root)
-	addExamples(root)
+	if a.subName == "" {
+		addExamples(root) // for help and man pages, which the one-subcommand tree never prints
+	}
 	if a.completing {
 		a.addCompletions(root)
 	}
