@@ -289,13 +289,35 @@ func replaced(s *store.Store, name string, fi os.FileInfo) error {
 // version fi describes (hashed instead of read again).
 func replacedRead(s *store.Store, name string, fi os.FileInfo, data []byte) error {
 	d, err := s.ReplacedRead(name, fi, data)
-	if err != nil || d == nil {
+	if err != nil {
 		return err
+	}
+	if d == nil {
+		return logBehind(s, name, fi)
 	}
 	if name == features.FileName && d.Recorded == emptyFeatureListHash() && d.Now != "" {
 		return nil
 	}
 	return errs.New(errs.Invalid, "%s — it was not read: baton answers from the version it recorded, not from a copy restored by a git checkout or stash, or an edit; baton records no more changes until a person reconciles this. Stop and report it", d.Message())
+}
+
+// logBehind refuses to answer from a state file baton's last transaction
+// did not write when the log itself is behind an anchor: the files and the
+// log were put back together to an earlier version (a checkout of a branch
+// that held a copy of both, a restore), and agree only with each other.
+func logBehind(s *store.Store, name string, fi os.FileInfo) error {
+	if fi == nil {
+		return nil
+	}
+	if _, ok := s.Trusted(name, fi); ok {
+		return nil
+	}
+	g, err := s.LogGap()
+	if err != nil || g == nil {
+		return nil // the write path and verify report what cannot be read
+	}
+	return errs.New(errs.Invalid, "%s was not read: the audit log %s ends at entry %d, but %s records its head at entry %d — the state and its log were put back to an earlier version (a checkout or restore) or cut short. Stop and report it: a person restores or reconciles them",
+		name, s.EventsPath(), g.Seq, g.Path, g.Anchor.Seq)
 }
 
 func missing(s *store.Store, name, hint string) error {
