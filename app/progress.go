@@ -433,7 +433,7 @@ func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Resu
 		return gjson.Result{}, err
 	}
 	defer m.release()
-	status := gjson.GetBytes(m.data, "status")
+	status := m.member("status")
 	if !status.IsObject() {
 		if err := m.invalid(); err != nil {
 			return gjson.Result{}, err

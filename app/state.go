@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
@@ -622,6 +625,33 @@ func (m *mapped) last(array string) ([]byte, bool) {
 		return nil, false
 	}
 	return m.data[s:e], true
+}
+
+// member returns a top-level member of the document, read around the
+// arrays whose spans the recorded facts give: gjson would otherwise scan a
+// long history to reach a member written after it (progress.json's status
+// follows its sessions). The arrays themselves read as empty there: they
+// are the facts' to give. Without usable facts it reads the whole file.
+func (m *mapped) member(name string) gjson.Result {
+	type span struct{ s, e int }
+	var cuts []span
+	for _, f := range m.facts {
+		s, e := f.Span[0], f.Span[1]
+		if s <= 0 || e > len(m.data) || e-s < 2 || m.data[s] != '[' || m.data[e-1] != ']' {
+			return gjson.GetBytes(m.data, name)
+		}
+		cuts = append(cuts, span{s, e})
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i].s < cuts[j].s })
+	hollow, prev := make([]byte, 0, 4096), 0
+	for _, c := range cuts {
+		if c.s < prev {
+			return gjson.GetBytes(m.data, name)
+		}
+		hollow = append(append(hollow, m.data[prev:c.s]...), '[', ']')
+		prev = c.e
+	}
+	return gjson.GetBytes(append(hollow, m.data[prev:]...), name)
 }
 
 // invalid reports the file as corrupt if it is, else returns nil: fast
