@@ -84,6 +84,11 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 	} else if done {
 		return t, errs.New(errs.Conflict, "%s (at %s) is already merged into %s: nothing to merge (record a manual merge with 'baton reviews mark-merged')", t.branch, gitops.Short(t.head), t.into)
 	}
+	if base, err := r.MergeBase(t.intoHead, t.head); err == nil {
+		if err := st.checkNoStateFiles(r, t.branch, base, t.head); err != nil {
+			return t, err
+		}
+	}
 	if len(t.features) > 0 {
 		if err := checkFeatureIDs(st, t.features); err != nil {
 			return t, err

@@ -2,13 +2,16 @@ package app
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
 	"github.com/baton-cli/baton/workflow"
 )
 
@@ -47,6 +50,9 @@ func (st *state) checkPassWork(in reviews.NewReview) error {
 	} else if onMain {
 		return st.refuse(errs.New(errs.Policy, "--verdict %s: %s (at %s) has no commit that is not on %s, so there is no work on it to pass. Review the branch the work was committed on, or record REQUEST_CHANGES or REJECT when there is none",
 			in.Verdict, branch, gitops.Short(head), main))
+	}
+	if err := st.checkNoStateFiles(r, branch, Deref(in.CommitRange.From), head); err != nil {
+		return err
 	}
 	s, err := st.boundOpen()
 	if err != nil || s == nil || s.SentHead == "" || (s.SentBranch == branch && s.SentHead == head) {
@@ -128,4 +134,80 @@ func samePath(a, b string) bool {
 	ra, err1 := filepath.EvalSymlinks(a)
 	rb, err2 := filepath.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ra == rb
+}
+
+// stateFilesIn lists baton's state files (the three files and .baton/, at
+// the state directory's place in the repository) that the commits from
+// base to head add or change: a branch that carries copies of them would
+// put them on main, where every checkout rewinds the state.
+func (st *state) stateFilesIn(r gitops.Repo, base, head string) []string {
+	rel, err := filepath.Rel(r.Top(), st.tx.Store().Dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil // the state lives outside the repository
+	}
+	prefix := ""
+	if rel != "." {
+		prefix = filepath.ToSlash(rel) + "/"
+	}
+	changes, err := r.Changes(base, head)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range changes {
+		name, ok := strings.CutPrefix(c.Path, prefix)
+		if !ok || c.Deleted {
+			continue
+		}
+		if name == progress.FileName || name == reviews.FileName || name == features.FileName || strings.HasPrefix(name, ".baton/") {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// checkNoStateFiles refuses to pass or merge a branch that carries copies
+// of baton's state files.
+func (st *state) checkNoStateFiles(r gitops.Repo, branch, base, head string) error {
+	if base == "" {
+		return nil
+	}
+	files := st.stateFilesIn(r, base, head)
+	if len(files) == 0 {
+		return nil
+	}
+	if len(files) > 5 {
+		files = append(files[:5], "…")
+	}
+	if predecessorTracked(st.tx.Store()) {
+		st.app.warn("%s commits copies of the state files (%s), as the predecessor did (baton init found them tracked by git): merged, they reach main; take them off main and every branch with 'git rm --cached' and a commit", branch, strings.Join(files, ", "))
+		return nil
+	}
+	return st.refuse(errs.New(errs.Policy, "%s commits copies of baton's state files (%s), which stay out of git: merged, they would put stale state on main, and every checkout would rewind it. Ask for them to be taken off the branch (REQUEST_CHANGES: 'git rm --cached' them and commit), then review again",
+		branch, strings.Join(files, ", ")))
+}
+
+// predecessorTracked says whether baton init adopted a predecessor's state
+// that git tracked (its "tracked" anomaly, in an entry of a person's, not
+// of an agent's session): branches of that time carry copies of the
+// files, and their work is reviewed and merged as it is.
+func predecessorTracked(s *store.Store) bool {
+	events, err := s.ReadEvents()
+	if err != nil {
+		return false
+	}
+	for _, e := range events {
+		if e.Type != "task" || !strings.Contains(string(e.Payload), `"migrated"`) || (e.Auth != "" && !strings.HasPrefix(e.Auth, "person:")) {
+			continue
+		}
+		tracked := false
+		gjson.GetBytes(e.Payload, "record.migrated.anomalies").ForEach(func(_, a gjson.Result) bool {
+			tracked = tracked || a.Get("kind").String() == "tracked"
+			return !tracked
+		})
+		if tracked {
+			return true
+		}
+	}
+	return false
 }
