@@ -304,27 +304,32 @@ func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) er
 	return nil
 }
 
-// signature is who baton's merge commits are made by: git's committer
-// environment, else the repository's user config, else baton.
-func (a *App) signature(r gitops.Repo) gitops.Signature {
+// signature is who baton's merge commits are made by, as git decides it:
+// the author from GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL and GIT_AUTHOR_DATE,
+// the committer from the GIT_COMMITTER_ ones, each else the repository's
+// user config, else baton, and now.
+func (a *App) signature(r gitops.Repo) (author, committer gitops.Signature) {
 	name, email := gitops.Identity(r)
-	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
-		if v := a.env.Getenv(k); v != "" {
-			name = v
-		}
-	}
-	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
-		if v := a.env.Getenv(k); v != "" {
-			email = v
-		}
-	}
 	if name == "" {
 		name = "baton"
 	}
 	if email == "" {
 		email = "baton@localhost"
 	}
-	return gitops.Signature{Name: name, Email: email, When: a.env.Now()}
+	who := func(role string) gitops.Signature {
+		s := gitops.Signature{Name: name, Email: email, When: a.env.Now()}
+		if v := a.env.Getenv("GIT_" + role + "_NAME"); v != "" {
+			s.Name = v
+		}
+		if v := a.env.Getenv("GIT_" + role + "_EMAIL"); v != "" {
+			s.Email = v
+		}
+		if t, ok := gitops.ParseDate(a.env.Getenv("GIT_" + role + "_DATE")); ok {
+			s.When = t
+		}
+		return s
+	}
+	return who("AUTHOR"), who("COMMITTER")
 }
 
 // logAlways stages the audit event even when no state file changes: a

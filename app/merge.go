@@ -420,7 +420,8 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 		intend := func(commit string) error {
 			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
 		}
-		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: a.signature(r), FastForward: ff, BeforeMove: intend})
+		author, committer := a.signature(r)
+		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: author, Committer: committer, FastForward: ff, BeforeMove: intend})
 		var ce *gitops.ConflictError
 		switch {
 		case errors.As(err, &ce):

@@ -106,7 +106,8 @@ func (g *repo) moveBranch(name, old, new string) error {
 type MergeOptions struct {
 	Branch, Into string
 	Message      string
-	Signature    Signature
+	Signature    Signature // the author, and the committer unless Committer is set
+	Committer    Signature
 	// FastForward lets a branch that contains Into move Into forward
 	// without a merge commit; by default a merge commit is made (--no-ff).
 	FastForward bool
@@ -206,7 +207,7 @@ func (g *repo) mergeCommit(o MergeOptions, into, head string, res *MergeResult) 
 			return "", err
 		}
 	}
-	return g.writeCommit(tree, []string{into, head}, o.Message, o.Signature)
+	return g.writeCommit(tree, []string{into, head}, o.Message, o.Signature, o.Committer)
 }
 
 // mergeTree asks git's merge engine for the merged tree; no working tree
@@ -332,11 +333,17 @@ func uniq(ss []string) []string {
 }
 
 // writeCommit stores a commit object and returns its hash.
-func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, sig Signature) (string, error) {
-	if sig.When.IsZero() {
-		sig.When = time.Now()
+// A committer without a name is the author.
+func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, author, committer Signature) (string, error) {
+	if author.When.IsZero() {
+		author.When = time.Now()
 	}
-	c := &commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
+	if committer.Name == "" {
+		committer = author
+	} else if committer.When.IsZero() {
+		committer.When = time.Now()
+	}
+	c := &commit{Author: author, Committer: committer, Message: msg, TreeHash: tree}
 	for _, p := range parents {
 		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
 	}

@@ -29,9 +29,14 @@ type Signature struct {
 	When        time.Time
 }
 
-// encode writes s as git does: "Name <email> seconds +hhmm".
+// encode writes s as git does: "Name <email> seconds +hhmm", the name and
+// email without characters that would break the line (as git strips them).
 func (s Signature) encode(w io.Writer) {
-	fmt.Fprintf(w, "%s <%s> %d %s", s.Name, s.Email, s.When.Unix(), s.When.Format("-0700"))
+	name := identPart(s.Name)
+	if name == "" {
+		name = "baton"
+	}
+	fmt.Fprintf(w, "%s <%s> %d %s", name, identPart(s.Email), s.When.Unix(), s.When.Format("-0700"))
 }
 
 // decodeSignature reads "Name <email> seconds +hhmm" as git writes it; a
