@@ -435,6 +435,9 @@ func clean(c *checkout) error {
 			dirty = append(dirty, e.Name) // staged
 			continue
 		}
+		if e.Mode == filemode.Submodule {
+			continue // a submodule's own checkout is its own (git status --ignore-submodules=all)
+		}
 		if changed, err := fileChanged(c.top, e); err != nil || changed {
 			dirty = append(dirty, e.Name)
 		}
@@ -490,8 +493,8 @@ func (c *checkout) update(old, new string) error {
 	// removals first: a file that becomes a directory is gone before the
 	// directory's files are written
 	for _, ch := range changes {
-		if ch.To.Name == "" {
-			if err := os.Remove(filepath.Join(c.top, ch.From.Name)); err != nil && !os.IsNotExist(err) {
+		if ch.To.Name == "" || ch.From.Mode == filemode.Submodule {
+			if err := c.remove(ch.From.Name); err != nil {
 				return err
 			}
 			_, _ = idx.Remove(ch.From.Name)
@@ -505,6 +508,25 @@ func (c *checkout) update(old, new string) error {
 		}
 	}
 	return c.writeIndex(idx)
+}
+
+// remove deletes a file (or an empty submodule directory) of the checkout
+// and then its parent directories left empty, as git's checkout does: a
+// directory that becomes a file is gone before the file is written.
+func (c *checkout) remove(name string) error {
+	path := filepath.Join(c.top, name)
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		if fi, serr := os.Lstat(path); serr == nil && fi.IsDir() {
+			return nil // a submodule's directory with its own files is left
+		}
+		return err
+	}
+	for dir := filepath.Dir(path); dir != c.top && strings.HasPrefix(dir, c.top); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break // not empty: untracked or other tracked files remain
+		}
+	}
+	return nil
 }
 
 // commitChanges lists the files that differ between two commits' trees.
@@ -526,17 +548,19 @@ func (r *repository) commitChanges(from, to string) ([]treeChange, error) {
 // entry, with the stat data git compares; a path git would refuse is
 // refused.
 func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
-	switch f.Mode {
-	case filemode.Symlink, filemode.Executable, filemode.Regular, filemode.Deprecated:
-	default:
-		return nil // submodules are not checked out here
-	}
 	if err := validTreePath(f.Name); err != nil {
 		return err
 	}
 	path := filepath.Join(c.top, f.Name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
+	}
+	switch f.Mode {
+	case filemode.Symlink, filemode.Executable, filemode.Regular, filemode.Deprecated:
+	case filemode.Submodule:
+		return c.writeGitlink(idx, f, path)
+	default:
+		return fmt.Errorf("%s: unknown mode %o in the tree", f.Name, uint32(f.Mode))
 	}
 	content, err := c.r.blob(f.Hash)
 	if err != nil {
@@ -565,6 +589,26 @@ func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
 	e.Hash, e.Mode, e.Size = f.Hash, f.Mode, uint32(fi.Size())
 	e.ModifiedAt, e.CreatedAt = fi.ModTime(), fi.ModTime()
 	fillStat(e, fi)
+	return nil
+}
+
+// writeGitlink checks out a submodule entry as git does for a submodule
+// not initialised: an empty directory, and the entry (mode 160000, the
+// commit) in the index.
+func (c *checkout) writeGitlink(idx *index.Index, f treeEntry, path string) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.IsDir() {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return err
+	}
+	e, err := idx.Entry(f.Name)
+	if err != nil {
+		e = idx.Add(f.Name)
+	}
+	*e = index.Entry{Name: f.Name, Hash: f.Hash, Mode: filemode.Submodule}
 	return nil
 }
 

@@ -204,7 +204,7 @@ func (r *repository) readTree(h plumbing.Hash) ([]treeEntry, error) {
 }
 
 // files lists the files of tree h by path: every entry but directories
-// (walked into) and submodules.
+// (walked into), submodules included, as the index lists them.
 func (r *repository) files(h plumbing.Hash, prefix string, out map[string]treeEntry) error {
 	entries, err := r.readTree(h)
 	if err != nil {
@@ -217,7 +217,6 @@ func (r *repository) files(h plumbing.Hash, prefix string, out map[string]treeEn
 			if err := r.files(e.Hash, e.Name+"/", out); err != nil {
 				return err
 			}
-		case filemode.Submodule:
 		default:
 			out[e.Name] = e
 		}

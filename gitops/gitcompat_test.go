@@ -1,0 +1,178 @@
+package gitops_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-cli/baton/gitops"
+)
+
+// files writes (or, for content "-", removes; for content "->target",
+// symlinks) paths in the checkout, then stages everything and commits.
+func (r *gitRepo) files(msg string, kv ...string) {
+	r.t.Helper()
+	for i := 0; i+1 < len(kv); i += 2 {
+		p := filepath.Join(r.dir, kv[i])
+		_ = os.RemoveAll(p)
+		switch c := kv[i+1]; {
+		case c == "-":
+			continue
+		case strings.HasPrefix(c, "->"):
+			must(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(r.t, os.Symlink(c[2:], p))
+		case strings.HasPrefix(c, "x:"):
+			must(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(r.t, os.WriteFile(p, []byte(c[2:]), 0o755))
+		default:
+			must(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(r.t, os.WriteFile(p, []byte(c), 0o644))
+		}
+	}
+	r.tick++
+	r.git("add", "-A")
+	r.git("commit", "-q", "--allow-empty", "-m", msg)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gitlink stages a submodule entry at path pointing at commit, and commits.
+func (r *gitRepo) gitlink(path, commit string) {
+	r.t.Helper()
+	r.tick++
+	must(r.t, os.MkdirAll(filepath.Join(r.dir, path), 0o755))
+	r.git("update-index", "--add", "--cacheinfo", "160000,"+commit+","+path)
+	r.git("commit", "-q", "-m", "submodule "+path)
+}
+
+// mergeShapes are histories of main and feature/x (main checked out).
+var mergeShapes = map[string]func(r *gitRepo){
+	"nested directory becomes a file": func(r *gitRepo) {
+		r.files("base", "a.txt", "a\n", "d/e/f.txt", "deep\n", "d/e/g/h.txt", "deeper\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("flatten", "d", "now a file\n")
+		r.git("checkout", "-q", "main")
+		r.files("main moves", "a.txt", "a2\n")
+	},
+	"file becomes a nested directory and back": func(r *gitRepo) {
+		r.files("base", "a.txt", "a\n", "p", "file\n", "q/r/s.txt", "dir\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("swap", "p", "-", "p/q/r.txt", "now dir\n", "q", "now file\n")
+	},
+	"submodule added on the branch": func(r *gitRepo) {
+		r.files("base", "a.txt", "a\n")
+		base := r.git("rev-parse", "HEAD")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.gitlink("sub", base)
+		r.files("more", "b.txt", "b\n")
+		r.git("checkout", "-q", "main")
+		r.files("main moves", "a.txt", "a2\n")
+	},
+	"file becomes a submodule (fast-forwardable)": func(r *gitRepo) {
+		r.files("base", "a.txt", "a\n", "lib", "a file\n")
+		base := r.git("rev-parse", "HEAD")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.git("rm", "-q", "lib")
+		r.gitlink("lib", base)
+		r.git("checkout", "-q", "main")
+	},
+	"submodule on main, kept and then removed by the branch": func(r *gitRepo) {
+		r.files("base", "a.txt", "a\n")
+		r.gitlink("sub", r.git("rev-parse", "HEAD"))
+		r.gitlink("gone", r.git("rev-parse", "HEAD"))
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.git("rm", "-q", "--cached", "gone")
+		r.files("drop gone, add b", "b.txt", "b\n")
+		r.git("checkout", "-q", "main")
+		r.files("main moves", "a.txt", "a2\n")
+	},
+	"names git sorts as directories": func(r *gitRepo) {
+		r.files("base", "a.txt", "a\n", "a-b", "1\n", "a/b", "2\n", "a.b", "3\n", "a0", "4\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("odd names", "with space/f i l e", "s\n", "ünï/cödé.txt", "u\n", "-dash", "d\n", "--", "dd\n",
+			strings.Repeat("long-directory-name/", 12)+"leaf.txt", "l\n", "empty", "", "a/b", "-", "a/b.c", "5\n", "a-b", "-", "a-b/c", "6\n")
+		r.git("checkout", "-q", "main")
+		r.files("main moves", "a0", "4b\n")
+	},
+	"modes and symlinks change": func(r *gitRepo) {
+		r.files("base", "run.sh", "echo\n", "tool", "x:echo\n", "ln", "->run.sh", "f", "file\n", "dl", "->d")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("modes", "run.sh", "x:echo\n", "tool", "echo\n", "ln", "a symlink becomes a file\n", "f", "->tool", "dl", "-", "dl/x", "now a dir\n")
+		r.git("checkout", "-q", "main")
+		r.files("main moves", "other", "o\n")
+	},
+	"deletions on both sides": func(r *gitRepo) {
+		r.files("base", "a", "a\n", "b", "b\n", "c/d", "d\n", "c/e", "e\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("branch deletes", "a", "-", "c/d", "-")
+		r.git("checkout", "-q", "main")
+		r.files("main deletes", "b", "-", "c/e", "-")
+	},
+	"branch merged main back in": func(r *gitRepo) {
+		r.files("base", "a", "a\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("b1", "b", "b\n")
+		r.git("checkout", "-q", "main")
+		r.files("m1", "m", "m\n")
+		r.git("checkout", "-q", "feature/x")
+		r.merge("main", "merge main in")
+		r.files("b2", "b", "b2\n")
+		r.git("checkout", "-q", "main")
+	},
+	"criss-cross": func(r *gitRepo) {
+		r.files("base", "a", "a\n", "b", "b\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("b1", "b", "b1\n")
+		r.git("checkout", "-q", "main")
+		r.files("m1", "a", "a1\n")
+		r.git("branch", "side", "main")
+		r.merge("feature/x", "m merges b")
+		r.git("checkout", "-q", "feature/x")
+		r.merge("side", "b merges m")
+		r.files("b2", "c", "c\n")
+		r.git("checkout", "-q", "main")
+		r.files("m2", "d", "d\n")
+	},
+}
+
+// TestMergeShapesMatchGit: for each history, baton's merge commit has the
+// tree git's merge engine gives (the branch's own for a fast-forwardable
+// branch), git fsck --strict accepts the repository, and main's checkout
+// is clean: files, index and HEAD agree.
+func TestMergeShapesMatchGit(t *testing.T) {
+	for name, shape := range mergeShapes {
+		for _, ff := range []bool{false, true} {
+			t.Run(name+map[bool]string{true: " --ff"}[ff], func(t *testing.T) {
+				r := newGitRepo(t)
+				shape(r)
+				want := r.git("merge-tree", "--write-tree", "main", "feature/x")
+				res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "Merge feature/x\n", Signature: sig(), FastForward: ff})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := r.git("rev-parse", res.Commit+"^{tree}"); got != want {
+					t.Errorf("merge tree %s, git merge-tree gives %s:\n%s", got, want, r.git("diff-tree", "-r", want, got))
+				}
+				r.git("fsck", "--strict", "--no-progress")
+				if st := r.git("status", "--porcelain", "--ignore-submodules=none"); st != "" {
+					t.Errorf("status after the merge:\n%s", st)
+				}
+				if d := r.git("diff-index", "--cached", "HEAD"); d != "" {
+					t.Errorf("index differs from HEAD:\n%s", d)
+				}
+				if d := r.git("diff-files"); d != "" {
+					t.Errorf("files differ from the index:\n%s", d)
+				}
+				if d := r.git("ls-files", "-s"); d != r.git("ls-tree", "-r", "--format=%(objectmode) %(objectname) 0\t%(path)", "HEAD") {
+					t.Errorf("index entries:\n%s\nHEAD:\n%s", d, r.git("ls-tree", "-r", "HEAD"))
+				}
+			})
+		}
+	}
+}
