@@ -103,7 +103,22 @@ func overlay(data []byte, p *patchEntry) []byte {
 // makes to the file is read through (then fi is nil: no stamp vouches for
 // that content). A missing file is (nil, nil, release, nil).
 func (s *Store) MapFile(name string) ([]byte, os.FileInfo, func(), error) {
-	path := s.ReadPath(name)
+	for i := 0; ; i++ {
+		path := s.ReadPath(name)
+		data, fi, release, err := s.mapAt(path)
+		// the staged file ReadPath chose was renamed over the file since:
+		// the file holds that content now
+		if err == nil && data == nil && path != s.Path(name) && i < 10 {
+			release()
+			continue
+		}
+		return data, fi, release, err
+	}
+}
+
+// mapAt maps the file at path (the state file or the staged file a
+// committed journal renames over it) under the apply lock.
+func (s *Store) mapAt(path string) ([]byte, os.FileInfo, func(), error) {
 	unlock, locked := s.readLock()
 	if p := s.journalPatch(path); p != nil {
 		data, err := ReadRegular(path)
