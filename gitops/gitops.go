@@ -189,6 +189,9 @@ func openRepository(dir string) (*repository, error) {
 type tolerantStorage struct {
 	*filesystem.Storage
 	packs *packSet // packed objects read as git reads them (packs.go)
+
+	altOnce sync.Once
+	alts    []*alternate // borrowed object directories (alternates.go)
 }
 
 func (s *tolerantStorage) Config() (*config.Config, error) {

@@ -220,7 +220,11 @@ func (s *tolerantStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) 
 			return obj, nil
 		}
 	}
-	return s.Storage.EncodedObject(t, h)
+	o, err := s.Storage.EncodedObject(t, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && s.packs != nil {
+		return s.fromAlternates(t, h)
+	}
+	return o, err
 }
 
 func (s *tolerantStorage) HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error) {
@@ -229,19 +233,32 @@ func (s *tolerantStorage) HashesWithPrefix(prefix []byte) ([]plumbing.Hash, erro
 	}
 	var out []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
+	s.altOnce.Do(func() { s.alts = readAlternates(s.packs.dir, 0, map[string]bool{}) })
+	sets := []*packSet{s.packs}
+	for _, a := range s.alts {
+		sets = append(sets, a.packs)
+	}
+	for _, ps := range sets {
+		out = ps.withPrefix(prefix, seen, out)
+	}
+	return out, nil
+}
+
+// withPrefix adds the hashes of ps's objects, loose and packed, that start
+// with prefix and are not in seen.
+func (ps *packSet) withPrefix(prefix []byte, seen map[plumbing.Hash]bool, out []plumbing.Hash) []plumbing.Hash {
 	if len(prefix) > 0 {
 		hx := hex.EncodeToString(prefix)
-		names, _ := filepath.Glob(filepath.Join(s.packs.dir, hx[:2], hx[2:]+"*"))
+		names, _ := filepath.Glob(filepath.Join(ps.dir, hx[:2], hx[2:]+"*"))
 		for _, n := range names {
-			h := plumbing.NewHash(hx[:2] + filepath.Base(n))
-			if !seen[h] {
+			if h := plumbing.NewHash(hx[:2] + filepath.Base(n)); !seen[h] {
 				seen[h] = true
 				out = append(out, h)
 			}
 		}
 	}
-	s.packs.load()
-	for _, pr := range s.packs.packs {
+	ps.load()
+	for _, pr := range ps.packs {
 		i, hi := pr.idx.lowerBound(prefix)
 		for ; i < hi && bytes.HasPrefix(pr.idx.name(i), prefix); i++ {
 			var h plumbing.Hash
@@ -252,5 +269,5 @@ func (s *tolerantStorage) HashesWithPrefix(prefix []byte) ([]plumbing.Hash, erro
 			}
 		}
 	}
-	return out, nil
+	return out
 }

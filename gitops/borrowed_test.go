@@ -1,0 +1,72 @@
+package gitops_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-cli/baton/gitops"
+)
+
+// borrowingClones are repositories that hold none of their objects
+// themselves: 'git clone --shared' (an absolute alternates path) and one
+// whose alternates path is relative to its objects directory, each with
+// main checked out and feature/a made from the origin's.
+func borrowingClones(t *testing.T, origin *gitRepo) map[string]*gitRepo {
+	out := map[string]*gitRepo{}
+	shared := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "shared")}
+	origin.git("clone", "-q", "--shared", origin.dir, shared.dir)
+	out["absolute"] = shared
+	rel := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "rel")}
+	origin.git("clone", "-q", "--shared", origin.dir, rel.dir)
+	relPath, err := filepath.Rel(filepath.Join(rel.dir, ".git", "objects"), filepath.Join(origin.dir, ".git", "objects"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(rel.dir, ".git", "objects", "info", "alternates"), []byte(relPath+"\n"), 0o644))
+	out["relative"] = rel
+	for _, c := range out {
+		c.git("branch", "feature/a", "origin/feature/a")
+		if n := c.git("count-objects"); !strings.HasPrefix(n, "0 objects") {
+			t.Fatalf("the clone holds objects of its own: %s", n)
+		}
+	}
+	return out
+}
+
+// TestAlternatesReadAsGit: objects borrowed through alternates (loose and,
+// after 'git gc' in the origin, packed) are read — commits, trees, walks,
+// abbreviated hashes — and a merge made there is whole for git.
+func TestAlternatesReadAsGit(t *testing.T) {
+	for _, packed := range []bool{false, true} {
+		origin := featureRepo(t)
+		origin.commit("m.txt", "main moves")
+		if packed {
+			origin.git("gc", "-q")
+		}
+		for name, c := range borrowingClones(t, origin) {
+			g := c.open()
+			main, head := c.git("rev-parse", "main"), c.git("rev-parse", "feature/a")
+			rng, err := g.Range(main, head)
+			if err != nil || len(rng) != 2 {
+				t.Errorf("%s: Range: %d commits, %v; git: %s", name, len(rng), err, c.git("rev-list", "--count", main+".."+head))
+			}
+			if ch, err := g.Changes(main, head); err != nil || len(ch) != 2 {
+				t.Errorf("%s: Changes: %v, %v", name, ch, err)
+			}
+			if h, err := g.Resolve(head[:9]); err != nil || h != head {
+				t.Errorf("%s: Resolve(%s) = %q, %v", name, head[:9], h, err)
+			}
+			res, err := g.Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
+			if err != nil {
+				t.Fatalf("%s (packed %v): %v", name, packed, err)
+			}
+			if want := c.git("merge-tree", "--write-tree", main, head); c.git("rev-parse", res.Commit+"^{tree}") != want {
+				t.Errorf("%s: merge tree differs from git's %s", name, want)
+			}
+			c.git("fsck", "--strict", "--no-progress")
+			if st := c.git("status", "--porcelain"); st != "" {
+				t.Errorf("%s: status after the merge:\n%s", name, st)
+			}
+		}
+	}
+}
