@@ -75,6 +75,9 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o BranchCreat
 			if errors.Is(err, gitops.ErrUnknownRevision) {
 				return gitErr(err, "creating %s", name)
 			}
+			if errors.Is(err, gitops.ErrBranchNameTaken) {
+				return errs.New(errs.Conflict, "branch %s cannot be created: %v: pick another name", name, err)
+			}
 			return errs.New(errs.Usage, "NAME: %v (see 'git check-ref-format --help')", err)
 		}
 		out = BranchCreated{Branch: name, At: gitops.Short(at), From: from}

@@ -63,17 +63,53 @@ func (g *repo) Branch(name string) (string, error) {
 // left alone and reported.
 func (g *repo) CreateBranch(name, at string) error {
 	refName := plumbing.NewBranchReferenceName(name)
-	if err := refName.Validate(); err != nil || strings.HasPrefix(name, "-") {
+	if err := refName.Validate(); err != nil || strings.HasPrefix(name, "-") || name == "HEAD" {
 		return fmt.Errorf("%q is not a valid branch name", name)
 	}
 	if _, err := g.r.Reference(refName, false); err == nil {
 		return fmt.Errorf("branch %s already exists", name)
+	}
+	if err := g.nameClash(name); err != nil {
+		return err
 	}
 	if _, err := g.r.CommitObject(plumbing.NewHash(at)); err != nil {
 		return fmt.Errorf("%w: %s", ErrUnknownRevision, at)
 	}
 	g.removeStaleRefTemps(name)
 	return g.writeRef(name, "", at)
+}
+
+// ErrBranchNameTaken means a new branch's name would hold another branch
+// or sit inside one: git keeps refs/heads/a and refs/heads/a/b as a file
+// and a directory, so both cannot exist.
+var ErrBranchNameTaken = errors.New("the name is taken by another branch")
+
+// nameClash refuses a name that contains an existing branch's name as a
+// directory, or that existing branches use as a directory.
+func (g *repo) nameClash(name string) error {
+	for i := strings.IndexByte(name, '/'); i >= 0; i = next(name, i) {
+		if _, err := g.Branch(name[:i]); err == nil {
+			return fmt.Errorf("%w: branch %s exists, so no branch can be named %s/...", ErrBranchNameTaken, name[:i], name[:i])
+		}
+	}
+	heads, err := Heads(g)
+	if err != nil {
+		return err
+	}
+	for h := range heads {
+		if strings.HasPrefix(h, name+"/") {
+			return fmt.Errorf("%w: branch %s exists, so %s names a directory of branches", ErrBranchNameTaken, h, name)
+		}
+	}
+	return nil
+}
+
+// next is the index of the '/' after position i in s, or -1.
+func next(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '/'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // DeleteBranch removes refs/heads/name if it still points at expect. The
