@@ -1,6 +1,7 @@
 package gitops_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,5 +175,52 @@ func TestMergeShapesMatchGit(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMergeCheckoutStateAsGitSeesIt: the checkout of main is judged as git
+// status judges it — a mode change or a file turned symlink is an
+// uncommitted change (the merge is refused, nothing moves), while files a
+// sparse checkout leaves out (skip-worktree) are not missing, and stay
+// out after the merge.
+func TestMergeCheckoutStateAsGitSeesIt(t *testing.T) {
+	r := newGitRepo(t)
+	r.files("base", "a.txt", "a\n", "run.sh", "echo\n", "out/x.txt", "x\n", "in/y.txt", "y\n")
+	r.git("checkout", "-q", "-b", "feature/x")
+	r.files("change", "run.sh", "echo 2\n", "out/x.txt", "x2\n", "in/y.txt", "y2\n")
+	r.git("checkout", "-q", "main")
+	r.files("main moves", "a.txt", "a2\n")
+	before := r.git("rev-parse", "main")
+	must(t, os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755))
+	_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+	if !errors.Is(err, gitops.ErrDirtyWorktree) || r.git("rev-parse", "main") != before {
+		t.Fatalf("a mode change in the checkout: %v", err)
+	}
+	must(t, os.Chmod(filepath.Join(r.dir, "run.sh"), 0o644))
+	r.git("update-index", "--chmod=+x", "run.sh")
+	_, err = r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+	if !errors.Is(err, gitops.ErrDirtyWorktree) || r.git("rev-parse", "main") != before {
+		t.Fatalf("a staged mode change: %v", err)
+	}
+	r.git("update-index", "--chmod=-x", "run.sh")
+	r.git("sparse-checkout", "set", "--no-cone", "/*", "!/out/")
+	if _, err := os.Stat(filepath.Join(r.dir, "out")); err == nil {
+		t.Fatal("sparse checkout kept out/")
+	}
+	res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Errorf("status after the merge:\n%s", st)
+	}
+	if d := r.git("diff-index", "--cached", res.Commit); d != "" {
+		t.Errorf("index differs from the merge:\n%s", d)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "out")); err == nil {
+		t.Error("the merge wrote a file the sparse checkout leaves out")
+	}
+	if got := read(t, r.dir, "in/y.txt"); got != "y2\n" {
+		t.Errorf("in/y.txt = %q", got)
 	}
 }

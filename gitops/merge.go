@@ -470,18 +470,22 @@ func clean(c *checkout) error {
 	if err := c.r.files(hc.TreeHash, "", inTree); err != nil {
 		return err
 	}
+	execBit := true
+	if cfg, err := c.r.Storer.Config(); err == nil && cfg.Raw != nil && strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false") {
+		execBit = false
+	}
 	var dirty []string
 	for _, e := range idx.Entries {
 		f, ok := inTree[e.Name]
 		delete(inTree, e.Name)
-		if !ok || f.Hash != e.Hash || e.Stage != 0 { // stage 0: not a conflict entry
+		if !ok || f.Hash != e.Hash || indexMode(f.Mode) != e.Mode || e.Stage != 0 { // stage 0: not a conflict entry
 			dirty = append(dirty, e.Name) // staged
 			continue
 		}
-		if e.Mode == filemode.Submodule {
-			continue // a submodule's own checkout is its own (git status --ignore-submodules=all)
+		if e.Mode == filemode.Submodule || e.SkipWorktree {
+			continue // a submodule's checkout is its own; a sparse checkout leaves the file out
 		}
-		if changed, err := fileChanged(c.top, e); err != nil || changed {
+		if changed, err := fileChanged(c.top, e, execBit); err != nil || changed {
 			dirty = append(dirty, e.Name)
 		}
 	}
@@ -495,14 +499,22 @@ func clean(c *checkout) error {
 	return nil
 }
 
-// fileChanged compares a tracked file with its index entry: equal size
-// and modification time mean unchanged, as for git; otherwise the content's
-// blob hash decides.
-func fileChanged(top string, e *index.Entry) (bool, error) {
+// fileChanged compares a tracked file with its index entry, as git status
+// does: its kind (file, symlink) and, when execBit (core.fileMode), its
+// executable bit; then equal size and modification time mean unchanged;
+// otherwise the content's blob hash decides.
+func fileChanged(top string, e *index.Entry, execBit bool) (bool, error) {
 	path := filepath.Join(top, e.Name)
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return true, nil // deleted
+	}
+	isLink := fi.Mode()&os.ModeSymlink != 0
+	if isLink != (e.Mode == filemode.Symlink) || fi.IsDir() {
+		return true, nil // a file became a symlink or a directory, or back
+	}
+	if execBit && !isLink && (fi.Mode()&0o100 != 0) != (e.Mode == filemode.Executable) {
+		return true, nil // the executable bit changed (core.fileMode)
 	}
 	if uint32(fi.Size()) == e.Size && fi.ModTime().Equal(e.ModifiedAt) {
 		return false, nil
@@ -594,6 +606,10 @@ func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
 	if err := validTreePath(f.Name); err != nil {
 		return err
 	}
+	if e, err := idx.Entry(f.Name); err == nil && e.SkipWorktree {
+		e.Hash, e.Mode = f.Hash, indexMode(f.Mode) // a sparse checkout leaves the file out
+		return nil
+	}
 	path := filepath.Join(c.top, f.Name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -629,10 +645,19 @@ func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
 	if err != nil {
 		e = idx.Add(f.Name)
 	}
-	e.Hash, e.Mode, e.Size = f.Hash, f.Mode, uint32(fi.Size())
+	e.Hash, e.Mode, e.Size = f.Hash, indexMode(f.Mode), uint32(fi.Size())
 	e.ModifiedAt, e.CreatedAt = fi.ModTime(), fi.ModTime()
 	fillStat(e, fi)
 	return nil
+}
+
+// indexMode is the mode git's index holds for a tree entry's: a group-
+// writable file (100664, found in old trees) is a regular file there.
+func indexMode(m filemode.FileMode) filemode.FileMode {
+	if m == filemode.Deprecated {
+		return filemode.Regular
+	}
+	return m
 }
 
 // writeGitlink checks out a submodule entry as git does for a submodule
