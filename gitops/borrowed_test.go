@@ -70,3 +70,22 @@ func TestAlternatesReadAsGit(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeUnrelatedInShallowClone: a branch whose common history with
+// main a shallow clone lacks is refused, as git refuses it, with a message
+// that says so and what fetches the history; main does not move.
+func TestMergeUnrelatedInShallowClone(t *testing.T) {
+	r := featureRepo(t)
+	r.commit("m.txt", "main moves")
+	s := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "shallow")}
+	r.git("clone", "-q", "--depth", "1", "--no-single-branch", "file://"+r.dir, s.dir)
+	s.git("branch", "feature/a", "origin/feature/a")
+	before := s.git("rev-parse", "main")
+	_, err := s.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
+	if err == nil || !strings.Contains(err.Error(), "share no history") || !strings.Contains(err.Error(), "git fetch --unshallow") {
+		t.Errorf("merge in a shallow clone: %v", err)
+	}
+	if s.git("rev-parse", "main") != before || s.git("status", "--porcelain") != "" {
+		t.Error("main or its checkout changed")
+	}
+}

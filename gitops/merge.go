@@ -263,6 +263,12 @@ func (g *repo) mergeTree(o MergeOptions, into, head string) (plumbing.Hash, erro
 		return plumbing.NewHash(lines[0]), nil
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && len(lines) > 1:
 		return plumbing.ZeroHash, &ConflictError{Branch: o.Branch, Into: o.Into, Paths: uniq(lines[1:])}
+	case strings.Contains(stderr.String(), "unrelated histories"):
+		hint := ""
+		if len(g.shallowRoots()) > 0 {
+			hint = " (this is a shallow clone: their common history may not be fetched — 'git fetch --unshallow' fetches it)"
+		}
+		return plumbing.ZeroHash, fmt.Errorf("%s and %s share no history, so git will not merge them%s; nothing was merged", o.Branch, o.Into, hint)
 	}
 	return plumbing.ZeroHash, fmt.Errorf("git merge-tree %s %s: %v: %s", o.Into, o.Branch, err, strings.TrimSpace(stderr.String()))
 }
