@@ -224,3 +224,39 @@ func TestMergeCheckoutStateAsGitSeesIt(t *testing.T) {
 		t.Errorf("in/y.txt = %q", got)
 	}
 }
+
+// TestMergeUpdatesCheckoutWithSeparateGitDir: a checkout whose .git is a
+// file naming a git directory elsewhere (git init --separate-git-dir, or a
+// repository that is a submodule of another) is updated by the merge like
+// any other checkout of main.
+func TestMergeUpdatesCheckoutWithSeparateGitDir(t *testing.T) {
+	base := t.TempDir()
+	outer := &gitRepo{t: t, dir: base}
+	for _, layout := range []string{"separate", "submodule"} {
+		r := &gitRepo{t: t, dir: filepath.Join(base, layout)}
+		if layout == "separate" {
+			outer.git("init", "-q", "-b", "main", "--separate-git-dir", filepath.Join(base, "store.git"), r.dir)
+		} else {
+			src := &gitRepo{t: t, dir: filepath.Join(base, "src")}
+			outer.git("init", "-q", "-b", "main", src.dir)
+			src.files("base", "a", "a\n")
+			super := &gitRepo{t: t, dir: filepath.Join(base, "super")}
+			outer.git("init", "-q", "-b", "main", super.dir)
+			super.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", src.dir, "sub")
+			r.dir = filepath.Join(super.dir, "sub")
+			r.git("checkout", "-q", "-B", "main")
+		}
+		r.files("base", "a", "a\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("b", "b", "b\n")
+		r.git("checkout", "-q", "main")
+		r.files("m", "m", "m\n")
+		res, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+		if err != nil {
+			t.Fatalf("%s: %v", layout, err)
+		}
+		if st := r.git("status", "--porcelain"); st != "" || res.Worktree != r.dir {
+			t.Errorf("%s: checkout %q not updated:\n%s", layout, res.Worktree, st)
+		}
+	}
+}

@@ -423,6 +423,11 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 	if filepath.Base(g.loc.CommonDir) == ".git" {
 		candidates[filepath.Dir(g.loc.CommonDir)] = filepath.Join(g.loc.CommonDir, "HEAD")
 	}
+	if g.loc.Top != "" {
+		// the worktree baton runs in, whose .git may be a file naming a git
+		// directory kept elsewhere (git init --separate-git-dir, a submodule)
+		candidates[g.loc.Top] = filepath.Join(g.loc.GitDir, "HEAD")
+	}
 	linked, _ := filepath.Glob(filepath.Join(g.loc.CommonDir, "worktrees", "*", "gitdir"))
 	for _, gd := range linked {
 		b, err := os.ReadFile(gd)
