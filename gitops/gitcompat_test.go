@@ -260,3 +260,37 @@ func TestMergeUpdatesCheckoutWithSeparateGitDir(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeRefusesToOverwriteUntracked: as git merge refuses ("untracked
+// working tree files would be overwritten"), a merge whose files would
+// land on untracked files of main's checkout — the same path, a file where
+// a directory goes, a directory of untracked files where a file goes — is
+// refused before anything changes, and those files are kept.
+func TestMergeRefusesToOverwriteUntracked(t *testing.T) {
+	for name, untracked := range map[string][2]string{
+		"same path":               {"new.txt", "mine\n"},
+		"a file where a dir goes": {"newdir", "mine\n"},
+		"a dir where a file goes": {"d/mine.txt", "mine\n"},
+	} {
+		r := newGitRepo(t)
+		r.files("base", "a", "a\n", "d/x", "x\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("adds", "new.txt", "theirs\n", "newdir/f", "f\n", "d", "-", "d", "now a file\n")
+		r.git("checkout", "-q", "main")
+		r.files("main moves", "a", "a2\n")
+		before := r.git("rev-parse", "main")
+		p := filepath.Join(r.dir, untracked[0])
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(untracked[1]), 0o644))
+		_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+		if !errors.Is(err, gitops.ErrDirtyWorktree) || !strings.Contains(err.Error(), untracked[0]) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if r.git("rev-parse", "main") != before || read(t, r.dir, untracked[0]) != untracked[1] {
+			t.Errorf("%s: main moved or the untracked file changed", name)
+		}
+		if st := r.git("status", "--porcelain"); st != "?? "+untracked[0] && st != "?? "+filepath.Dir(untracked[0])+"/" {
+			t.Errorf("%s: status:\n%s", name, st)
+		}
+	}
+}

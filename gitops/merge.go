@@ -202,6 +202,11 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if wt != nil {
+		if err := wt.untrackedInTheWay(into, newHead); err != nil {
+			return res, err
+		}
+	}
 	if o.BeforeMove != nil {
 		if err := o.BeforeMove(newHead); err != nil {
 			return res, err
@@ -508,6 +513,68 @@ func clean(c *checkout) error {
 		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
 	}
 	return nil
+}
+
+// untrackedInTheWay refuses a merge whose files would overwrite files the
+// checkout does not track, as git merge refuses it ("untracked working
+// tree files would be overwritten"): a file where the merge writes one, a
+// file where it needs a directory, a directory holding untracked files
+// where it writes a file.
+func (c *checkout) untrackedInTheWay(old, new string) error {
+	changes, err := c.r.commitChanges(old, new)
+	if err != nil {
+		return err
+	}
+	idx, err := c.r.Storer.Index()
+	if err != nil {
+		return err
+	}
+	tracked := map[string]bool{}
+	for _, e := range idx.Entries {
+		tracked[e.Name] = true
+	}
+	var in []string
+	for _, ch := range changes {
+		if ch.To.Name == "" {
+			continue
+		}
+		parts := strings.Split(ch.To.Name, "/")
+		for i := 1; i <= len(parts); i++ {
+			p := strings.Join(parts[:i], "/")
+			fi, err := os.Lstat(filepath.Join(c.top, filepath.FromSlash(p)))
+			switch {
+			case err != nil:
+				i = len(parts) // nothing there, nor below
+			case !fi.IsDir() && !tracked[p]:
+				in = append(in, p)
+				i = len(parts)
+			case fi.IsDir() && i == len(parts) && ch.To.Mode != filemode.Submodule:
+				in = append(in, untrackedUnder(c.top, p, tracked)...)
+			}
+		}
+	}
+	if len(in) > 0 {
+		in = uniq(in)
+		return fmt.Errorf("%w in %s: the merge would overwrite untracked files (%s): move or remove them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(in, ", "))
+	}
+	return nil
+}
+
+// untrackedUnder lists the files under directory dir (a path of the
+// checkout) that the index does not track.
+func untrackedUnder(top, dir string, tracked map[string]bool) []string {
+	var out []string
+	_ = filepath.WalkDir(filepath.Join(top, filepath.FromSlash(dir)), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(top, path)
+		if rel = filepath.ToSlash(rel); !tracked[rel] {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
 }
 
 // fileChanged compares a tracked file with its index entry, as git status
