@@ -223,18 +223,29 @@ func (r *repository) step(c *commit, s revStep) (*commit, error) {
 	return r.CommitObject(c.ParentHashes[s.n-1])
 }
 
-// commitNamed is the commit a revision's name gives: the hashes it may
-// abbreviate first, then the reference it expands to, each peeled from an
-// annotated tag.
+// commitNamed is the commit a revision's name gives, as git's rules give
+// it: a full hash is that object; otherwise the reference the name expands
+// to, else the one commit (or tag of one) an abbreviated hash names — an
+// abbreviation several commits share is ambiguous. Annotated tags are
+// peeled.
 func (r *repository) commitNamed(name string) (*commit, error) {
 	if name == "@" {
 		name = "HEAD"
 	}
-	try := r.hashesWithPrefix(name)
+	var try []plumbing.Hash
+	if len(name) == 2*len(plumbing.ZeroHash) {
+		try = r.hashesWithPrefix(name)
+	}
 	for _, rule := range plumbing.RefRevParseRules {
 		if ref, err := storer.ResolveReference(r.Storer, plumbing.ReferenceName(fmt.Sprintf(rule, name))); err == nil {
 			try = append(try, ref.Hash())
 			break
+		}
+	}
+	if len(try) == 0 {
+		var err error
+		if try, err = r.abbreviated(name); err != nil {
+			return nil, err
 		}
 	}
 	for _, h := range try {
@@ -246,6 +257,26 @@ func (r *repository) commitNamed(name string) (*commit, error) {
 		}
 	}
 	return nil, plumbing.ErrReferenceNotFound
+}
+
+// abbreviated lists the objects an abbreviated hash names that are
+// commits or tags, refusing one that several of them share.
+func (r *repository) abbreviated(name string) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	if len(name) < 4 {
+		return nil, nil // git reads no hash shorter than 4 digits
+	}
+	for _, h := range r.hashesWithPrefix(name) {
+		if _, err := r.CommitObject(h); err == nil {
+			out = append(out, h)
+		} else if _, err := r.peelTag(h); err == nil {
+			out = append(out, h)
+		}
+	}
+	if len(out) > 1 {
+		return nil, fmt.Errorf("short hash %s is ambiguous: %d commits start with it; give more of the hash", name, len(out))
+	}
+	return out, nil
 }
 
 // hashesWithPrefix lists the objects whose hash s (hex, full or
