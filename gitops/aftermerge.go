@@ -23,7 +23,7 @@ func UndoMerge(r Repo, into string, res MergeResult) error {
 	if !ok || res.Commit == "" {
 		return errors.New("nothing to undo")
 	}
-	if err := g.moveBranch(into, res.Commit, res.Previous); err != nil {
+	if err := g.moveBranch(into, res.Commit, res.Previous, "reset: moving back to "+res.Previous+" (baton: merge undone)"); err != nil {
 		return err
 	}
 	if res.Worktree == "" {

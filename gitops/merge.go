@@ -76,7 +76,7 @@ func (g *repo) CreateBranch(name, at string) error {
 		return fmt.Errorf("%w: %s", ErrUnknownRevision, at)
 	}
 	g.removeStaleRefTemps(name)
-	return g.writeRef(name, "", at)
+	return g.writeRef(name, "", at, "branch: Created from "+at)
 }
 
 // ErrBranchNameTaken means a new branch's name would hold another branch
@@ -123,13 +123,35 @@ func (g *repo) DeleteBranch(name, expect string) error {
 	if expect != "" && cur != expect {
 		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(expect))
 	}
-	return g.r.Storer.RemoveReference(plumbing.NewBranchReferenceName(name))
+	if err := g.r.Storer.RemoveReference(plumbing.NewBranchReferenceName(name)); err != nil {
+		return err
+	}
+	g.removeRefLeftovers(name)
+	return nil
 }
 
-// moveBranch sets refs/heads/name from old to new, refusing if it moved.
-func (g *repo) moveBranch(name, old, new string) error {
+// removeRefLeftovers removes what git's branch deletion removes besides the
+// ref: the branch's reflog, and the directories of both left empty — a
+// reflog left behind would block a later branch named like its directory
+// (feature beside feature/x) and show a new branch of the same name the
+// old one's history.
+func (g *repo) removeRefLeftovers(name string) {
+	logs := filepath.Join(g.loc.CommonDir, "logs", "refs", "heads")
+	_ = os.Remove(filepath.Join(logs, filepath.FromSlash(name)))
+	for _, base := range []string{logs, filepath.Join(g.loc.CommonDir, "refs", "heads")} {
+		for d := filepath.Dir(filepath.Join(base, filepath.FromSlash(name))); d != base && strings.HasPrefix(d, base); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break // not empty
+			}
+		}
+	}
+}
+
+// moveBranch sets refs/heads/name from old to new, refusing if it moved;
+// why is the reflog's message.
+func (g *repo) moveBranch(name, old, new, why string) error {
 	g.removeStaleRefTemps(name)
-	if err := g.writeRef(name, old, new); err != nil {
+	if err := g.writeRef(name, old, new, why); err != nil {
 		if errors.Is(err, ErrRefMoved) {
 			return err
 		}
@@ -212,7 +234,7 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 			return res, err
 		}
 	}
-	if err := g.moveBranch(o.Into, into, newHead); err != nil {
+	if err := g.moveBranch(o.Into, into, newHead, mergeLogMessage(o, res)); err != nil {
 		return res, err
 	}
 	res.Commit = newHead
@@ -223,6 +245,17 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// mergeLogMessage is the reflog's message for a merge, worded as git's.
+func mergeLogMessage(o MergeOptions, res MergeResult) string {
+	switch {
+	case res.FastForward:
+		return "merge " + o.Branch + ": Fast-forward"
+	case res.ThreeWay:
+		return "merge " + o.Branch + ": Merge made by the 'ort' strategy."
+	}
+	return "merge " + o.Branch + ": Merge made by baton (--no-ff)."
 }
 
 // mergeCommit builds the commit Into moves to.

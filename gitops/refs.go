@@ -1,12 +1,15 @@
 package gitops
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -19,7 +22,9 @@ import (
 // branch empty — gone. The ref must be at old ("" when it must not exist),
 // read just before the rename (compare-and-swap), and not locked by a git
 // process (name.lock).
-func (g *repo) writeRef(name, old, commit string) error {
+// The change is logged in the branch's reflog, as git logs it (msg says
+// why).
+func (g *repo) writeRef(name, old, commit, msg string) error {
 	refName := plumbing.NewBranchReferenceName(name)
 	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(refName.String()))
 	if _, err := os.Lstat(path + ".lock"); err == nil {
@@ -61,7 +66,40 @@ func (g *repo) writeRef(name, old, commit string) error {
 		_ = d.Sync()
 		d.Close()
 	}
+	g.logRef(name, old, commit, msg)
 	return nil
+}
+
+// logRef appends a ref change to the branch's reflog (logs/refs/heads/NAME)
+// and to HEAD's in a checkout that has the branch checked out, as git does
+// when core.logAllRefUpdates is not false: "old new Name <email> seconds
+// +hhmm<TAB>message". A reflog is a convenience ('git reflog', main@{1}),
+// so a failure to write it is not an error.
+func (g *repo) logRef(name, old, commit, msg string) {
+	if cfg, err := g.r.Storer.Config(); err == nil && cfg.Raw != nil && strings.EqualFold(cfg.Raw.Section("core").Option("logallrefupdates"), "false") {
+		return
+	}
+	if old == "" {
+		old = plumbing.ZeroHash.String()
+	}
+	who, email := Identity(g)
+	var line bytes.Buffer
+	fmt.Fprintf(&line, "%s %s ", old, commit)
+	Signature{Name: who, Email: email, When: time.Now()}.encode(&line)
+	fmt.Fprintf(&line, "\t%s\n", strings.ReplaceAll(msg, "\n", " "))
+	logs := []string{filepath.Join(g.loc.CommonDir, "logs", "refs", "heads", filepath.FromSlash(name))}
+	if c, err := g.checkoutOf(name); err == nil && c != nil {
+		logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
+	}
+	for _, p := range logs {
+		if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+			continue
+		}
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			_, _ = f.Write(line.Bytes())
+			f.Close()
+		}
+	}
 }
 
 // removeStaleRefTemps removes the temp files of ref writes a killed baton
