@@ -30,7 +30,7 @@ func gitErr(err error, format string, args ...any) error {
 	var ce *gitops.ConflictError
 	kind := errs.Unexpected
 	switch {
-	case errors.As(err, &ce), errors.Is(err, gitops.ErrDirtyWorktree), errors.Is(err, gitops.ErrRefMoved), errors.Is(err, gitops.ErrIndexLocked):
+	case errors.As(err, &ce), errors.Is(err, gitops.ErrDirtyWorktree), errors.Is(err, gitops.ErrRefMoved), errors.Is(err, gitops.ErrIndexLocked), errors.Is(err, gitops.ErrSplitIndex):
 		kind = errs.Conflict
 	case errors.Is(err, gitops.ErrNoBranch), errors.Is(err, gitops.ErrUnknownRevision):
 		kind = errs.NotFound

@@ -294,3 +294,33 @@ func TestMergeRefusesToOverwriteUntracked(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeIndexFormats: the index formats git writes by configuration are
+// read and written back so git reads them (version 4, untracked cache,
+// no checksum); a split index, which baton cannot update, is refused by
+// name with what to do, before anything changes.
+func TestMergeIndexFormats(t *testing.T) {
+	for _, cfg := range [][2]string{{"index.version", "4"}, {"feature.manyFiles", "true"}, {"core.untrackedCache", "true"}, {"index.skipHash", "true"}, {"core.splitIndex", "true"}} {
+		r := newGitRepo(t)
+		r.git("config", cfg[0], cfg[1])
+		r.files("base", "a.txt", "a\n", "d/x", "x\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("b", "b", "b\n", "d/x", "x2\n")
+		r.git("checkout", "-q", "main")
+		r.files("m", "m", "m\n")
+		before := r.git("rev-parse", "main")
+		_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+		if cfg[0] == "core.splitIndex" {
+			if !errors.Is(err, gitops.ErrSplitIndex) || !strings.Contains(err.Error(), "git update-index --no-split-index") || r.git("rev-parse", "main") != before {
+				t.Errorf("split index: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s=%s: %v", cfg[0], cfg[1], err)
+		}
+		if st := r.git("status", "--porcelain"); st != "" {
+			t.Errorf("%s=%s: status:\n%s", cfg[0], cfg[1], st)
+		}
+	}
+}

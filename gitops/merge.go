@@ -27,6 +27,10 @@ var ErrRefMoved = errors.New("the branch moved meanwhile")
 // uncommitted changes, so a merge would have to overwrite them.
 var ErrDirtyWorktree = errors.New("uncommitted changes")
 
+// ErrSplitIndex means the checkout's index is a split index, which baton
+// cannot read or write.
+var ErrSplitIndex = errors.New("split index")
+
 // ErrNoGit means git's own merge engine is needed but git is not installed.
 var ErrNoGit = errors.New("git is not installed")
 
@@ -505,6 +509,9 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 func clean(c *checkout) error {
 	idx, err := c.r.Storer.Index()
 	if err != nil {
+		if m, _ := filepath.Glob(filepath.Join(c.gitDir, "sharedindex.*")); len(m) > 0 {
+			return fmt.Errorf("%w: the index of %s is split (core.splitIndex), which baton cannot update; run 'git update-index --no-split-index' there, then retry; nothing was merged", ErrSplitIndex, c.top)
+		}
 		return fmt.Errorf("reading the index of %s: %w", c.top, err)
 	}
 	head, err := c.r.Head()
