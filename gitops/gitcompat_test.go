@@ -324,3 +324,39 @@ func TestMergeIndexFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeChecksOutAsGitConverts: where attributes make git convert files
+// on checkout (line endings, filters), the merged files are what git
+// writes, and git status stays clean; attributes the merge itself brings
+// count.
+func TestMergeChecksOutAsGitConverts(t *testing.T) {
+	for _, viaBranch := range []bool{false, true} {
+		r := newGitRepo(t)
+		r.git("config", "filter.up.smudge", "tr a-z A-Z")
+		r.git("config", "filter.up.clean", "tr A-Z a-z")
+		attrs := "*.txt text eol=crlf\n*.up filter=up\n"
+		if viaBranch {
+			r.files("base", "a.txt", "one\n")
+		} else {
+			r.files("base", "a.txt", "one\n", ".gitattributes", attrs)
+		}
+		r.git("checkout", "-q", "-b", "feature/x")
+		r.files("b", "b.txt", "two\nlines\n", "c.up", "shout\n")
+		if viaBranch {
+			r.files("attrs", ".gitattributes", attrs)
+		}
+		r.git("checkout", "-q", "main")
+		r.files("m", "m", "m\n")
+		if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()}); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, r.dir, "b.txt") + read(t, r.dir, "c.up"); got != "two\r\nlines\r\nSHOUT\n" {
+			t.Errorf("branch brings attributes %v: files %q, git writes %q", viaBranch, got, "two\r\nlines\r\nSHOUT\n")
+		}
+		if st := r.git("status", "--porcelain"); st != "" {
+			t.Errorf("status:\n%s", st)
+		}
+		r.git("diff", "--quiet")
+		r.git("diff", "--cached", "--quiet")
+	}
+}

@@ -244,7 +244,7 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	res.Commit = newHead
 	if wt != nil {
 		res.Worktree = wt.top
-		if err := wt.update(into, newHead); err != nil {
+		if err := wt.checkOut(into, newHead); err != nil {
 			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", o.Into, Short(newHead), wt.top, err)
 		}
 	}
@@ -296,7 +296,7 @@ func (g *repo) mergeTree(o MergeOptions, into, head string) (plumbing.Hash, erro
 	}
 	cmd := exec.Command("git", "--git-dir", g.loc.CommonDir, "merge-tree", "--write-tree", "--name-only", "--no-messages", into, head)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr, cmd.Env = &stdout, &stderr, cleanGitEnv(os.Environ())
 	err := cmd.Run()
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var ee *exec.ExitError
