@@ -43,10 +43,15 @@ func openStorage(st *tolerantStorage) (*repository, error) {
 	return &repository{Storer: st}, nil
 }
 
-// verifyExtensions refuses a repository format or extension go-git does
-// not support (go-git's check of the same name).
+// verifyExtensions refuses a repository format or extension baton cannot
+// read, as git decides which extensions count: in format version 0 only
+// the few git honours there (others are ignored, as git ignores them), in
+// version 1 all. worktreeConfig and preciousObjects change nothing baton
+// does (it never prunes objects); objectFormat other than SHA-1 and
+// partialClone (objects that may be missing) are refused with the reason.
 func verifyExtensions(cfg *config.Config) error {
-	switch v := cfg.Core.RepositoryFormatVersion; v {
+	v := cfg.Core.RepositoryFormatVersion
+	switch v {
 	case "", "0", "1":
 	default:
 		return fmt.Errorf("core.repositoryformatversion not supported: %q", v)
@@ -54,23 +59,23 @@ func verifyExtensions(cfg *config.Config) error {
 	if cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
 		return nil
 	}
-	validForV0 := map[string]bool{"noop": true, "partialclone": true, "preciousobjects": true, "worktreeconfig": true}
-	builtin := map[string]bool{"noop": true, "noop-v1": true}
-	var unsupported, missing []string
+	honouredInV0 := map[string]bool{"noop": true, "partialclone": true, "preciousobjects": true, "worktreeconfig": true}
 	for _, o := range cfg.Raw.Section("extensions").Options {
 		name := strings.ToLower(o.Key)
-		if v := cfg.Core.RepositoryFormatVersion; (v == "" || v == "0") && !validForV0[name] {
-			unsupported = append(unsupported, name)
+		if (v == "" || v == "0") && !honouredInV0[name] {
+			continue
 		}
-		if !builtin[name] {
-			missing = append(missing, name)
+		switch name {
+		case "noop", "noop-v1", "worktreeconfig", "preciousobjects":
+		case "objectformat":
+			if !strings.EqualFold(o.Value, "sha1") {
+				return fmt.Errorf("this repository hashes its objects with %s (extensions.objectFormat); baton reads SHA-1 repositories only", o.Value)
+			}
+		case "partialclone":
+			return fmt.Errorf("this repository is a partial clone (extensions.partialClone = %s): objects baton reads may be missing; fetch them all ('git fetch --refetch' without a filter) or clone without --filter", o.Value)
+		default:
+			return fmt.Errorf("unknown extension: %s (git's extensions.%s, which baton cannot read)", name, o.Key)
 		}
-	}
-	if len(unsupported) > 0 {
-		return fmt.Errorf("core.repositoryformatversion does not support extension: %s", strings.Join(unsupported, ", "))
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("unknown extension: %s", strings.Join(missing, ", "))
 	}
 	return nil
 }
