@@ -89,3 +89,24 @@ func TestMergeUnrelatedInShallowClone(t *testing.T) {
 		t.Error("main or its checkout changed")
 	}
 }
+
+// TestShallowDeepenedInProcess: a clone deepened ('git fetch --unshallow')
+// while a process holds it open is walked with its new history — the
+// shallow roots are not remembered past the change of .git/shallow.
+func TestShallowDeepenedInProcess(t *testing.T) {
+	r := featureRepo(t)
+	r.commit("m.txt", "main moves")
+	s := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "shallow")}
+	r.git("clone", "-q", "--depth", "1", "--no-single-branch", "file://"+r.dir, s.dir)
+	s.git("branch", "feature/a", "origin/feature/a")
+	main, head := s.git("rev-parse", "main"), s.git("rev-parse", "feature/a")
+	g := s.open()
+	if b, err := g.MergeBase(main, head); err == nil && b != "" {
+		t.Fatalf("a depth-1 clone has a merge base: %s", b)
+	}
+	s.git("fetch", "-q", "--unshallow")
+	want := s.git("merge-base", "main", "feature/a")
+	if b, err := s.open().MergeBase(main, head); err != nil || b != want {
+		t.Errorf("after --unshallow: MergeBase = %q, %v; git: %s", b, err, want)
+	}
+}

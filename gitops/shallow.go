@@ -16,15 +16,31 @@ import (
 // merge bases are answered from the history that is there instead of
 // failing on a parent that was never fetched.
 
-var shallowCache sync.Map // common dir -> map[plumbing.Hash]bool
+var shallowCache sync.Map // common dir -> shallowEntry
+
+// shallowEntry is the shallow file's roots as read at one version of the
+// file (its size and modification time): a fetch that deepens or
+// unshallows the clone changes the file, and the roots are read again.
+type shallowEntry struct {
+	size  int64
+	mtime int64
+	roots map[plumbing.Hash]bool
+}
 
 // shallowRoots returns the commits the repository holds without parents.
 func (g *repo) shallowRoots() map[plumbing.Hash]bool {
+	path := filepath.Join(g.loc.CommonDir, "shallow")
+	var size, mtime int64 = -1, 0
+	if fi, err := os.Stat(path); err == nil {
+		size, mtime = fi.Size(), fi.ModTime().UnixNano()
+	}
 	if v, ok := shallowCache.Load(g.loc.CommonDir); ok {
-		return v.(map[plumbing.Hash]bool)
+		if e := v.(shallowEntry); e.size == size && e.mtime == mtime {
+			return e.roots
+		}
 	}
 	roots := map[plumbing.Hash]bool{}
-	if f, err := os.Open(filepath.Join(g.loc.CommonDir, "shallow")); err == nil {
+	if f, err := os.Open(path); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			if h := strings.TrimSpace(sc.Text()); plumbing.IsHash(h) {
@@ -33,7 +49,7 @@ func (g *repo) shallowRoots() map[plumbing.Hash]bool {
 		}
 		f.Close()
 	}
-	shallowCache.Store(g.loc.CommonDir, roots)
+	shallowCache.Store(g.loc.CommonDir, shallowEntry{size: size, mtime: mtime, roots: roots})
 	return roots
 }
 
