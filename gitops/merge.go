@@ -333,24 +333,70 @@ func (g *repo) Message(commit string) (string, error) {
 	return c.Message, nil
 }
 
-// Trailers returns the values of a commit message's trailers named key
-// (the "Key: value" lines of its last paragraph, as
-// 'git log --format=%(trailers:key=Key)' reads them), in order.
+// Trailers returns the values of a commit message's trailers named key,
+// in order, as 'git log --format=%(trailers:key=Key,unfold)' reads them:
+// the trailer block is the message's last paragraph (never its subject,
+// trailing blank and '#' lines aside), and counts only when every line of
+// it is a trailer ("Token: value", the token letters, digits and '-'), or
+// when a quarter of them are and one is git's own (Signed-off-by, "(cherry
+// picked from commit"); a line starting with whitespace continues the one
+// before.
 func Trailers(msg, key string) []string {
-	msg = strings.TrimRight(msg, "\n")
-	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
-		msg = msg[i+2:]
-	} else {
+	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+	end := len(lines)
+	for end > 0 && (strings.TrimSpace(lines[end-1]) == "" || strings.HasPrefix(lines[end-1], "#")) {
+		end--
+	}
+	start := end
+	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
+		start--
+	}
+	if start == 0 {
 		return nil // a subject alone holds no trailers
 	}
+	type trailer struct{ key, value string }
+	var block []trailer
+	trailers, others, gitOwn := 0, 0, false
+	for _, l := range lines[start:end] {
+		switch k, v, ok := trailerLine(l); {
+		case strings.HasPrefix(l, "#"):
+		case (l[0] == ' ' || l[0] == '\t') && len(block) > 0:
+			block[len(block)-1].value += " " + strings.TrimSpace(l)
+		case ok:
+			trailers++
+			gitOwn = gitOwn || strings.EqualFold(k, "Signed-off-by")
+			block = append(block, trailer{k, v})
+		default:
+			others++
+			gitOwn = gitOwn || strings.HasPrefix(l, "(cherry picked from commit ")
+			block = append(block, trailer{})
+		}
+	}
+	if trailers == 0 || (others > 0 && !(gitOwn && trailers*3 >= others)) {
+		return nil
+	}
 	var out []string
-	for _, l := range strings.Split(msg, "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if ok && strings.EqualFold(strings.TrimSpace(k), key) {
-			out = append(out, strings.TrimSpace(v))
+	for _, t := range block {
+		if t.key != "" && strings.EqualFold(t.key, key) {
+			out = append(out, strings.TrimSpace(t.value))
 		}
 	}
 	return out
+}
+
+// trailerLine splits "Token: value" (spaces allowed before the colon).
+func trailerLine(l string) (key, value string, ok bool) {
+	k, v, found := strings.Cut(l, ":")
+	k = strings.TrimRight(k, " \t")
+	if !found || k == "" {
+		return "", "", false
+	}
+	for _, r := range k {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "", "", false
+		}
+	}
+	return k, v, true
 }
 
 // Change is a file that differs between two trees: its path, whether it
