@@ -1,7 +1,9 @@
 package gitops_test
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +110,29 @@ func TestShallowDeepenedInProcess(t *testing.T) {
 	want := s.git("merge-base", "main", "feature/a")
 	if b, err := s.open().MergeBase(main, head); err != nil || b != want {
 		t.Errorf("after --unshallow: MergeBase = %q, %v; git: %s", b, err, want)
+	}
+}
+
+// TestMergeWithOldGit: a git without 'merge-tree --write-tree' (before
+// 2.38) is named as the reason a diverged branch cannot be merged, with
+// what to do, and nothing moves.
+func TestMergeWithOldGit(t *testing.T) {
+	r := featureRepo(t)
+	r.commit("m.txt", "main moves")
+	before := r.git("rev-parse", "main")
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip(err)
+	}
+	bin := t.TempDir()
+	script := "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --write-tree ] && { echo \"error: unknown option 'write-tree'\" >&2; exit 129; }; done\nexec " + real + " \"$@\"\n"
+	must(t, os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, err = r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
+	if !errors.Is(err, gitops.ErrNoGit) || !strings.Contains(err.Error(), "2.38") {
+		t.Errorf("merge with an old git: %v", err)
+	}
+	if r.git("rev-parse", "main") != before {
+		t.Error("main moved")
 	}
 }

@@ -305,6 +305,8 @@ func (g *repo) mergeTree(o MergeOptions, into, head string) (plumbing.Hash, erro
 		return plumbing.NewHash(lines[0]), nil
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && len(lines) > 1:
 		return plumbing.ZeroHash, &ConflictError{Branch: o.Branch, Into: o.Into, Paths: uniq(lines[1:])}
+	case errors.As(err, &ee) && ee.ExitCode() == 129:
+		return plumbing.ZeroHash, fmt.Errorf("%w: the git installed has no 'git merge-tree --write-tree' (git 2.38 or later has it), which the three-way merge of a diverged branch uses; upgrade git, or rebase %s onto %s so it merges without one; nothing was merged", ErrNoGit, o.Branch, o.Into)
 	case strings.Contains(stderr.String(), "unrelated histories"):
 		hint := ""
 		if len(g.shallowRoots()) > 0 {
