@@ -107,7 +107,8 @@ func writeLocked(path, text string) error {
 	return err
 }
 
-// worktreeHeads maps each worktree's top to its HEAD file.
+// worktreeHeads maps each worktree's top to its HEAD file: the main
+// worktree, the one baton runs in, and the linked ones that still exist.
 func worktreeHeads(r Repo) map[string]string {
 	out := map[string]string{}
 	g, ok := r.(*repo)
@@ -117,6 +118,11 @@ func worktreeHeads(r Repo) map[string]string {
 	common := g.loc.CommonDir
 	if filepath.Base(common) == ".git" {
 		out[filepath.Dir(common)] = filepath.Join(common, "HEAD")
+	}
+	if g.loc.Top != "" {
+		// the worktree baton runs in, whose .git may be a file naming a git
+		// directory kept elsewhere (git init --separate-git-dir, a submodule)
+		out[g.loc.Top] = filepath.Join(g.loc.GitDir, "HEAD")
 	}
 	linked, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
 	for _, gd := range linked {

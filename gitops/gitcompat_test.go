@@ -360,3 +360,22 @@ func TestMergeChecksOutAsGitConverts(t *testing.T) {
 		r.git("diff", "--cached", "--quiet")
 	}
 }
+
+// TestDetachWithSeparateGitDir: a checkout whose .git is a file (git init
+// --separate-git-dir) that has a branch checked out is left on a detached
+// HEAD when the branch goes, like any other worktree.
+func TestDetachWithSeparateGitDir(t *testing.T) {
+	base := t.TempDir()
+	r := &gitRepo{t: t, dir: filepath.Join(base, "wt")}
+	(&gitRepo{t: t, dir: base}).git("init", "-q", "-b", "main", "--separate-git-dir", filepath.Join(base, "store.git"), r.dir)
+	r.files("base", "a", "a\n")
+	r.git("checkout", "-q", "-b", "feature/x")
+	at := r.git("rev-parse", "HEAD")
+	done, err := gitops.Detach(r.open(), "feature/x", at)
+	if err != nil || len(done) != 1 {
+		t.Fatalf("Detach: %v, %v", done, err)
+	}
+	if b, _ := r.gitMaybe("symbolic-ref", "-q", "HEAD"); b != "" || r.git("rev-parse", "HEAD") != at {
+		t.Errorf("HEAD after Detach: %q", b)
+	}
+}

@@ -509,31 +509,10 @@ type checkout struct {
 // out, or nil.
 func (g *repo) checkoutOf(branch string) (*checkout, error) {
 	want := "ref: refs/heads/" + branch
-	candidates := map[string]string{} // worktree top -> its HEAD file
-	if filepath.Base(g.loc.CommonDir) == ".git" {
-		candidates[filepath.Dir(g.loc.CommonDir)] = filepath.Join(g.loc.CommonDir, "HEAD")
-	}
-	if g.loc.Top != "" {
-		// the worktree baton runs in, whose .git may be a file naming a git
-		// directory kept elsewhere (git init --separate-git-dir, a submodule)
-		candidates[g.loc.Top] = filepath.Join(g.loc.GitDir, "HEAD")
-	}
-	linked, _ := filepath.Glob(filepath.Join(g.loc.CommonDir, "worktrees", "*", "gitdir"))
-	for _, gd := range linked {
-		b, err := os.ReadFile(gd)
-		if err != nil {
-			continue
-		}
-		top := filepath.Dir(strings.TrimSpace(string(b)))
-		candidates[top] = filepath.Join(filepath.Dir(gd), "HEAD")
-	}
-	for top, headFile := range candidates {
+	for top, headFile := range worktreeHeads(g) {
 		b, err := os.ReadFile(headFile)
 		if err != nil || strings.TrimSpace(string(b)) != want {
 			continue
-		}
-		if _, err := os.Stat(top); err != nil {
-			continue // a worktree that was deleted without 'git worktree prune'
 		}
 		r, err := openRepository(top)
 		if err != nil {
