@@ -68,6 +68,18 @@ func (c *checkout) converts(old, new string) bool {
 	return false
 }
 
+// hasConvertingAttributes says whether the checkout's top .gitattributes
+// or info/attributes asks for a conversion (a rough test: one deeper down
+// is not looked for).
+func (c *checkout) hasConvertingAttributes() bool {
+	for _, f := range []string{filepath.Join(c.top, ".gitattributes"), filepath.Join(c.gitDir, "info", "attributes")} {
+		if b, err := os.ReadFile(f); err == nil && mentionsConversion(string(b)) {
+			return true
+		}
+	}
+	return false
+}
+
 // mentionsConversion says whether attributes text sets any converting
 // attribute (a rough reading: a false positive only costs running git).
 func mentionsConversion(text string) bool {

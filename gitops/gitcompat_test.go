@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-cli/baton/gitops"
 )
@@ -377,5 +378,38 @@ func TestDetachWithSeparateGitDir(t *testing.T) {
 	}
 	if b, _ := r.gitMaybe("symbolic-ref", "-q", "HEAD"); b != "" || r.git("rev-parse", "HEAD") != at {
 		t.Errorf("HEAD after Detach: %q", b)
+	}
+}
+
+// TestMergeDirtAsGitSeesConvertedFiles: in a checkout whose attributes
+// convert line endings, a file git checked out (CRLF bytes, LF blob) and
+// then only touched is clean for git and for the merge; a real change
+// still refuses it.
+func TestMergeDirtAsGitSeesConvertedFiles(t *testing.T) {
+	r := newGitRepo(t)
+	r.files("base", ".gitattributes", "*.txt text eol=crlf\n", "a.txt", "one\ntwo\n")
+	p := filepath.Join(r.dir, "a.txt")
+	must(t, os.Remove(p))
+	r.git("checkout", "--", "a.txt")
+	r.git("checkout", "-q", "-b", "feature/x")
+	r.files("b", "b.txt", "b\n")
+	r.git("checkout", "-q", "main")
+	r.files("m", "m", "m\n")
+	later := time.Now().Add(time.Hour)
+	must(t, os.Chtimes(p, later, later))
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Fatalf("git sees dirt: %s", st)
+	}
+	before := r.git("rev-parse", "main")
+	must(t, os.WriteFile(p, []byte("one\r\nTWO\r\n"), 0o644))
+	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()}); !errors.Is(err, gitops.ErrDirtyWorktree) || r.git("rev-parse", "main") != before {
+		t.Fatalf("a real change: %v", err)
+	}
+	must(t, os.WriteFile(p, []byte("one\r\ntwo\r\n"), 0o644))
+	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()}); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.git("status", "--porcelain"); st != "" {
+		t.Errorf("status:\n%s", st)
 	}
 }

@@ -575,11 +575,25 @@ func clean(c *checkout) error {
 	for name := range inTree {
 		dirty = append(dirty, name) // deleted from the index
 	}
-	if len(dirty) > 0 {
+	if len(dirty) > 0 && !c.gitSaysClean() {
 		sort.Strings(dirty)
 		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
 	}
 	return nil
+}
+
+// gitSaysClean asks git whether the checkout's tracked files and index
+// match HEAD, for a checkout whose attributes convert files (line endings,
+// filters): a converted file's bytes differ from its blob although git
+// counts it unchanged. false without such attributes or without git.
+func (c *checkout) gitSaysClean() bool {
+	if !c.hasConvertingAttributes() {
+		return false
+	}
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all")
+	cmd.Dir, cmd.Env = c.top, cleanGitEnv(os.Environ())
+	out, err := cmd.Output()
+	return err == nil && len(bytes.TrimSpace(out)) == 0
 }
 
 // untrackedInTheWay refuses a merge whose files would overwrite files the
