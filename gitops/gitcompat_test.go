@@ -413,3 +413,23 @@ func TestMergeDirtAsGitSeesConvertedFiles(t *testing.T) {
 		t.Errorf("status:\n%s", st)
 	}
 }
+
+// TestMergeRefusesUnwritablePathFirst: a branch bringing a path the
+// checkout does not write (a control character) is refused before main moves, not half checked out after.
+func TestMergeRefusesUnwritablePathFirst(t *testing.T) {
+	for _, name := range []string{"tab\there.txt", "d/bell\x07.txt"} {
+		r := newGitRepo(t)
+		r.files("base", "a", "a\n")
+		r.git("checkout", "-q", "-b", "feature/x")
+		blob := r.git("hash-object", "-w", "--stdin", "--path", "a")
+		r.git("update-index", "--add", "--cacheinfo", "100644,"+blob+","+name)
+		r.tick++
+		r.git("commit", "-q", "-m", "odd path")
+		r.git("checkout", "-q", "-f", "main")
+		before := r.git("rev-parse", "main")
+		_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/x", Into: "main", Message: "m\n", Signature: sig()})
+		if err == nil || !strings.Contains(err.Error(), "nothing was merged") || r.git("rev-parse", "main") != before {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+}

@@ -596,7 +596,8 @@ func (c *checkout) gitSaysClean() bool {
 	return err == nil && len(bytes.TrimSpace(out)) == 0
 }
 
-// untrackedInTheWay refuses a merge whose files would overwrite files the
+// untrackedInTheWay refuses a merge with a path the checkout must not
+// write (validTreePath), or whose files would overwrite files the
 // checkout does not track, as git merge refuses it ("untracked working
 // tree files would be overwritten"): a file where the merge writes one, a
 // file where it needs a directory, a directory holding untracked files
@@ -618,6 +619,9 @@ func (c *checkout) untrackedInTheWay(old, new string) error {
 	for _, ch := range changes {
 		if ch.To.Name == "" {
 			continue
+		}
+		if err := validTreePath(ch.To.Name); err != nil {
+			return fmt.Errorf("the merge would check out a path baton does not write (%w); rename it on the branch; nothing was merged", err)
 		}
 		parts := strings.Split(ch.To.Name, "/")
 		for i := 1; i <= len(parts); i++ {
