@@ -855,7 +855,9 @@ func Heads(r Repo) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	err = it.ForEach(func(ref *plumbing.Reference) error {
-		out[ref.Name().Short()] = ref.Hash().String()
+		if ref.Name().Validate() == nil && ref.Type() == plumbing.HashReference { // git skips names it would refuse (a killed write's temp file)
+			out[ref.Name().Short()] = ref.Hash().String()
+		}
 		return nil
 	})
 	return out, err

@@ -1,6 +1,9 @@
 package gitops_test
 
 import (
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -42,4 +45,34 @@ func TestRefChangesLoggedAsGit(t *testing.T) {
 		t.Errorf("a new feature/a shows the deleted one's reflog:\n%s", got)
 	}
 	r.git("fsck", "--strict", "--no-progress")
+}
+
+// TestHeadsAsGitListsThem: Heads lists the branches git lists — loose and
+// packed — and not the temp files a killed ref write leaves beside a
+// branch (names git refuses).
+func TestHeadsAsGitListsThem(t *testing.T) {
+	r := featureRepo(t)
+	r.git("branch", "packed/one")
+	r.git("pack-refs", "--all")
+	r.git("branch", "loose")
+	h := r.git("rev-parse", "main")
+	for _, f := range []string{".main.baton-123", "feature/.a.baton-9", "x.lock"} {
+		p := filepath.Join(r.dir, ".git", "refs", "heads", filepath.FromSlash(f))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(h+"\n"), 0o644))
+	}
+	heads, err := gitops.Heads(r.open())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for name, hash := range heads {
+		got = append(got, hash+" "+name)
+	}
+	sort.Strings(got)
+	want := strings.Split(r.git("for-each-ref", "--format=%(objectname) %(refname:short)", "refs/heads/"), "\n")
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Heads:\n%s\ngit:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
