@@ -19,7 +19,7 @@ var ErrIndexLocked = errors.New("the index is locked by another git process")
 // indexPath is the checkout's index file.
 func (c *checkout) indexPath() string { return filepath.Join(c.gitDir, "index") }
 
-// batonLock is what baton writes into the index.lock it holds: a lock
+// batonLock is what baton writes into the index.lock (or a ref's lock) it holds: a lock
 // with this content found by a baton command (which holds baton's state
 // lock, so no other baton command is writing the index) was left by a
 // baton process that was killed, and is removed.

@@ -1,6 +1,7 @@
 package gitops_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -75,4 +76,26 @@ func TestHeadsAsGitListsThem(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Heads:\n%s\ngit:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestRefLockAsGit: a branch is moved under git's lock of it: a lock a git
+// process holds refuses the move (nothing changes), one a killed baton left
+// is cleared, and none is left behind.
+func TestRefLockAsGit(t *testing.T) {
+	r := featureRepo(t)
+	before := r.git("rev-parse", "main")
+	lock := filepath.Join(r.dir, ".git", "refs", "heads", "main.lock")
+	must(t, os.WriteFile(lock, []byte(before+"\n"), 0o644)) // as git writes it
+	_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
+	if !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "main") != before {
+		t.Fatalf("a git-held lock: %v", err)
+	}
+	must(t, os.WriteFile(lock, []byte("baton: writing the index\n"), 0o644)) // left by a killed baton
+	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Error("the lock was left behind")
+	}
+	r.git("update-ref", "refs/heads/main", "main")
 }

@@ -20,16 +20,19 @@ import (
 // dot, which git never reads as a ref) and renamed over it. go-git's own
 // reference writes truncate the file in place, and a kill there left the
 // branch empty — gone. The ref must be at old ("" when it must not exist),
-// read just before the rename (compare-and-swap), and not locked by a git
-// process (name.lock).
+// read just before the rename (compare-and-swap), under git's lock of the
+// ref (name.lock, held from the read to the rename, so a git process
+// cannot move the ref in between; see lockRef).
 // The change is logged in the branch's reflog, as git logs it (msg says
 // why).
 func (g *repo) writeRef(name, old, commit, msg string) error {
 	refName := plumbing.NewBranchReferenceName(name)
 	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(refName.String()))
-	if _, err := os.Lstat(path + ".lock"); err == nil {
-		return fmt.Errorf("%w: %s is locked by a git process (%s.lock exists)", ErrRefMoved, name, path)
+	unlock, err := lockRef(name, path)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	cur, err := g.Branch(name)
 	switch {
 	case old == "" && err == nil:
@@ -68,6 +71,28 @@ func (g *repo) writeRef(name, old, commit, msg string) error {
 	}
 	g.logRef(name, old, commit, msg)
 	return nil
+}
+
+// lockRef takes git's lock of a ref (path.lock, created exclusively with
+// baton's content, as for the index), so that no git process updates the
+// ref meanwhile; a lock a killed baton left is removed first (baton holds
+// its state lock, so no other baton is writing the ref), one a git process
+// holds refuses. It returns the release.
+func lockRef(name, path string) (func(), error) {
+	lock := path + ".lock"
+	if b, err := os.ReadFile(lock); err == nil && string(b) == batonLock {
+		_ = os.Remove(lock)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	if err := takeLock(lock); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for it to finish and retry", ErrRefMoved, name, lock)
+		}
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	return func() { os.Remove(lock) }, nil
 }
 
 // logRef appends a ref change to the branch's reflog (logs/refs/heads/NAME)
