@@ -41,6 +41,9 @@ func (st *state) checkPassWork(in reviews.NewReview) error {
 	if err != nil {
 		return err
 	}
+	if branch == main && in.AgentType == workflow.Architecture {
+		return nil // an architecture review is of main, and names no feature
+	}
 	if branch == main {
 		return st.refuse(errs.New(errs.Policy, "--verdict %s: %s is the branch reviewed work is merged into, not work under review, and passing it would mark features passing with no work. Review the branch the work was committed on, or record REQUEST_CHANGES or REJECT when there is none",
 			in.Verdict, main))
