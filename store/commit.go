@@ -128,6 +128,7 @@ func (s *Store) commit(tx *Tx) error {
 	if err := s.writeJournal(j); err != nil {
 		return err
 	}
+	tx.committed = true
 	// committed: only now is the version being replaced kept as the backup
 	// (a failed transaction leaves the backups as they were)
 	backups := fault(StepBackup) == nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -281,6 +282,51 @@ func TestFileCutWhileMapped(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); len(got) != 0 || len(before) == 0 {
 		t.Fatalf("the transaction wrote: %d bytes", len(got))
+	}
+}
+
+// A mapped file cut outside baton after the commit point leaves a
+// committed change: the
+// command says so, so that its caller does not retry (a retry would record
+// it twice once the file is restored), and the journal stays for the next
+// command, which names the cut file rather than dropping the change.
+func TestFileCutAfterCommitPoint(t *testing.T) {
+	ps := newPatchState(t)
+	path := ps.s.Path("f.json")
+	big := bytes.Repeat([]byte("x"), 1<<16)
+	ps.commit(func(d []byte) [][]byte { return [][]byte{d, []byte(",\n"), big} }, int64(len(ps.content))+2)
+	os.RemoveAll(filepath.Join(ps.s.BatonDir(), "backup")) // the backup is rebuilt from the mapping
+	SetFaultHook(func(step string) error {
+		if step == StepBackup {
+			os.Truncate(path, 0)
+		}
+		return nil
+	})
+	var want []byte
+	err := ps.s.Update(context.Background(), func(tx *Tx) error {
+		data, _, _, err := tx.ReadTrusted("f.json")
+		if err != nil {
+			return err
+		}
+		want = append(append([]byte(nil), data...), ",\n{\"id\":9}"...)
+		tx.WriteSegments("f.json", [][]byte{data, []byte(",\n{\"id\":9}")}, nil)
+		tx.Log(Event{Type: "task"})
+		return nil
+	})
+	SetFaultHook(nil)
+	var committed *CommittedError
+	if !errors.As(err, &committed) {
+		t.Fatalf("a cut after the commit point: %v, want a committed change", err)
+	}
+	if _, err := os.Stat(ps.s.journalPath()); err != nil {
+		t.Fatalf("the committed journal is gone: %v", err)
+	}
+	err = ps.s.Update(context.Background(), func(*Tx) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "cut outside baton") {
+		t.Fatalf("the next command over the cut file: %v", err)
+	}
+	if len(want) == 0 {
+		t.Fatal("the transaction read nothing")
 	}
 }
 

@@ -154,7 +154,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, mids: map[string][]mid{}}
 	defer tx.releaseBases()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer cutWhileMapped(&err)
+	defer cutWhileMapped(&err, tx)
 	err = fn(tx)
 	if tx.adopt == nil {
 		tx.adopt = map[string]bool{}
@@ -269,7 +269,9 @@ type Tx struct {
 	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
 	bases  map[string]*base // vouched files mapped instead of read
-	mids   map[string][]mid // sha256 states of the committed contents
+	// committed is set once the journal is durable (the commit point)
+	committed bool
+	mids      map[string][]mid // sha256 states of the committed contents
 	// vouched are the files the drift check read as the last event
 	// recorded them (vouch.go), driftHead that event's hash.
 	vouched   map[string]vouched
@@ -385,15 +387,21 @@ func (s *Store) removeStaleTemps() {
 }
 
 // cutWhileMapped turns the fault of reading a mapped file that was cut
-// outside baton while the transaction read it into an error (nothing was
-// written: every mapped byte is read before the commit point).
-func cutWhileMapped(err *error) {
+// outside baton while the transaction read it into an error: nothing was
+// written when it came before the commit point; after it (keeping a
+// backup from the mapped version) the change is committed, and the next
+// command finishes the journal, so the caller must not retry.
+func cutWhileMapped(err *error, tx *Tx) {
 	r := recover()
 	if r == nil {
 		return
 	}
 	if _, ok := r.(interface{ Addr() uintptr }); !ok {
 		panic(r)
+	}
+	if tx.committed {
+		*err = &CommittedError{Err: errors.New("a state file was cut outside baton while this command finished its change")}
+		return
 	}
 	*err = errs.New(errs.Invalid, "a state file was cut outside baton while this command read it: nothing was written; run 'baton verify', then retry")
 }
