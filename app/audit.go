@@ -560,6 +560,7 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	// must not hold up the writers.
 	res.GitChecked = a.repo() != nil
 	res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
+	res.Problems, res.Notes = splitNotes(res.Problems, res.Notes)
 	if note := a.staleHooksNote(cfg); note != "" {
 		res.Notes = append(res.Notes, note)
 	}

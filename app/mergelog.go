@@ -147,10 +147,35 @@ func logMergeProblems(r gitops.Repo, g gitRecords, name, head string, onMain []g
 	// The newest trailer before the baseline (a log begun again, anchors
 	// and all, starts a new baseline): the log's hash chain makes the entry
 	// it names vouch for every entry before it.
+	// A clone of the project, or 'baton init' in a repository whose main
+	// holds baton's merges, begins a log of its own after them, so what such
+	// a trailer names is a note for a person, not a problem that would stop
+	// every run of the clone.
 	if c, v, ok, err := gitops.NewestTrailer(r, head, "Baton-Log", trailerWalk); err == nil && ok && !since[c.Hash] {
-		out = append(out, trailerProblems(lr, name, c, v, false)...)
+		for _, p := range trailerProblems(lr, name, c, v, false) {
+			p.Check = earlierLogCheck
+			p.Message += " — or this log was begun after that merge (a clone of the project, or 'baton init' where baton had merged before): if so, nothing is wrong"
+			out = append(out, p)
+		}
 	}
 	return out
+}
+
+// earlierLogCheck marks what a merge made before this log's baseline says
+// about the log: verify reports it as a note.
+const earlierLogCheck = "git-log-earlier"
+
+// splitNotes moves the problems that are notes (earlierLogCheck) into notes.
+func splitNotes(problems []Problem, notes []string) ([]Problem, []string) {
+	out := problems[:0:0]
+	for _, p := range problems {
+		if p.Check == earlierLogCheck {
+			notes = append(notes, p.Message)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, notes
 }
 
 // trailerWalk bounds the walk back along main for the newest merge baton
