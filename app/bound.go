@@ -399,14 +399,17 @@ func (st *state) sentWork(p *progress.File, branch string) (string, string) {
 	if err != nil {
 		return "", ""
 	}
-	return branch, handedOver(r, p, head)
+	_, mainHead, _ := mainOf(r, st.cfg)
+	return branch, handedOver(r, p, head, mainHead)
 }
 
 // handedOver is the head the last session that handed work over for
 // review (READY_FOR_REVIEW) recorded, when the branch at head holds it and
 // more: commits made on the branch after the handover were never handed
-// over (nor recorded by any session), so they are not the work sent.
-func handedOver(r gitops.Repo, p *progress.File, head string) string {
+// over (nor recorded by any session), so they are not the work sent. A
+// handover already on main (an earlier feature's, merged) is not this
+// branch's: the branch at head is what there is to review.
+func handedOver(r gitops.Repo, p *progress.File, head, mainHead string) string {
 	if p == nil {
 		return head
 	}
@@ -421,6 +424,11 @@ func handedOver(r gitops.Repo, p *progress.File, head string) string {
 	}
 	if ok, err := r.IsAncestor(to, head); err != nil || !ok {
 		return head
+	}
+	if mainHead != "" {
+		if merged, err := r.IsAncestor(to, mainHead); err != nil || merged {
+			return head
+		}
 	}
 	return to
 }
