@@ -154,13 +154,13 @@ func (a *App) VerificationStatus(ctx context.Context, c Caller, session int) (Ve
 	switch {
 	case !isDir(dir):
 		st.Status, st.Message = "NOT_STARTED", "Verification directory does not exist"
-	case isFile(input) && !isFile(report):
+	case fileExists(input) && !fileExists(report):
 		st.Status, st.Message, st.InputFile = "IN_PROGRESS", "Verification input exists, awaiting report", input
-	case !isFile(report):
+	case !fileExists(report):
 		st.Status, st.Message = "NOT_STARTED", "No verification report found"
 	default:
 		st.Status = reportStatus(report, "UNKNOWN")
-		n, ev := countPNG(filepath.Join(dir, "screenshots")), isFile(filepath.Join(dir, "test_evidence", "test_output.txt"))
+		n, ev := countPNG(filepath.Join(dir, "screenshots")), fileExists(filepath.Join(dir, "test_evidence", "test_output.txt"))
 		st.ReportPath, st.Screenshots, st.TestEvidence, st.Dir = report, &n, &ev, dir
 	}
 	return st, nil
@@ -193,9 +193,9 @@ func (a *App) VerificationList(ctx context.Context, c Caller) ([]VerificationEnt
 		dir := filepath.Join(base, e.Name())
 		status := "NOT_STARTED"
 		switch {
-		case isFile(filepath.Join(dir, "verification.md")):
+		case fileExists(filepath.Join(dir, "verification.md")):
 			status = reportStatus(filepath.Join(dir, "verification.md"), "IN_PROGRESS")
-		case isFile(filepath.Join(dir, "verification_input.json")):
+		case fileExists(filepath.Join(dir, "verification_input.json")):
 			status = "IN_PROGRESS"
 		}
 		out = append(out, VerificationEntry{SessionID: id, Status: status, Screenshots: countPNG(filepath.Join(dir, "screenshots"))})
@@ -307,8 +307,7 @@ func (a *App) envList(name string, def ...string) []string {
 	return def
 }
 
-func isDir(p string) bool  { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
-func isFile(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
+func isDir(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
 
 func countPNG(dir string) int {
 	m, _ := filepath.Glob(filepath.Join(dir, "*.png"))
@@ -342,7 +341,7 @@ func reportTemplate(session int, vi VerificationInput, now string) string {
 	for _, raw := range vi.FeatureSpecification {
 		var f struct{ ID, Name, Description string }
 		_ = json.Unmarshal(raw, &f)
-		fmt.Fprintf(&b, "| %s | %s | %s... |\n", orNA(f.ID), orNA(f.Name), truncRunes(orNA(f.Description), 50))
+		fmt.Fprintf(&b, "| %s | %s | %s... |\n", orNA(f.ID), orNA(f.Name), Truncate(orNA(f.Description), 50))
 	}
 	if len(vi.FeatureSpecification) == 0 {
 		for _, id := range vi.FeatureIDs {
@@ -356,14 +355,6 @@ func reportTemplate(session int, vi VerificationInput, now string) string {
 func orNA(s string) string {
 	if s == "" {
 		return "N/A"
-	}
-	return s
-}
-
-func truncRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n])
 	}
 	return s
 }
