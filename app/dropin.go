@@ -157,25 +157,39 @@ func (st *state) emptyReviews(path string) error {
 // stays open until then, as the prompts go on calling baton after their
 // record (REVIEW's update-status).
 func (st *state) recordSession(p *progress.File, open *progress.OpenSessions, who *actor, in progress.Session) (progress.Session, error) {
+	var sess *progress.OpenSession
 	if who != nil && who.Session != nil {
-		if sess, gerr := open.Get(*who.Session); gerr == nil && sess.RecordedAs == 0 {
-			// the session's first record takes the id reserved for it
-			// when it opened (the id next-session-id gave its agent)
-			// (free unless a session opened after it recorded first)
-			if sess.SessionID >= p.NextSessionID() {
-				in.SessionID = sess.SessionID
-				in = progress.Normalized(in)
-				if err := p.AddSessionWithID(in); err != nil {
-					return in, err
-				}
-				open.MarkRecorded(sess.SessionID, in.SessionID)
-				st.touch(progress.OpenFileName)
-				return in, nil
-			}
+		if s, err := open.Get(*who.Session); err == nil && s.RecordedAs == 0 {
+			sess = &s
 		}
 	}
-	p.ReserveAfter(open.MaxID())
-	return p.AddSession(in)
+	var added progress.Session
+	var err error
+	if id, ok := ownRecordID(p, sess); ok {
+		added = progress.Normalized(in)
+		added.SessionID = id
+		err = p.AddSessionWithID(added)
+	} else {
+		p.ReserveAfter(open.MaxID())
+		added, err = p.AddSession(in)
+	}
+	if err != nil || sess == nil {
+		return added, err
+	}
+	open.MarkRecorded(sess.SessionID, added.SessionID)
+	st.touch(progress.OpenFileName)
+	return added, nil
+}
+
+// ownRecordID is the id the first record of the open session s (nil: none,
+// or one that recorded already) takes: its own, reserved when it opened and
+// given to its agent by next-session-id, unless a later record took the
+// ids past it.
+func ownRecordID(p *progress.File, s *progress.OpenSession) (int, bool) {
+	if s == nil || s.RecordedAs != 0 || s.SessionID < p.NextSessionID() {
+		return 0, false
+	}
+	return s.SessionID, true
 }
 
 // closeRecorded ends a session whose agent recorded its work with

@@ -515,8 +515,8 @@ func (a *App) NextSessionID(ctx context.Context, c Caller) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if s.RecordedAs == 0 && s.SessionID >= p.NextSessionID() {
-			return s.SessionID, nil
+		if id, ok := ownRecordID(p, &s); ok {
+			return id, nil
 		}
 	}
 	p.ReserveAfter(open.MaxID())
