@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,4 +64,28 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+var errNotOverwritable = errors.New("not a regular file of one link")
+
+// overwrite makes the file at path hold data, written in place: a file
+// system allocates no new inode, which it charges for on every creation
+// (ext4 scans past every recently deleted one). Only for files checked
+// when read (against a hash or a seal), since a kill in the middle leaves
+// the file torn; it is not synced. It fails, writing nothing, when path is
+// missing, not a regular file, or has another link; the caller then
+// replaces it.
+func overwrite(path string, data []byte) error {
+	f, err := openOverwrite(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -98,11 +98,12 @@ func (s *Store) readStamps() map[string]stamp {
 
 // recordStamps stores the identity of the named files as they are now,
 // with their facts and the hashes the commit's event recorded (none
-// without an event). Each file as recorded is also linked into
+// without an event), and the stamps in add. Each file as recorded is also linked into
 // .baton/recorded, so that a later change outside baton can be shown as a
 // difference. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string) {
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string, add map[string]stamp) {
 	stamps := s.readStamps()
+	maps.Copy(stamps, add)
 	for _, n := range names {
 		if IsRef(n) || n == ".baton/"+stampsName {
 			continue

@@ -169,17 +169,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if tx.event != nil && tx.event.Hash != "" {
 		s.writeAnchor(tx.event)
 	}
-	if names := tx.stampNames(); len(names) > 0 {
-		var hashes map[string]string
-		event := ""
-		if tx.event != nil {
-			hashes, event = tx.event.Metadata.Files, tx.event.Hash
-		}
-		if ferr := fault(StepStamps); ferr == nil {
-			s.recordStamps(names, tx.facts, tx.mids, hashes, event)
-		}
-	}
-	s.recordVouched(tx, tx.stampsAfter(err == nil))
+	s.renewStamps(tx, err == nil)
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
 			committed = &CommittedError{Err: herr}
