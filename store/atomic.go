@@ -75,7 +75,10 @@ var errNotOverwritable = errors.New("not a regular file of one link")
 // the file torn; it is not synced. It fails, writing nothing, when path is
 // missing, not a regular file, or has another link; the caller then
 // replaces it.
-func overwrite(path string, data []byte) error {
+func overwrite(path string, data []byte) error { return rewrite(path, data, false) }
+
+// rewrite is overwrite, followed by an fsync when sync is set.
+func rewrite(path string, data []byte, sync bool) error {
 	f, err := openOverwrite(path)
 	if err != nil {
 		return err
@@ -84,8 +87,29 @@ func overwrite(path string, data []byte) error {
 	if err == nil {
 		err = f.Truncate(int64(len(data)))
 	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// replaceVia replaces path by a file holding data (not synced), atomically
+// for readers, through spare: a file beside it that is written in place and
+// then exchanged with path, so that the old version becomes the next spare
+// and no inode is created or freed. Where names cannot be exchanged (or
+// path does not exist yet), spare is created and renamed over path.
+func replaceVia(spare, path string, data []byte) error {
+	if overwrite(spare, data) != nil {
+		os.Remove(spare) // never written through a link left there
+		if err := os.WriteFile(spare, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if exchange(spare, path) == nil {
+		return nil
+	}
+	return os.Rename(spare, path)
 }

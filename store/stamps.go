@@ -128,14 +128,12 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 	s.writeStamps(event, stamps)
 }
 
-// writeStamps replaces the stamps file with stamps, sealed with event.
+// writeStamps replaces the stamps file with stamps, sealed with event
+// (through a spare beside it: see replaceVia).
 func (s *Store) writeStamps(event string, stamps map[string]stamp) {
 	files, _ := json.Marshal(stamps)
 	b, _ := json.Marshal(stampsRaw{Event: event, Seal: sealOf(event, files), Files: files})
-	tmp := s.stampsPath() + ".tmp"
-	if os.WriteFile(tmp, b, 0o644) == nil {
-		_ = os.Rename(tmp, s.stampsPath())
-	}
+	_ = replaceVia(s.stampsPath()+".tmp", s.stampsPath(), b)
 }
 
 // Trusted reports whether the file name, as described by fi, is one a

@@ -5,11 +5,13 @@
 //
 // A transaction (Update) takes .baton/lock with a deadline, recovers any
 // half-applied journal, lets the caller read and stage files, then commits:
-// every changed file is written to a synced temp file beside it, the journal
-// naming those temp files is written atomically (the commit point), the temp
-// files are renamed over the originals, and the journal is removed. Killed
-// before the journal exists, the old state stands; killed after, the next
-// command finishes the renames.
+// a changed file that baton's last transaction wrote is patched in place
+// (the journal carries the changed bytes), any other is written to a
+// synced temp file beside it; the journal is written atomically (the commit
+// point), the patches applied and the temp files renamed over the
+// originals, and the journal is set aside for the next one. Killed before
+// the journal exists, the old state stands; killed after, the next command
+// finishes the change.
 package store
 
 import (
