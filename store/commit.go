@@ -294,7 +294,8 @@ func (s *Store) apply(j journal) error {
 	}
 	// The removal need not be durable at once: a journal that reappears
 	// after a crash is replayed, and every step of a replay is a no-op once
-	// done (renamed temps are gone; the log entry is found in place).
+	// done (renamed temps are gone; the log entry is found in place). Its
+	// file is kept for the next journal, once its new name is durable.
 	if err := fault(StepJournalRemove); err != nil {
 		return err
 	}
@@ -319,12 +320,19 @@ func (s *Store) journalTemp(data []byte) (string, error) {
 }
 
 // retireJournal removes the journal from its name, keeping the file as
-// the spare.
+// the spare. The rename is made durable before the spare can be written
+// again: otherwise a power loss could leave the name journal on the file
+// while the next transaction rewrites it, a torn journal. (A removal needs
+// no sync: the journal reappearing whole is replayed, a no-op.)
 func (s *Store) retireJournal() error {
-	if os.Rename(s.journalPath(), s.journalSpare()) == nil {
-		return nil
+	if os.Rename(s.journalPath(), s.journalSpare()) != nil {
+		return os.Remove(s.journalPath())
 	}
-	return os.Remove(s.journalPath())
+	if err := SyncDir(s.BatonDir()); err != nil {
+		os.Remove(s.journalSpare()) // not known to be retired: never rewritten
+		return err
+	}
+	return nil
 }
 
 // replay finishes a journal found at the start of a transaction, or

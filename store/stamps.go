@@ -129,7 +129,10 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 }
 
 // writeStamps replaces the stamps file with stamps, sealed with event
-// (through a spare beside it: see replaceVia).
+// (through a spare beside it: see replaceVia). Nothing is synced, as
+// before the spare: after a power loss the stamps may be an older version
+// (stale: only a full read), and they fit in one page, which a disk
+// writes whole.
 func (s *Store) writeStamps(event string, stamps map[string]stamp) {
 	files, _ := json.Marshal(stamps)
 	b, _ := json.Marshal(stampsRaw{Event: event, Seal: sealOf(event, files), Files: files})
