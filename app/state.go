@@ -520,22 +520,6 @@ func (a *App) head() *string {
 	return &h
 }
 
-// validates turns a domain parser into a validation for mapFile.
-// The facts of what it parsed (when the parser says them) let readers
-// after it read the file as if baton had written it.
-func validates[T any](parse func([]byte) (T, error)) func([]byte) (jsondoc.Facts, error) {
-	return func(b []byte) (jsondoc.Facts, error) {
-		v, err := parse(b)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := any(v).(interface{ ReadFacts() jsondoc.Facts }); ok {
-			return r.ReadFacts(), nil
-		}
-		return nil, nil
-	}
-}
-
 // readFile reads one state file for a read-only command (no lock) and
 // parses it; a missing file is NotFound with hint.
 func readFile[T any](ctx context.Context, a *App, name, hint string, parse func([]byte) (T, error)) (T, error) {
