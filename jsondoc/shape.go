@@ -187,15 +187,21 @@ func Validate(data []byte, top *Shape) (facts Facts, ok bool) {
 	return s.facts, true
 }
 
-// member finds key among the wants of the object being scanned and sets
-// what its value is checked with; -1 when the shape does not name it.
-func (s *scanner) member(sh *Shape, key []byte) int {
+// member finds key among the wants of the object f being scanned and
+// sets what its value is checked with; -1 when the shape does not name it
+// (the scan then looks for it among the other keys). A named member given
+// twice is a duplicate key.
+func (s *scanner) member(f *frame, key []byte) int {
 	if containsByte(key, '\\') {
 		s.bad = true // keys are matched decoded: the full parser's to match
 		return -1
 	}
+	sh := f.shape
 	for j := range sh.wants {
 		if sh.wants[j].Key == string(key) {
+			if f.found&(1<<j) != 0 {
+				s.bad = true
+			}
 			s.next, s.nextRecs = sh.inner[j], sh.records[j]
 			return j
 		}
