@@ -13,6 +13,8 @@ type scanner struct {
 	dup   error // the first duplicate key
 	stack []frame
 	spare [][][]byte // key slices of closed objects, reused
+	// escaped says whether the last string scanned holds an escape
+	escaped bool
 
 	// Validate's shape checks (shape.go); unused by Check's scan
 	bad      bool          // a value does not fit its shape (or it cannot be told here)
@@ -113,14 +115,14 @@ func (s *scanner) object(sh *Shape) bool {
 		if !s.str() {
 			return false
 		}
-		key := s.data[start : s.i-1]
+		key, esc := s.data[start:s.i-1], s.escaped
 		f := &s.stack[len(s.stack)-1]
 		f.key = key
 		j := -1
 		if f.shape != nil {
-			j = s.member(f, key) // a member the shape names is told apart by its bit
+			j = s.member(f, key, esc) // a member the shape names is told apart by its bit
 		}
-		if j < 0 && s.dup == nil && f.seen(key) {
+		if j < 0 && s.dup == nil && f.seen(key, esc) {
 			s.dup = &InvalidError{Offset: start - 1, Path: pathOf(s.stack, keyText(key)), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
 		}
 		if s.ws() >= len(s.data) || s.data[s.i] != ':' {
@@ -190,12 +192,14 @@ func (s *scanner) array(rs *recordsShape) bool {
 // its closing quote.
 func (s *scanner) str() bool {
 	d := s.data
+	s.escaped = false
 	for i := plainRun(d, s.i+1); i < len(d); i++ {
 		switch c := d[i]; {
 		case c == '"':
 			s.i = i + 1
 			return true
 		case c == '\\':
+			s.escaped = true
 			if i++; i >= len(d) {
 				return false
 			}
