@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -29,14 +30,16 @@ var Phases = []string{"INITIALIZER", "IMPLEMENT", "BUGFIX", "REVIEW", "FIX", "AR
 var Outcomes = []string{"SUCCESS", "READY_FOR_REVIEW", "NEEDS_FIX", "REJECTED", "ERROR"}
 
 // outcomeAliases maps the predecessor's outcome words to the seed's.
-var outcomeAliases = map[string]string{
-	"APPROVED":           "SUCCESS",
-	"APPROVE":            "SUCCESS",
-	"PASS":               "SUCCESS",
-	"REQUEST_CHANGES":    "NEEDS_FIX",
-	"PASS_WITH_COMMENTS": "NEEDS_FIX",
-	"REJECT":             "REJECTED",
-}
+var outcomeAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"APPROVED":           "SUCCESS",
+		"APPROVE":            "SUCCESS",
+		"PASS":               "SUCCESS",
+		"REQUEST_CHANGES":    "NEEDS_FIX",
+		"PASS_WITH_COMMENTS": "NEEDS_FIX",
+		"REJECT":             "REJECTED",
+	}
+})
 
 // Choose returns the canonical spelling of value among allowed (matched
 // without regard to case), or a usage error naming the flag.
@@ -55,7 +58,7 @@ func Choose(flag, value string, allowed []string, aliases map[string]string) (st
 
 // NormalizeOutcome maps an --outcome value to the seed's vocabulary.
 func NormalizeOutcome(o string) (string, error) {
-	return Choose("--outcome", o, Outcomes, outcomeAliases)
+	return Choose("--outcome", o, Outcomes, outcomeAliases())
 }
 
 // Commit is one commit a session made.
@@ -246,7 +249,7 @@ var (
 
 func outcomeWords() []string {
 	out := append([]string(nil), Outcomes...)
-	for a := range outcomeAliases {
+	for a := range outcomeAliases() {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Outcomes):])

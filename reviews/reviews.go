@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -27,11 +28,13 @@ const SchemaVersion = "1.0"
 // Verdicts stored, as the seed names them.
 var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
 
-var verdictAliases = map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+var verdictAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+})
 
 // NormalizeVerdict maps a --verdict value to the seed's vocabulary.
 func NormalizeVerdict(v string) (string, error) {
-	return progress.Choose("--verdict", v, Verdicts, verdictAliases)
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases())
 }
 
 // ReviewerTypes are the agent types that write reviews.
@@ -161,7 +164,7 @@ var (
 
 func verdictWords() []string {
 	out := append([]string(nil), Verdicts...)
-	for a := range verdictAliases {
+	for a := range verdictAliases() {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Verdicts):])
