@@ -11,6 +11,13 @@ type scanner struct {
 	dup   error // the first duplicate key
 	stack []frame
 	spare [][][]byte // key slices of closed objects, reused
+
+	// Validate's shape checks (shape.go); unused by Check's scan
+	bad      bool          // a value does not fit its shape (or it cannot be told here)
+	next     *Shape        // the shape of the value about to be scanned, when an object
+	nextRecs *recordsShape // the records the value about to be scanned holds
+	ids      []int64       // the ids of the records of the array being scanned
+	facts    Facts         // the arrays of records scanned
 }
 
 // scan reports whether data is one well-formed JSON value (ok), whether
@@ -39,11 +46,13 @@ func (s *scanner) value() bool {
 	if s.ws() >= len(s.data) {
 		return false
 	}
+	sh, rs := s.next, s.nextRecs
+	s.next, s.nextRecs = nil, nil
 	switch c := s.data[s.i]; {
 	case c == '{':
-		return s.object()
+		return s.object(sh)
 	case c == '[':
-		return s.array()
+		return s.array(rs)
 	case c == '"':
 		return s.str()
 	case c == 't':
@@ -85,16 +94,16 @@ func (s *scanner) pop() {
 	s.i++
 }
 
-func (s *scanner) object() bool {
+func (s *scanner) object(sh *Shape) bool {
 	var keys [][]byte
 	if n := len(s.spare); n > 0 {
 		keys, s.spare = s.spare[n-1][:0], s.spare[:n-1]
 	}
-	if !s.push(frame{object: true, keys: keys}) {
+	if !s.push(frame{object: true, keys: keys, shape: sh}) {
 		return false
 	}
 	if s.ws() < len(s.data) && s.data[s.i] == '}' {
-		s.pop()
+		s.closeObject()
 		return true
 	}
 	for {
@@ -111,18 +120,29 @@ func (s *scanner) object() bool {
 			s.dup = &InvalidError{Offset: start - 1, Path: pathOf(s.stack, keyText(key)), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
 		}
 		f.key = key
+		j := -1
+		if f.shape != nil {
+			j = s.member(f.shape, key)
+		}
 		if s.ws() >= len(s.data) || s.data[s.i] != ':' {
 			return false
 		}
 		s.i++
-		if !s.value() || s.ws() >= len(s.data) {
+		vs := s.ws()
+		if !s.value() {
+			return false
+		}
+		if j >= 0 {
+			s.fits(j, vs)
+		}
+		if s.ws() >= len(s.data) {
 			return false
 		}
 		switch s.data[s.i] {
 		case ',':
 			s.i++
 		case '}':
-			s.pop()
+			s.closeObject()
 			return true
 		default:
 			return false
@@ -130,24 +150,36 @@ func (s *scanner) object() bool {
 	}
 }
 
-func (s *scanner) array() bool {
-	if !s.push(frame{}) {
+func (s *scanner) array(rs *recordsShape) bool {
+	if rs != nil {
+		s.ids = s.ids[:0]
+	}
+	if !s.push(frame{recs: rs, start: s.i}) {
 		return false
 	}
 	if s.ws() < len(s.data) && s.data[s.i] == ']' {
-		s.pop()
+		s.closeArray(0)
 		return true
 	}
 	for {
-		if !s.value() || s.ws() >= len(s.data) {
+		vs := s.ws()
+		if rs != nil {
+			s.record(rs, vs)
+		}
+		if !s.value() {
+			return false
+		}
+		f := &s.stack[len(s.stack)-1]
+		f.last = [2]int{vs, s.i}
+		if s.ws() >= len(s.data) {
 			return false
 		}
 		switch s.data[s.i] {
 		case ',':
-			s.stack[len(s.stack)-1].index++
+			f.index++
 			s.i++
 		case ']':
-			s.pop()
+			s.closeArray(f.index + 1)
 			return true
 		default:
 			return false

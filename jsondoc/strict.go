@@ -36,6 +36,13 @@ type frame struct {
 	key      []byte   // an object's current key (raw), for paths
 	keys     [][]byte // the keys seen so far (raw, between the quotes)
 	keyIndex map[string]bool
+
+	// for Validate (shape.go)
+	shape *Shape        // an object's shape (nil: not checked)
+	found uint32        // an object's wants seen
+	recs  *recordsShape // an array of records
+	start int           // an array's opening bracket
+	last  [2]int        // an array's last element
 }
 
 // seen records key in the frame and reports whether it was already there.
