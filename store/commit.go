@@ -224,7 +224,7 @@ func (s *Store) writeJournal(j journal) error {
 		s.discardTemps(j)
 		return err
 	}
-	tmp, err := writeTemp(path, ".tmp", [][]byte{data}, 0o644)
+	tmp, err := s.journalTemp(data)
 	if err != nil {
 		s.discardTemps(j)
 		return err
@@ -294,11 +294,42 @@ func (s *Store) apply(j journal) error {
 	}
 	// The removal need not be durable at once: a journal that reappears
 	// after a crash is replayed, and every step of a replay is a no-op once
-	// done (renamed temps are gone; the log entry is found in place).
+	// done (renamed temps are gone; the log entry is found in place). Its
+	// file is kept for the next journal, once its new name is durable.
 	if err := fault(StepJournalRemove); err != nil {
 		return err
 	}
-	if err := os.Remove(s.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.retireJournal(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// journalSpare is where a finished journal is moved to, and the next one
+// written, in place: the file is reused, so that a commit creates and
+// frees no inode for its journal.
+func (s *Store) journalSpare() string { return filepath.Join(s.BatonDir(), "journal.spare") }
+
+// journalTemp writes the journal's content, synced, to the spare (or to a
+// new temp file when there is none) and returns that file's path.
+func (s *Store) journalTemp(data []byte) (string, error) {
+	if rewrite(s.journalSpare(), data, true) == nil {
+		return s.journalSpare(), nil
+	}
+	return writeTemp(s.journalPath(), ".tmp", [][]byte{data}, 0o644)
+}
+
+// retireJournal removes the journal from its name, keeping the file as
+// the spare. The rename is made durable before the spare can be written
+// again: otherwise a power loss could leave the name journal on the file
+// while the next transaction rewrites it, a torn journal. (A removal needs
+// no sync: the journal reappearing whole is replayed, a no-op.)
+func (s *Store) retireJournal() error {
+	if os.Rename(s.journalPath(), s.journalSpare()) != nil {
+		return os.Remove(s.journalPath())
+	}
+	if err := SyncDir(s.BatonDir()); err != nil {
+		os.Remove(s.journalSpare()) // not known to be retired: never rewritten
 		return err
 	}
 	return nil

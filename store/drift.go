@@ -205,20 +205,27 @@ func (s *Store) recordedPath(name string) string {
 // larger file is hard-linked (free, but an edit in place changes both).
 const copyLimit = 1 << 20
 
+// A copy is rewritten in place (Recorded checks it against the event's
+// hash, so a torn one is only not kept), which spares the file system an
+// inode per write.
 func (s *Store) linkRecorded(name string) {
 	dst := s.recordedPath(name)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return
-	}
-	os.Remove(dst)
 	src := s.Path(name)
 	if fi, err := os.Stat(src); err == nil && fi.Size() <= copyLimit {
-		if b, err := os.ReadFile(src); err == nil {
+		b, err := os.ReadFile(src)
+		if err != nil || overwrite(dst, b) == nil {
+			return
+		}
+		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
+			os.Remove(dst)
 			_ = os.WriteFile(dst, b, 0o644)
 		}
 		return
 	}
-	_ = os.Link(src, dst)
+	if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
+		os.Remove(dst)
+		_ = os.Link(src, dst)
+	}
 }
 
 // difference summarizes how a file differs from its recorded version.
