@@ -1,5 +1,7 @@
 package jsondoc
 
+import "encoding/binary"
+
 // scanner is the one pass Check makes over a file: the grammar as
 // encoding/json accepts it, the nesting depth, and duplicate keys (see
 // strict.go), without building anything. It stops at the first grammar
@@ -11,6 +13,8 @@ type scanner struct {
 	dup   error // the first duplicate key
 	stack []frame
 	spare [][][]byte // key slices of closed objects, reused
+	// escaped says whether the last string scanned holds an escape
+	escaped bool
 
 	// Validate's shape checks (shape.go); unused by Check's scan
 	bad      bool          // a value does not fit its shape (or it cannot be told here)
@@ -31,15 +35,12 @@ func scan(data []byte) (ok, deep bool, dup error) {
 
 // ws skips whitespace and returns the position after it.
 func (s *scanner) ws() int {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return s.i
-		}
+	d, i := s.data, s.i
+	for i < len(d) && d[i] <= ' ' && (d[i] == ' ' || d[i] == '\n' || d[i] == '\t' || d[i] == '\r') {
+		i++
 	}
-	return s.i
+	s.i = i
+	return i
 }
 
 func (s *scanner) value() bool {
@@ -114,15 +115,15 @@ func (s *scanner) object(sh *Shape) bool {
 		if !s.str() {
 			return false
 		}
-		key := s.data[start : s.i-1]
+		key, esc := s.data[start:s.i-1], s.escaped
 		f := &s.stack[len(s.stack)-1]
-		if s.dup == nil && f.seen(key) {
-			s.dup = &InvalidError{Offset: start - 1, Path: pathOf(s.stack, keyText(key)), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
-		}
 		f.key = key
 		j := -1
 		if f.shape != nil {
-			j = s.member(f.shape, key)
+			j = s.member(f, key, esc) // a member the shape names is told apart by its bit
+		}
+		if j < 0 && s.dup == nil && f.seen(key, esc) {
+			s.dup = &InvalidError{Offset: start - 1, Path: pathOf(s.stack, keyText(key)), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
 		}
 		if s.ws() >= len(s.data) || s.data[s.i] != ':' {
 			return false
@@ -191,12 +192,14 @@ func (s *scanner) array(rs *recordsShape) bool {
 // its closing quote.
 func (s *scanner) str() bool {
 	d := s.data
-	for i := s.i + 1; i < len(d); i++ {
+	s.escaped = false
+	for i := plainRun(d, s.i+1); i < len(d); i++ {
 		switch c := d[i]; {
 		case c == '"':
 			s.i = i + 1
 			return true
 		case c == '\\':
+			s.escaped = true
 			if i++; i >= len(d) {
 				return false
 			}
@@ -215,6 +218,22 @@ func (s *scanner) str() bool {
 		}
 	}
 	return false
+}
+
+// plainRun returns the first position from i, in steps of eight bytes,
+// where a word of d may hold a byte a string cannot pass over plainly: a
+// quote, a backslash or a control character. Text is scanned a word at
+// a time; str then reads the rest byte by byte.
+func plainRun(d []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(d); i += 8 {
+		v := binary.LittleEndian.Uint64(d[i:])
+		q, b := v^(ones*'"'), v^(ones*'\\')
+		if ((q-ones)&^q|(b-ones)&^b|(v-ones*0x20)&^v)&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

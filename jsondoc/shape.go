@@ -80,8 +80,9 @@ func (s *Shape) Records(key, id string, record *Shape) *Shape {
 
 // valueFits reports whether the raw value v (whole, grammar already
 // checked) is one want w accepts, as checkValueAt would — or false when
-// that cannot be told cheaply here (the full parser then decides).
-func valueFits(v []byte, w *Want) bool {
+// that cannot be told cheaply here (the full parser then decides). esc
+// says whether v, when a string, holds an escape.
+func valueFits(v []byte, w *Want, esc bool) bool {
 	var t string
 	switch v[0] {
 	case 'n':
@@ -97,8 +98,7 @@ func valueFits(v []byte, w *Want) bool {
 		if w.Enum == nil {
 			return true
 		}
-		body := v[1 : len(v)-1]
-		return !containsByte(body, '\\') && oneOf(string(body), w.Enum)
+		return !esc && oneOf(string(v[1:len(v)-1]), w.Enum)
 	case 't', 'f':
 		t = TypeBool
 	default:
@@ -187,15 +187,21 @@ func Validate(data []byte, top *Shape) (facts Facts, ok bool) {
 	return s.facts, true
 }
 
-// member finds key among the wants of the object being scanned and sets
-// what its value is checked with; -1 when the shape does not name it.
-func (s *scanner) member(sh *Shape, key []byte) int {
-	if containsByte(key, '\\') {
+// member finds key among the wants of the object f being scanned and
+// sets what its value is checked with; -1 when the shape does not name it
+// (the scan then looks for it among the other keys). A named member given
+// twice is a duplicate key.
+func (s *scanner) member(f *frame, key []byte, esc bool) int {
+	if esc {
 		s.bad = true // keys are matched decoded: the full parser's to match
 		return -1
 	}
+	sh := f.shape
 	for j := range sh.wants {
 		if sh.wants[j].Key == string(key) {
+			if f.found&(1<<j) != 0 {
+				s.bad = true
+			}
 			s.next, s.nextRecs = sh.inner[j], sh.records[j]
 			return j
 		}
@@ -217,7 +223,7 @@ func (s *scanner) fits(j, vs int) {
 		s.ids = append(s.ids, id)
 		return
 	}
-	if !valueFits(v, &f.shape.wants[j]) {
+	if !valueFits(v, &f.shape.wants[j], s.escaped) {
 		s.bad = true
 	}
 }

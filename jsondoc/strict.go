@@ -46,9 +46,10 @@ type frame struct {
 }
 
 // seen records key in the frame and reports whether it was already there.
-// Keys are compared decoded, so "a" and "\u0061" are the same key.
-func (f *frame) seen(raw []byte) bool {
-	if containsByte(raw, '\\') {
+// Keys are compared decoded, so "a" and "\u0061" are the same key; esc
+// says whether raw holds an escape.
+func (f *frame) seen(raw []byte, esc bool) bool {
+	if esc {
 		raw = []byte(keyText(raw)) // compared decoded: "a" and "\u0061" are one key
 	}
 	if f.keyIndex != nil {

@@ -311,3 +311,21 @@ const seedReviews = `{
     }
   ]
 }`
+
+// Strings are scanned eight bytes at a time: a quote, a backslash or a
+// control character at any position of a string of any length is found
+// as encoding/json finds it.
+func TestCheckStringsWordByWord(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for at := 0; at < n; at++ {
+			for _, c := range []byte{'"', '\\', 0x00, 0x1f, ' ', 0x7f, '!', '#', '[', ']'} {
+				s := []byte(strings.Repeat("a", n))
+				s[at] = c
+				data := append(append([]byte(`{"k": "`), s...), `", "m": 1}`...)
+				if got, want := jsondoc.Check(data) == nil, strictValid(data); got != want {
+					t.Fatalf("Check(%q) accepts = %v, want %v", data, got, want)
+				}
+			}
+		}
+	}
+}
