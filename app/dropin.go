@@ -183,11 +183,19 @@ func (st *state) recordSession(p *progress.File, open *progress.OpenSessions, wh
 
 // ownRecordID is the id the first record of the open session s (nil: none,
 // or one that recorded already) takes: its own, reserved when it opened and
-// given to its agent by next-session-id, unless a later record took the
-// ids past it.
+// given to its agent by next-session-id — also when later records took the
+// ids past it (a person's record, or a session opened after it that
+// recorded first), as its end would. Only a record already holding that id
+// (which no baton write makes) sends it to the next free one. The file is
+// searched only in that rare case, so a write stays flat in history.
 func ownRecordID(p *progress.File, s *progress.OpenSession) (int, bool) {
-	if s == nil || s.RecordedAs != 0 || s.SessionID < p.NextSessionID() {
+	if s == nil || s.RecordedAs != 0 {
 		return 0, false
+	}
+	if s.SessionID < p.NextSessionID() {
+		if _, err := p.SessionRaw(s.SessionID); err == nil {
+			return 0, false
+		}
 	}
 	return s.SessionID, true
 }

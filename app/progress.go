@@ -428,7 +428,7 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 // mapped file). A field named but missing is an invalid file's error when
 // the file is invalid, else it is left to the caller.
 func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Result, error) {
-	m, err := a.as(c).mapFile(ctx, progress.FileName, progressHint, validates(progress.Parse))
+	m, err := a.as(c).mapFile(ctx, progress.FileName, progressHint, progress.Validate)
 	if err != nil {
 		return gjson.Result{}, err
 	}
@@ -450,7 +450,7 @@ func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Resu
 
 // GetSession is a session record: id, or -1 for the last.
 func (a *App) GetSession(ctx context.Context, c Caller, id int) (gjson.Result, error) {
-	m, err := a.as(c).mapFile(ctx, progress.FileName, progressHint, validates(progress.Parse))
+	m, err := a.as(c).mapFile(ctx, progress.FileName, progressHint, progress.Validate)
 	if err != nil {
 		return gjson.Result{}, err
 	}

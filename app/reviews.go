@@ -497,7 +497,7 @@ func (a *App) Reviews(ctx context.Context, c Caller) (*reviews.File, error) {
 
 // LastReview is the last review recorded, read from the mapped file.
 func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
-	m, err := a.as(c).mapFile(ctx, reviews.FileName, reviewsHint, validates(reviews.Parse))
+	m, err := a.as(c).mapFile(ctx, reviews.FileName, reviewsHint, reviews.Validate)
 	if err != nil {
 		return gjson.Result{}, err
 	}

@@ -283,10 +283,10 @@ func replaced(s *store.Store, name string, fi os.FileInfo) error {
 	return replacedRead(s, name, fi, nil)
 }
 
-// replacedRead is replaced for a reader holding data, the content of the
-// version fi describes (hashed instead of read again).
-func replacedRead(s *store.Store, name string, fi os.FileInfo, data []byte) error {
-	d, err := s.ReplacedRead(name, fi, data)
+// replacedRead is replaced for a reader holding h, the content of the
+// version fi describes (hashed instead of read again, in the background).
+func replacedRead(s *store.Store, name string, fi os.FileInfo, h *store.Held) error {
+	d, err := s.ReplacedHeld(name, fi, h)
 	if err != nil {
 		return err
 	}
@@ -336,6 +336,15 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 		return st.rev, true, nil
 	}
 	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
+	if f != nil {
+		f.SetIndexSource(func() []byte {
+			b, err := st.tx.Read(reviews.IndexName)
+			if err != nil {
+				return nil // built again from the records
+			}
+			return b
+		})
+	}
 	st.rev = f
 	return f, ok, err
 }
@@ -392,6 +401,7 @@ func (st *state) finish() error {
 	}
 	if st.dirty[reviews.FileName] {
 		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
+		st.tx.Write(reviews.IndexName, st.rev.IndexBytes()) // journaled with the file its digest names
 	}
 	if st.dirty[features.FileName] {
 		st.tx.WriteSegments(features.FileName, [][]byte{st.feat.Bytes()}, factsJSON(st.feat.Facts()))
@@ -515,22 +525,6 @@ func (a *App) head() *string {
 	return &h
 }
 
-// validates turns a domain parser into a validation for mapFile.
-// The facts of what it parsed (when the parser says them) let readers
-// after it read the file as if baton had written it.
-func validates[T any](parse func([]byte) (T, error)) func([]byte) (jsondoc.Facts, error) {
-	return func(b []byte) (jsondoc.Facts, error) {
-		v, err := parse(b)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := any(v).(interface{ ReadFacts() jsondoc.Facts }); ok {
-			return r.ReadFacts(), nil
-		}
-		return nil, nil
-	}
-}
-
 // readFile reads one state file for a read-only command (no lock) and
 // parses it; a missing file is NotFound with hint.
 func readFile[T any](ctx context.Context, a *App, name, hint string, parse func([]byte) (T, error)) (T, error) {
@@ -590,13 +584,17 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		_ = json.Unmarshal(raw, &m.facts)
 		return m, nil
 	}
+	h := store.Hold(data) // the log comparison's hash, on the other core while validate runs
+	unmap := release
+	release = func() { h.Wait(); unmap() }
+	m.release = release
 	facts, err := validate(data)
 	if err != nil {
 		err = invalidFile(s, name, data, err) // reads data: before the unmap
 		release()
 		return nil, err
 	}
-	if err := replacedRead(s, name, fi, data); err != nil {
+	if err := replacedRead(s, name, fi, h); err != nil {
 		release()
 		return nil, err
 	}

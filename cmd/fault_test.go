@@ -61,14 +61,23 @@ var afterCommitPoint = map[string]bool{store.StepBackup: true, store.StepRename:
 // are patched, which the tests make them at any size.
 var patchSteps = map[string]bool{store.StepBackupPatch: true, store.StepPatch: true, store.StepTruncate: true, store.StepPatchSync: true}
 
+// replaceSteps are the steps of a replacement by rename: reached when the
+// files are replaced whole, which the tests make them when patching is off.
+var replaceSteps = map[string]bool{store.StepTemp: true, store.StepSyncTemps: true, store.StepRename: true, store.StepApplySync: true}
+
 // patchingAt makes files baton wrote patched in place from any size when
-// step is a patch step; the returned function undoes it.
+// step is a patch step, and replaced whole when it is a step of a
+// replacement; the returned function undoes it.
 func patchingAt(step string) func() {
-	if !patchSteps[step] {
-		return func() {}
+	switch {
+	case patchSteps[step]:
+		old := store.SetPatchFrom(0)
+		return func() { store.SetPatchFrom(old) }
+	case replaceSteps[step]:
+		old := store.SetPatching(false)
+		return func() { store.SetPatching(old) }
 	}
-	old := store.SetPatchFrom(0)
-	return func() { store.SetPatchFrom(old) }
+	return func() {}
 }
 
 func readState(t *testing.T, dir string) map[string][]byte {
@@ -155,6 +164,7 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 // next command discards it, and its audit entry is never appended.
 func TestJournalWithoutTempsIsDiscarded(t *testing.T) {
 	defer store.SetFaultHook(nil)
+	defer patchingAt(store.StepTemp)() // temp files: the files are replaced whole
 	dir := t.TempDir()
 	mustIn(t, dir, "init")
 	before := readState(t, dir)
@@ -217,8 +227,9 @@ func TestDiskFull(t *testing.T) {
 		t.Skip("skipped: mounting a tmpfs to fill needs root (CI runs as root)")
 	}
 	defer store.SetFaultHook(nil)
-	for _, step := range []string{store.StepJournal, store.StepRename, store.StepAppend} {
+	for _, step := range []string{store.StepJournal, store.StepRename, store.StepPatch, store.StepAppend} {
 		t.Run(step, func(t *testing.T) {
+			defer patchingAt(step)()
 			dir := t.TempDir()
 			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir).CombinedOutput(); err != nil {
 				t.Skipf("skipped: cannot mount a tmpfs at %s: %v %s", dir, err, out)

@@ -216,13 +216,14 @@ func TestCrashSafety(t *testing.T) {
 // checkBackups requires each backup that baton vouches for (one kept by
 // patches, with its record beside it) to hold a version of its file the
 // loop saw: never one half-patched by a killed writer (that one has no
-// record, and the next patch rebuilds it). It returns how many it checked.
+// record — emptied in place before the backup is patched, or torn — and
+// the next patch rebuilds it). It returns how many it checked.
 func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
 	t.Helper()
 	n := 0
 	for _, name := range []string{progressName, reviewsName, featuresName} {
-		rec := filepath.Join(dir, ".baton", "backup", "."+name+".patch")
-		if _, err := os.Stat(rec); err != nil {
+		rec, err := os.ReadFile(filepath.Join(dir, ".baton", "backup", "."+name+".patch"))
+		if err != nil || !json.Valid(rec) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, ".baton", "backup", name))

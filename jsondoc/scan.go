@@ -1,5 +1,7 @@
 package jsondoc
 
+import "encoding/binary"
+
 // scanner is the one pass Check makes over a file: the grammar as
 // encoding/json accepts it, the nesting depth, and duplicate keys (see
 // strict.go), without building anything. It stops at the first grammar
@@ -11,6 +13,15 @@ type scanner struct {
 	dup   error // the first duplicate key
 	stack []frame
 	spare [][][]byte // key slices of closed objects, reused
+	// escaped says whether the last string scanned holds an escape
+	escaped bool
+
+	// Validate's shape checks (shape.go); unused by Check's scan
+	bad      bool          // a value does not fit its shape (or it cannot be told here)
+	next     *Shape        // the shape of the value about to be scanned, when an object
+	nextRecs *recordsShape // the records the value about to be scanned holds
+	ids      []int64       // the ids of the records of the array being scanned
+	facts    Facts         // the arrays of records scanned
 }
 
 // scan reports whether data is one well-formed JSON value (ok), whether
@@ -24,26 +35,25 @@ func scan(data []byte) (ok, deep bool, dup error) {
 
 // ws skips whitespace and returns the position after it.
 func (s *scanner) ws() int {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return s.i
-		}
+	d, i := s.data, s.i
+	for i < len(d) && d[i] <= ' ' && (d[i] == ' ' || d[i] == '\n' || d[i] == '\t' || d[i] == '\r') {
+		i++
 	}
-	return s.i
+	s.i = i
+	return i
 }
 
 func (s *scanner) value() bool {
 	if s.ws() >= len(s.data) {
 		return false
 	}
+	sh, rs := s.next, s.nextRecs
+	s.next, s.nextRecs = nil, nil
 	switch c := s.data[s.i]; {
 	case c == '{':
-		return s.object()
+		return s.object(sh)
 	case c == '[':
-		return s.array()
+		return s.array(rs)
 	case c == '"':
 		return s.str()
 	case c == 't':
@@ -85,16 +95,16 @@ func (s *scanner) pop() {
 	s.i++
 }
 
-func (s *scanner) object() bool {
+func (s *scanner) object(sh *Shape) bool {
 	var keys [][]byte
 	if n := len(s.spare); n > 0 {
 		keys, s.spare = s.spare[n-1][:0], s.spare[:n-1]
 	}
-	if !s.push(frame{object: true, keys: keys}) {
+	if !s.push(frame{object: true, keys: keys, shape: sh}) {
 		return false
 	}
 	if s.ws() < len(s.data) && s.data[s.i] == '}' {
-		s.pop()
+		s.closeObject()
 		return true
 	}
 	for {
@@ -105,24 +115,35 @@ func (s *scanner) object() bool {
 		if !s.str() {
 			return false
 		}
-		key := s.data[start : s.i-1]
+		key, esc := s.data[start:s.i-1], s.escaped
 		f := &s.stack[len(s.stack)-1]
-		if s.dup == nil && f.seen(key) {
+		f.key = key
+		j := -1
+		if f.shape != nil {
+			j = s.member(f, key, esc) // a member the shape names is told apart by its bit
+		}
+		if j < 0 && s.dup == nil && f.seen(key, esc) {
 			s.dup = &InvalidError{Offset: start - 1, Path: pathOf(s.stack, keyText(key)), Msg: "duplicate key: the key appears twice in the same object, so readers disagree about its value; remove one of them"}
 		}
-		f.key = key
 		if s.ws() >= len(s.data) || s.data[s.i] != ':' {
 			return false
 		}
 		s.i++
-		if !s.value() || s.ws() >= len(s.data) {
+		vs := s.ws()
+		if !s.value() {
+			return false
+		}
+		if j >= 0 {
+			s.fits(j, vs)
+		}
+		if s.ws() >= len(s.data) {
 			return false
 		}
 		switch s.data[s.i] {
 		case ',':
 			s.i++
 		case '}':
-			s.pop()
+			s.closeObject()
 			return true
 		default:
 			return false
@@ -130,24 +151,36 @@ func (s *scanner) object() bool {
 	}
 }
 
-func (s *scanner) array() bool {
-	if !s.push(frame{}) {
+func (s *scanner) array(rs *recordsShape) bool {
+	if rs != nil {
+		s.ids = s.ids[:0]
+	}
+	if !s.push(frame{recs: rs, start: s.i}) {
 		return false
 	}
 	if s.ws() < len(s.data) && s.data[s.i] == ']' {
-		s.pop()
+		s.closeArray(0)
 		return true
 	}
 	for {
-		if !s.value() || s.ws() >= len(s.data) {
+		vs := s.ws()
+		if rs != nil {
+			s.record(rs, vs)
+		}
+		if !s.value() {
+			return false
+		}
+		f := &s.stack[len(s.stack)-1]
+		f.last = [2]int{vs, s.i}
+		if s.ws() >= len(s.data) {
 			return false
 		}
 		switch s.data[s.i] {
 		case ',':
-			s.stack[len(s.stack)-1].index++
+			f.index++
 			s.i++
 		case ']':
-			s.pop()
+			s.closeArray(f.index + 1)
 			return true
 		default:
 			return false
@@ -159,12 +192,14 @@ func (s *scanner) array() bool {
 // its closing quote.
 func (s *scanner) str() bool {
 	d := s.data
-	for i := s.i + 1; i < len(d); i++ {
+	s.escaped = false
+	for i := plainRun(d, s.i+1); i < len(d); i++ {
 		switch c := d[i]; {
 		case c == '"':
 			s.i = i + 1
 			return true
 		case c == '\\':
+			s.escaped = true
 			if i++; i >= len(d) {
 				return false
 			}
@@ -183,6 +218,22 @@ func (s *scanner) str() bool {
 		}
 	}
 	return false
+}
+
+// plainRun returns the first position from i, in steps of eight bytes,
+// where a word of d may hold a byte a string cannot pass over plainly: a
+// quote, a backslash or a control character. Text is scanned a word at
+// a time; str then reads the rest byte by byte.
+func plainRun(d []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(d); i += 8 {
+		v := binary.LittleEndian.Uint64(d[i:])
+		q, b := v^(ones*'"'), v^(ones*'\\')
+		if ((q-ones)&^q|(b-ones)&^b|(v-ones*0x20)&^v)&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

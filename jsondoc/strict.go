@@ -36,12 +36,20 @@ type frame struct {
 	key      []byte   // an object's current key (raw), for paths
 	keys     [][]byte // the keys seen so far (raw, between the quotes)
 	keyIndex map[string]bool
+
+	// for Validate (shape.go)
+	shape *Shape        // an object's shape (nil: not checked)
+	found uint32        // an object's wants seen
+	recs  *recordsShape // an array of records
+	start int           // an array's opening bracket
+	last  [2]int        // an array's last element
 }
 
 // seen records key in the frame and reports whether it was already there.
-// Keys are compared decoded, so "a" and "\u0061" are the same key.
-func (f *frame) seen(raw []byte) bool {
-	if containsByte(raw, '\\') {
+// Keys are compared decoded, so "a" and "\u0061" are the same key; esc
+// says whether raw holds an escape.
+func (f *frame) seen(raw []byte, esc bool) bool {
+	if esc {
 		raw = []byte(keyText(raw)) // compared decoded: "a" and "\u0061" are one key
 	}
 	if f.keyIndex != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,4 +64,52 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+var errNotOverwritable = errors.New("not a regular file of one link")
+
+// overwrite makes the file at path hold data, written in place: a file
+// system allocates no new inode, which it charges for on every creation
+// (ext4 scans past every recently deleted one). Only for files checked
+// when read (against a hash or a seal), since a kill in the middle leaves
+// the file torn; it is not synced. It fails, writing nothing, when path is
+// missing, not a regular file, or has another link; the caller then
+// replaces it.
+func overwrite(path string, data []byte) error { return rewrite(path, data, false) }
+
+// rewrite is overwrite, followed by an fsync when sync is set.
+func rewrite(path string, data []byte, sync bool) error {
+	f, err := openOverwrite(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// replaceVia replaces path by a file holding data (not synced), atomically
+// for readers, through spare: a file beside it that is written in place and
+// then exchanged with path, so that the old version becomes the next spare
+// and no inode is created or freed. Where names cannot be exchanged (or
+// path does not exist yet), spare is created and renamed over path.
+func replaceVia(spare, path string, data []byte) error {
+	if overwrite(spare, data) != nil {
+		os.Remove(spare) // never written through a link left there
+		if err := os.WriteFile(spare, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if exchange(spare, path) == nil {
+		return nil
+	}
+	return os.Rename(spare, path)
 }

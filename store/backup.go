@@ -13,9 +13,11 @@ import (
 // kept one version behind by patches too: beside it, a record holds the
 // file's last patch and the backup's identity; the next commit applies that
 // patch to the backup (the version it is about to change), then records its
-// own. A record removed before the backup is patched means a kill in the
+// own. A record emptied before the backup is patched means a kill in the
 // middle leaves no record, and a backup without a matching record is
-// rebuilt by copying the file (rare, and the only cost that grows).
+// rebuilt by copying the file (rare, and the only cost that grows). The
+// backup of a file smaller than patchFrom is always copied whole, written
+// in place (the file's version is in memory), and needs no record.
 
 // backupRecord is kept beside a patched file's backup.
 type backupRecord struct {
@@ -56,20 +58,32 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 		if b == nil {
 			continue
 		}
-		rec, ok := tx.s.readBackupRecord(n)
-		os.Remove(tx.s.backupRecordPath(n)) // first: a kill from here on means a rebuild
 		bp := tx.s.BackupPath(n)
+		if int64(len(b.data)) < patchFrom { // small: copied whole, in place
+			tx.s.dropBackupRecord(n)
+			if overwrite(bp, b.data) != nil {
+				copyBackup(bp, b.data)
+			}
+			continue
+		}
+		rec, ok := tx.s.readBackupRecord(n)
+		tx.s.dropBackupRecord(n) // first: a kill from here on means a rebuild
 		if ok && b.hash != "" && rec.Patch.Hash == b.hash && sameID(bp, rec.Backup) {
 			rec.Patch.Dst = bp
 			if patchBackup(rec.Patch) == nil {
 				continue
 			}
 		}
-		os.Remove(bp)
-		if tmp, err := writeTemp(bp, ".tmp", [][]byte{b.data}, 0o644); err == nil {
-			if os.Rename(tmp, bp) != nil {
-				os.Remove(tmp)
-			}
+		copyBackup(bp, b.data)
+	}
+}
+
+// copyBackup replaces the backup at bp by a new file holding data.
+func copyBackup(bp string, data []byte) {
+	os.Remove(bp)
+	if tmp, err := writeTemp(bp, ".tmp", [][]byte{data}, 0o644); err == nil {
+		if os.Rename(tmp, bp) != nil {
+			os.Remove(tmp)
 		}
 	}
 }
@@ -91,6 +105,14 @@ func patchBackup(p patchEntry) error {
 	return f.Truncate(p.Size)
 }
 
+// dropBackupRecord makes the record beside name's backup hold none: it is
+// emptied in place (a record that is not whole is none), or removed.
+func (s *Store) dropBackupRecord(name string) {
+	if overwrite(s.backupRecordPath(name), nil) != nil {
+		os.Remove(s.backupRecordPath(name))
+	}
+}
+
 func (s *Store) readBackupRecord(name string) (backupRecord, bool) {
 	var rec backupRecord
 	b, err := ReadRegular(s.backupRecordPath(name))
@@ -104,13 +126,16 @@ func (s *Store) readBackupRecord(name string) (backupRecord, bool) {
 // the backup it will move on next time.
 func (s *Store) recordBackups(patches map[string]*patchEntry) {
 	for n, p := range patches {
+		if p.Size < patchFrom {
+			continue // the next commit copies it whole
+		}
 		fi, err := os.Stat(s.BackupPath(n))
 		if err != nil {
 			continue
 		}
 		rec := backupRecord{Backup: identity(fi), Patch: *p}
 		rec.Patch.Dst = ""
-		if b, err := json.Marshal(rec); err == nil {
+		if b, err := json.Marshal(rec); err == nil && overwrite(s.backupRecordPath(n), b) != nil {
 			_ = writeReplace(s.backupRecordPath(n), b)
 		}
 	}

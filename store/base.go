@@ -6,9 +6,9 @@ import (
 	"os"
 )
 
-// base is a file a transaction mapped instead of reading it: one baton's
-// last transaction wrote (its stamp vouches for it), large enough to be
-// patched in place. The mapping lives until the transaction ends.
+// base is a file baton's last transaction wrote (its stamp vouches for
+// it) as a transaction found it, to be patched in place: mapped when it is
+// large (the mapping lives until the transaction ends), else read.
 type base struct {
 	data    []byte
 	id      string // the file's identity when mapped
@@ -18,7 +18,8 @@ type base struct {
 }
 
 // readBase opens a state file for a transaction: mapped when its stamp
-// vouches for it and it is large, else read whole. vouched says whether the
+// vouches for it and it is large, else read whole (and kept as the base of
+// a patch when the stamp vouches for it). vouched says whether the
 // stamp matched, with the facts recorded then. A missing file is nil.
 func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	f, fi, err := OpenRegular(tx.s.Path(name))
@@ -46,6 +47,12 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	if err != nil || !vouched {
 		return data, nil, err
 	}
+	// read, not mapped, and patched all the same: a replacement would
+	// create a file (and sync two directories) for every small write
+	if tx.bases == nil {
+		tx.bases = map[string]*base{}
+	}
+	tx.bases[name] = &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: func() {}}
 	return data, &st, nil
 }
 
@@ -64,7 +71,7 @@ func (tx *Tx) releaseBases() {
 func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntry) {
 	marks := marksOf(tx.facts[name])
 	b := tx.bases[name]
-	if b == nil || !sameID(dst, b.id) {
+	if b == nil || !patching || !sameID(dst, b.id) {
 		h, m := hashContent(pieces, marks)
 		return h, m, nil
 	}

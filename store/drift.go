@@ -139,6 +139,11 @@ func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead
 	if h := HashContent(r.data); !stamped || h != st.Hash {
 		return h, r, nil
 	}
+	if st.Facts == nil {
+		// as stamped, with no facts (hashed as it was when a transaction
+		// adopted it): the transaction that validates it notes them
+		return st.Hash, r, nil
+	}
 	return st.Hash, driftRead{}, nil // as stamped: the transaction may trust its facts
 }
 
@@ -205,20 +210,27 @@ func (s *Store) recordedPath(name string) string {
 // larger file is hard-linked (free, but an edit in place changes both).
 const copyLimit = 1 << 20
 
+// A copy is rewritten in place (Recorded checks it against the event's
+// hash, so a torn one is only not kept), which spares the file system an
+// inode per write.
 func (s *Store) linkRecorded(name string) {
 	dst := s.recordedPath(name)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return
-	}
-	os.Remove(dst)
 	src := s.Path(name)
 	if fi, err := os.Stat(src); err == nil && fi.Size() <= copyLimit {
-		if b, err := os.ReadFile(src); err == nil {
+		b, err := os.ReadFile(src)
+		if err != nil || overwrite(dst, b) == nil {
+			return
+		}
+		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
+			os.Remove(dst)
 			_ = os.WriteFile(dst, b, 0o644)
 		}
 		return
 	}
-	_ = os.Link(src, dst)
+	if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
+		os.Remove(dst)
+		_ = os.Link(src, dst)
+	}
 }
 
 // difference summarizes how a file differs from its recorded version.

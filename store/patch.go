@@ -15,18 +15,33 @@ import (
 // the offset where the change starts, the changed bytes and the new size,
 // and applying it is a write at that offset and a truncate to the size —
 // idempotent, so a replay after a kill just does it again. Files that are
-// not vouched for, small files, and changes that start early are replaced
-// by rename.
+// not vouched for and changes of more than patchMax bytes are replaced by
+// rename. Small files are patched too: the patch costs a write, a truncate
+// and an fsync, where a replacement creates a temp file (an inode, which
+// ext4 allocates by scanning past every recently deleted one), renames it
+// and syncs the directory before and after the commit point.
 
-// patchFrom is the size from which a vouched file is mapped and patched in
-// place; a smaller file is rewritten whole, which costs as little.
+// patchFrom is the size from which a vouched file is mapped; a smaller one
+// is read whole (and still patched).
 var patchFrom int64 = 64 << 10
+
+// patching says whether vouched files are patched at all; tests turn it
+// off to exercise replacement by rename (SetPatching).
+var patching = true
+
+// SetPatching turns patching in place on or off and returns the previous
+// setting. For tests only: off, every written file is replaced by rename.
+func SetPatching(on bool) bool {
+	old := patching
+	patching = on
+	return old
+}
 
 // patchMax bounds the changed bytes a patch carries in the journal.
 const patchMax = 1 << 20
 
-// SetPatchFrom sets the size from which vouched files are patched in place
-// and returns the previous one. For tests only.
+// SetPatchFrom sets the size from which vouched files are mapped and
+// returns the previous one. For tests only.
 func SetPatchFrom(n int64) int64 {
 	old := patchFrom
 	patchFrom = n

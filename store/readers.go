@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/baton-cli/baton/errs"
 )
 
 // Readers never wait. A read-only command takes no lock: it reads the files
@@ -141,9 +143,13 @@ func (s *Store) mapAt(path string) ([]byte, os.FileInfo, func(), error) {
 
 // readSteady reads a file whole without the apply lock: again until its
 // identity is the same before and after the read (no patch in between).
+// Under a constant stream of patches it waits a little longer between
+// attempts, and after steadyFor it refuses (exit 5) rather than return
+// bytes that may be torn.
 func readSteady(path string) ([]byte, os.FileInfo, error) {
+	deadline := time.Now().Add(steadyFor)
 	for i := 0; ; i++ {
-		before, err := os.Stat(path)
+		before, err := steadyStat(path)
 		if err != nil {
 			if os.IsNotExist(err) {
 				return nil, nil, nil
@@ -154,12 +160,25 @@ func readSteady(path string) ([]byte, os.FileInfo, error) {
 		if err != nil || data == nil {
 			return data, nil, err
 		}
-		after, err := os.Stat(path)
-		if err == nil && identity(after) == identity(before) || i >= 100 {
-			return data, after, err
+		after, err := steadyStat(path)
+		if err == nil && identity(after) == identity(before) {
+			return data, after, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, nil, errs.New(errs.Conflict, "%s changed during every read for %s (writers kept patching it, and its apply lock could not be taken to wait for them); retry", path, steadyFor)
+		}
+		if i >= 10 {
+			time.Sleep(time.Duration(min(i, 50)) * 100 * time.Microsecond)
 		}
 	}
 }
+
+// steadyFor is how long readSteady tries for a copy no patch tore, and
+// steadyStat how it sees the file's identity (a test patches between).
+var (
+	steadyFor  = 5 * time.Second
+	steadyStat = os.Stat
+)
 
 // ReadConsistent runs fn, which reads the state, until no transaction
 // committed while it ran (the files and the audit log were seen at one

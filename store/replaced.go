@@ -19,6 +19,13 @@ func (s *Store) Replaced(name string, fi os.FileInfo) (*Drift, error) {
 // the version fi describes (mapped or read): while the file keeps that
 // identity, data is hashed instead of the file being read again.
 func (s *Store) ReplacedRead(name string, fi os.FileInfo, data []byte) (*Drift, error) {
+	return s.ReplacedHeld(name, fi, held(data))
+}
+
+// ReplacedHeld is ReplacedRead with the content's hash computed in the
+// background (see Hold), for a reader that validates the content
+// meanwhile.
+func (s *Store) ReplacedHeld(name string, fi os.FileInfo, h *Held) (*Drift, error) {
 	if fi != nil {
 		if _, ok := s.stamped(name, fi); ok {
 			return nil, nil
@@ -37,7 +44,7 @@ func (s *Store) ReplacedRead(name string, fi os.FileInfo, data []byte) (*Drift, 
 		if !ok || want == "" {
 			return nil, nil
 		}
-		now, read, err := s.hashHeld(name, fi, data)
+		now, read, err := s.hashHeld(name, fi, h)
 		if err != nil || now == want {
 			return nil, err
 		}
@@ -50,10 +57,10 @@ func (s *Store) ReplacedRead(name string, fi os.FileInfo, data []byte) (*Drift, 
 // hashHeld hashes the file name as it is now: data (the content of the
 // version fi describes) while the file still has that identity, else
 // what is read from it.
-func (s *Store) hashHeld(name string, fi os.FileInfo, data []byte) (string, []byte, error) {
-	if data != nil && fi != nil {
+func (s *Store) hashHeld(name string, fi os.FileInfo, h *Held) (string, []byte, error) {
+	if h.Data() != nil && fi != nil {
 		if now, err := os.Stat(s.Path(name)); err == nil && identity(now) == identity(fi) {
-			return HashContent(data), data, nil
+			return h.Sum(), h.Data(), nil
 		}
 	}
 	return s.currentHash(name, nil)

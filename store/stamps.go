@@ -98,11 +98,12 @@ func (s *Store) readStamps() map[string]stamp {
 
 // recordStamps stores the identity of the named files as they are now,
 // with their facts and the hashes the commit's event recorded (none
-// without an event). Each file as recorded is also linked into
+// without an event), and the stamps in add. Each file as recorded is also linked into
 // .baton/recorded, so that a later change outside baton can be shown as a
 // difference. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string) {
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string, add map[string]stamp) {
 	stamps := s.readStamps()
+	maps.Copy(stamps, add)
 	for _, n := range names {
 		if IsRef(n) || n == ".baton/"+stampsName {
 			continue
@@ -127,14 +128,15 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 	s.writeStamps(event, stamps)
 }
 
-// writeStamps replaces the stamps file with stamps, sealed with event.
+// writeStamps replaces the stamps file with stamps, sealed with event
+// (through a spare beside it: see replaceVia). Nothing is synced, as
+// before the spare: after a power loss the stamps may be an older version
+// (stale: only a full read), and they fit in one page, which a disk
+// writes whole.
 func (s *Store) writeStamps(event string, stamps map[string]stamp) {
 	files, _ := json.Marshal(stamps)
 	b, _ := json.Marshal(stampsRaw{Event: event, Seal: sealOf(event, files), Files: files})
-	tmp := s.stampsPath() + ".tmp"
-	if os.WriteFile(tmp, b, 0o644) == nil {
-		_ = os.Rename(tmp, s.stampsPath())
-	}
+	_ = replaceVia(s.stampsPath()+".tmp", s.stampsPath(), b)
 }
 
 // Trusted reports whether the file name, as described by fi, is one a

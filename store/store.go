@@ -5,11 +5,13 @@
 //
 // A transaction (Update) takes .baton/lock with a deadline, recovers any
 // half-applied journal, lets the caller read and stage files, then commits:
-// every changed file is written to a synced temp file beside it, the journal
-// naming those temp files is written atomically (the commit point), the temp
-// files are renamed over the originals, and the journal is removed. Killed
-// before the journal exists, the old state stands; killed after, the next
-// command finishes the renames.
+// a changed file that baton's last transaction wrote is patched in place
+// (the journal carries the changed bytes), any other is written to a
+// synced temp file beside it; the journal is written atomically (the commit
+// point), the patches applied and the temp files renamed over the
+// originals, and the journal is set aside for the next one. Killed before
+// the journal exists, the old state stands; killed after, the next command
+// finishes the change.
 package store
 
 import (
@@ -176,17 +178,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if tx.event != nil && tx.event.Hash != "" {
 		s.writeAnchor(tx.event)
 	}
-	if names := tx.stampNames(); len(names) > 0 {
-		var hashes map[string]string
-		event := ""
-		if tx.event != nil {
-			hashes, event = tx.event.Metadata.Files, tx.event.Hash
-		}
-		if ferr := fault(StepStamps); ferr == nil {
-			s.recordStamps(names, tx.facts, tx.mids, hashes, event)
-		}
-	}
-	s.recordVouched(tx, tx.stampsAfter(err == nil))
+	s.renewStamps(tx, err == nil)
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
 			committed = &CommittedError{Err: herr}

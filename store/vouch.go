@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -75,10 +76,35 @@ func (tx *Tx) Validated(name string, facts json.RawMessage) {
 	}
 }
 
-// recordVouched adds the stamps of the files tx vouched for and neither
-// wrote nor adopted, when the stamps on disk are those of event (the
-// head of the log after the transaction).
-func (s *Store) recordVouched(tx *Tx, event string) {
+// renewStamps writes the stamps after tx, once: those of the files it
+// wrote or adopted (sealed with its event), and those of the files it
+// vouched for, when the stamps are then sealed with the head of the log
+// after tx (see stampsAfter).
+func (s *Store) renewStamps(tx *Tx, committed bool) {
+	after := tx.stampsAfter(committed)
+	names := tx.stampNames()
+	if len(names) == 0 {
+		s.recordVouched(tx, after)
+		return
+	}
+	var hashes map[string]string
+	event := ""
+	if tx.event != nil {
+		hashes, event = tx.event.Metadata.Files, tx.event.Hash
+	}
+	if fault(StepStamps) != nil {
+		return
+	}
+	var add map[string]stamp
+	if event != "" && event == after {
+		add = s.vouchedStamps(tx)
+	}
+	s.recordStamps(names, tx.facts, tx.mids, hashes, event, add)
+}
+
+// vouchedStamps are the stamps of the files tx vouched for and neither
+// wrote nor adopted.
+func (s *Store) vouchedStamps(tx *Tx) map[string]stamp {
 	add := map[string]stamp{}
 	for name, v := range tx.vouched {
 		if _, staged := tx.staged[name]; staged || tx.adopt[name] {
@@ -93,6 +119,14 @@ func (s *Store) recordVouched(tx *Tx, event string) {
 		}
 		add[s.key(name)] = st
 	}
+	return add
+}
+
+// recordVouched adds the stamps of the files tx vouched for, when the
+// stamps on disk are those of event (the head of the log after the
+// transaction) and would change.
+func (s *Store) recordVouched(tx *Tx, event string) {
+	add := s.vouchedStamps(tx)
 	if len(add) == 0 || event == "" {
 		return
 	}
@@ -103,10 +137,18 @@ func (s *Store) recordVouched(tx *Tx, event string) {
 	if sf.Files == nil {
 		sf.Files = map[string]stamp{}
 	}
+	same := true
 	for k, st := range add {
+		same = same && equalStamp(sf.Files[k], st)
 		sf.Files[k] = st
 	}
-	s.writeStamps(event, sf.Files)
+	if !same {
+		s.writeStamps(event, sf.Files)
+	}
+}
+
+func equalStamp(a, b stamp) bool {
+	return a.ID == b.ID && a.Hash == b.Hash && a.HashOnly == b.HashOnly && bytes.Equal(a.Facts, b.Facts) && len(a.Mids) == 0 && len(b.Mids) == 0
 }
 
 // stampsAfter is the event the stamps on disk should be sealed with after

@@ -168,3 +168,32 @@ func TestReplacedReadHashesHeldContent(t *testing.T) {
 		t.Fatalf("replaced since the read: %v, want it reported from the file as it is", d)
 	}
 }
+
+// Content hashed in the background (Hold) is compared as content hashed
+// in the foreground: the same hash, the same verdicts.
+func TestReplacedHeldHashesInBackground(t *testing.T) {
+	s, _ := newBig(t)
+	restore(t, s, "small.json")
+	data, err := os.ReadFile(s.Path("small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Hold(data)
+	if h.Sum() != HashContent(data) || h.Sum() != HashContent(data) {
+		t.Fatal("the background hash is not the content's")
+	}
+	fi, _ := os.Stat(s.Path("small.json"))
+	if d, err := s.ReplacedHeld("small.json", fi, Hold(data)); d != nil || err != nil {
+		t.Fatalf("the recorded version: %v %v", d, err)
+	}
+	other := Hold([]byte("{\"a\": 9}\n"))
+	if d, _ := s.ReplacedHeld("small.json", fi, other); d == nil {
+		t.Fatal("the held content was not what was hashed")
+	}
+	other.Wait()
+	var none *Held
+	none.Wait() // nothing held: nothing to wait for
+	if d, _ := s.ReplacedHeld("small.json", fi, nil); d != nil {
+		t.Fatalf("nothing held: the file is read and hashed, found %v", d)
+	}
+}

@@ -1,0 +1,331 @@
+package jsondoc_test
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+)
+
+// format is a state file format with both validations: the one pass
+// (jsondoc.Validate with the format's Layout), the full parser it falls
+// back to (the oracle), and Validate, the two together.
+type format struct {
+	name     string
+	layout   *jsondoc.Shape
+	parse    func([]byte) (jsondoc.Facts, error) // the full parser's verdict and facts
+	validate func([]byte) (jsondoc.Facts, error)
+}
+
+var formats = []format{
+	{"progress", progress.Layout, func(b []byte) (jsondoc.Facts, error) {
+		f, err := progress.Parse(b)
+		if err != nil {
+			return nil, err
+		}
+		return f.ReadFacts(), nil
+	}, progress.Validate},
+	{"reviews", reviews.Layout, func(b []byte) (jsondoc.Facts, error) {
+		f, err := reviews.Parse(b)
+		if err != nil {
+			return nil, err
+		}
+		return f.ReadFacts(), nil
+	}, reviews.Validate},
+}
+
+// sameVerdict fails when the one pass accepts what the full parser
+// refuses, or gives other facts, or when Validate's answer (error text,
+// path, offset) is not the full parser's. It reports whether the one pass
+// accepted data.
+func sameVerdict(t testing.TB, f format, data []byte) bool {
+	t.Helper()
+	facts, ok := jsondoc.Validate(data, f.layout)
+	want, werr := f.parse(data)
+	if ok && werr != nil {
+		t.Fatalf("%s: the one pass accepts what the full parser refuses (%v):\n%s", f.name, werr, data)
+	}
+	if ok && !reflect.DeepEqual(facts, want) {
+		t.Fatalf("%s: facts %+v, the full parser's %+v:\n%s", f.name, facts, want, data)
+	}
+	got, gerr := f.validate(data)
+	var gi, wi *jsondoc.InvalidError
+	switch {
+	case (gerr == nil) != (werr == nil):
+		t.Fatalf("%s: Validate = %v, Parse = %v:\n%s", f.name, gerr, werr, data)
+	case werr == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("%s: Validate's facts %+v, Parse's %+v", f.name, got, want)
+	case werr != nil && (!errors.As(gerr, &gi) || !errors.As(werr, &wi) || *gi != *wi):
+		t.Fatalf("%s: Validate = %#v, Parse = %#v:\n%s", f.name, gerr, werr, data)
+	}
+	return ok
+}
+
+func readSeed(t testing.TB, name string) string {
+	b, err := os.ReadFile("../testdata/seed/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var (
+	valueRE = regexp.MustCompile(`": ("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null|\[\]|\{\})`)
+	keyRE   = regexp.MustCompile(`"([a-z_]+)":`)
+	// what each value of a file is replaced with, one at a time
+	replacements = []string{`null`, `0`, `1`, `2`, `-1`, `1.0`, `1e3`, `2.5`, `9007199254740992`, `9007199254740993`,
+		`123456789012345678`, `"x"`, `""`, `"SUCCESS"`, `" pass "`, `"\u0050ASS"`, `"REJECT"`, `"IMPLEMENT"`, `true`, `[]`, `[1]`, `{}`, `{"critical": 1}`}
+)
+
+// mutations are variants of a valid file: each value replaced by values
+// of every type, each key escaped, repeated or dropped, each line
+// deleted, each byte deleted.
+func mutations(seed string) []string {
+	var out []string
+	for _, m := range valueRE.FindAllStringSubmatchIndex(seed, -1) {
+		for _, r := range replacements {
+			out = append(out, seed[:m[2]]+r+seed[m[3]:])
+		}
+	}
+	for _, m := range keyRE.FindAllStringSubmatchIndex(seed, -1) {
+		key := seed[m[2]:m[3]]
+		out = append(out, seed[:m[2]]+`\u00`+strings.ToLower(strings.TrimPrefix(hex(key[0]), "0x"))+key[1:]+seed[m[3]:])
+		out = append(out, seed[:m[0]]+`"`+key+`": 1, `+seed[m[0]:])
+		out = append(out, seed[:m[0]]+`"x`+key+`":`+seed[m[1]:])
+	}
+	lines := strings.Split(seed, "\n")
+	for i := range lines {
+		out = append(out, strings.Join(append(append([]string{}, lines[:i]...), lines[i+1:]...), "\n"))
+	}
+	for i := range len(seed) {
+		out = append(out, seed[:i]+seed[i+1:])
+	}
+	return out
+}
+
+func hex(c byte) string {
+	return "0x" + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&15])
+}
+
+// The one pass accepts no file the full parser refuses, reports the same
+// facts, and Validate answers every file as Parse does: over every
+// mutation of the seed files and the refusals the packages' tests list.
+func TestValidateAgreesWithParse(t *testing.T) {
+	seeds := map[string][]string{
+		"progress": {readSeed(t, "progress.json"), `{"status": {}, "sessions": []}`, `{"project": {}, "status": {"x": 1}, "sessions": []}`},
+		"reviews":  {seedReviews, `{"reviews": []}`, `{"reviews": [], "fixes": []}`},
+	}
+	for _, f := range formats {
+		accepted, refused := 0, 0
+		for _, seed := range seeds[f.name] {
+			if !sameVerdict(t, f, []byte(seed)) {
+				t.Errorf("%s: the one pass does not accept the valid file:\n%s", f.name, seed)
+			}
+			for _, m := range mutations(seed) {
+				if sameVerdict(t, f, []byte(m)) {
+					accepted++
+				} else {
+					refused++
+				}
+			}
+		}
+		t.Logf("%s: %d mutations accepted by the one pass, %d left to the full parser", f.name, accepted, refused)
+		if accepted == 0 || refused == 0 {
+			t.Errorf("%s: %d mutations accepted, %d refused: the mutations do not exercise both", f.name, accepted, refused)
+		}
+	}
+}
+
+// A file whose ids come in any order, repeat, or are written so that only
+// the full parser can read them.
+func TestValidateRecordIDs(t *testing.T) {
+	for _, ids := range [][]string{{"1", "2"}, {"2", "1"}, {"3", "1", "2"}, {"1", "1"}, {"2", "1", "2"}, {"1", "2.0"}, {"1e0"}, {"0"}, {"-1"}, {"9007199254740992"}, {"9007199254740993"}, {`"1"`}} {
+		var recs []string
+		for _, id := range ids {
+			recs = append(recs, `{"session_id": `+id+`}`)
+		}
+		sameVerdict(t, formats[0], []byte(`{"status": {}, "sessions": [`+strings.Join(recs, ", ")+`]}`))
+		recs = recs[:0]
+		for _, id := range ids {
+			recs = append(recs, `{"review_id": `+id+`, "verdict": "PASS"}`)
+		}
+		sameVerdict(t, formats[1], []byte(`{"reviews": [`+strings.Join(recs, ", ")+`], "fixes": [{"fix_id": 1}]}`))
+	}
+}
+
+// The generated 10,000-session state passes the one pass, with the full
+// parser's facts.
+func TestValidateLarge(t *testing.T) {
+	st, err := gen.Generate(gen.Large, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range [][]byte{st.Progress, st.Reviews} {
+		if !sameVerdict(t, formats[i], data) {
+			t.Errorf("%s: the one pass does not accept the generated file", formats[i].name)
+		}
+	}
+}
+
+// FuzzValidate: the one pass never accepts what the full parser refuses
+// and gives its facts; Validate answers as Parse does.
+func FuzzValidate(f *testing.F) {
+	addSeeds(f)
+	f.Add([]byte(readSeed(f, "progress.json")))
+	f.Add([]byte(seedReviews))
+	f.Add([]byte(`{"reviews": [{"review_id": 2, "verdict": "pass", "issues": {"major": []}}], "fixes": [{"fix_id": 1, "review_id": 2, "merged_to_main": false}]}`))
+	f.Add([]byte(`{"status": {"current_phase": "REVIEW"}, "sessions": [{"session_id": 2, "outcome": "SUCCESS"}, {"session_id": 1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, fm := range formats {
+			sameVerdict(t, fm, data)
+		}
+	})
+}
+
+// seedReviews is the reviews.json example of the seed schema (as the
+// reviews package's tests have it).
+const seedReviews = `{
+  "schema_version": "1.0",
+  "reviews": [
+    {
+      "review_id": 1,
+      "feature_id": "F001",
+      "feature_name": "Health Check Endpoint",
+      "branch": "feature/health-check",
+      "agent_type": "REVIEW",
+      "timestamp": "2025-01-29T11:35:00Z",
+      "commit_range": {
+        "from": "a1b2c3d",
+        "to": "h7i8j9k",
+        "description": "Reviewing commits from main to feature branch HEAD"
+      },
+      "verdict": "REQUEST_CHANGES",
+      "issues": {
+        "critical": [],
+        "major": [
+          {
+            "id": "R1-M1",
+            "description": "Missing error handling for database connection failure",
+            "location": "backend/app/routes/health.py:15",
+            "suggestion": "Add try/except block with proper error response"
+          }
+        ],
+        "minor": [],
+        "suggestions": []
+      },
+      "checklist": {
+        "functionality": "PASS",
+        "security": "PASS",
+        "testing": "FAIL",
+        "code_quality": "PASS",
+        "error_handling": "PASS",
+        "maintainability": "PASS"
+      },
+      "summary": "Implementation is functional but missing error handling."
+    },
+    {
+      "review_id": 2,
+      "feature_id": null,
+      "feature_name": "Architecture Review #1",
+      "branch": null,
+      "agent_type": "ARCHITECTURE",
+      "timestamp": "2025-01-29T15:00:00Z",
+      "trigger": "Every 5 features",
+      "features_completed": 5,
+      "verdict": "REQUEST_CHANGES",
+      "health_status": "NEEDS_ATTENTION",
+      "metrics": {
+        "total_files": 45,
+        "total_lines": 3200,
+        "largest_file": {"path": "backend/app/services/processor.py", "lines": 280},
+        "test_coverage_percent": 72
+      },
+      "issues": {
+        "critical": [],
+        "major": [
+          {
+            "id": "A2-M1",
+            "description": "processor.py is a God class (280 lines)",
+            "location": "backend/app/services/processor.py",
+            "suggestion": "Extract validation logic into separate class"
+          }
+        ],
+        "minor": [],
+        "suggestions": []
+      },
+      "checklist": {
+        "structure": "FAIL",
+        "dependencies": "PASS",
+        "security": "PASS",
+        "testing": "PASS",
+        "code_quality": "FAIL"
+      },
+      "summary": "Architecture review: NEEDS_ATTENTION. God class detected in processor.py."
+    }
+  ],
+  "fixes": [
+    {
+      "fix_id": 1,
+      "review_id": 1,
+      "feature_id": "F001",
+      "branch": "feature/health-check",
+      "agent_type": "FIX",
+      "timestamp": "2025-01-29T12:00:00Z",
+      "issues_fixed": [
+        {
+          "issue_id": "R1-M1",
+          "fix_description": "Added try/except with 503 response on DB failure",
+          "commit": "abc123"
+        }
+      ],
+      "issues_deferred": [],
+      "tests_added": ["test_health_db_failure"],
+      "merged_to_main": false,
+      "pending_review": true
+    },
+    {
+      "fix_id": 2,
+      "review_id": 2,
+      "feature_id": null,
+      "branch": "refactor/arch-review-2",
+      "agent_type": "FIX",
+      "timestamp": "2025-01-29T16:00:00Z",
+      "issues_fixed": [
+        {
+          "issue_id": "A2-M1",
+          "fix_description": "Extracted ValidationService from processor.py",
+          "commit": "def456"
+        }
+      ],
+      "issues_deferred": [],
+      "tests_added": [],
+      "merged_to_main": false,
+      "pending_review": true
+    }
+  ]
+}`
+
+// Strings are scanned eight bytes at a time: a quote, a backslash or a
+// control character at any position of a string of any length is found
+// as encoding/json finds it.
+func TestCheckStringsWordByWord(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for at := 0; at < n; at++ {
+			for _, c := range []byte{'"', '\\', 0x00, 0x1f, ' ', 0x7f, '!', '#', '[', ']'} {
+				s := []byte(strings.Repeat("a", n))
+				s[at] = c
+				data := append(append([]byte(`{"k": "`), s...), `", "m": 1}`...)
+				if got, want := jsondoc.Check(data) == nil, strictValid(data); got != want {
+					t.Fatalf("Check(%q) accepts = %v, want %v", data, got, want)
+				}
+			}
+		}
+	}
+}
