@@ -462,18 +462,21 @@ func (f *File) TrailingErrors(role string, canonical func(string) string) int {
 }
 
 // Layout is the shape of progress.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Inner("project", jsondoc.NewShape(projectShape)).
-	Inner("status", jsondoc.NewShape(statusShape)).
-	Records("sessions", "session_id", jsondoc.NewShape(sessionShape))
+// it (see Validate); the tests hold it to Parse. Built on first use, not
+// at start-up, which every baton process pays.
+var Layout = sync.OnceValue(func() *jsondoc.Shape {
+	return jsondoc.NewShape(topShape).
+		Inner("project", jsondoc.NewShape(projectShape)).
+		Inner("status", jsondoc.NewShape(statusShape)).
+		Records("sessions", "session_id", jsondoc.NewShape(sessionShape))
+})
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
 // pass over the bytes (jsondoc.Validate), and through Parse when that pass
 // cannot tell, so that a bad file is reported exactly as Parse reports it.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout); ok {
+	if facts, ok := jsondoc.Validate(data, Layout()); ok {
 		return facts, nil
 	}
 	f, err := Parse(data)

@@ -643,17 +643,20 @@ func Health(issues []Issue, coverage *float64) string {
 }
 
 // Layout is the shape of reviews.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
-	Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+// it (see Validate); the tests hold it to Parse. Built on first use, not
+// at start-up, which every baton process pays.
+var Layout = sync.OnceValue(func() *jsondoc.Shape {
+	return jsondoc.NewShape(topShape).
+		Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
+		Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+})
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
 // pass over the bytes (jsondoc.Validate), and through Parse when that pass
 // cannot tell, so that a bad file is reported exactly as Parse reports it.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout); ok {
+	if facts, ok := jsondoc.Validate(data, Layout()); ok {
 		return facts, nil
 	}
 	f, err := Parse(data)
