@@ -42,12 +42,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s.Now = a.env.Now
 	s.Tracked = trackedFiles
-	if write, watch := a.anchorPaths(dir); len(write) > 0 || len(watch) > 0 {
-		if len(write) > 0 {
-			s.AnchorPath, s.MoreAnchors = write[0], write[1:]
-		}
-		s.WatchAnchors = watch
-	}
+	s.ResolveAnchors = func() (write, watch []string) { return a.anchorPaths(dir) } // on first use: a read needs none
 	s.Probe = a.probe(s)
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)
@@ -341,6 +336,15 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 		return st.rev, true, nil
 	}
 	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
+	if f != nil {
+		f.SetIndexSource(func() []byte {
+			b, err := st.tx.Read(reviews.IndexName)
+			if err != nil {
+				return nil // built again from the records
+			}
+			return b
+		})
+	}
 	st.rev = f
 	return f, ok, err
 }
@@ -397,6 +401,7 @@ func (st *state) finish() error {
 	}
 	if st.dirty[reviews.FileName] {
 		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
+		st.tx.Write(reviews.IndexName, st.rev.IndexBytes()) // journaled with the file its digest names
 	}
 	if st.dirty[features.FileName] {
 		st.tx.WriteSegments(features.FileName, [][]byte{st.feat.Bytes()}, factsJSON(st.feat.Facts()))

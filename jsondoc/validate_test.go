@@ -25,14 +25,14 @@ type format struct {
 }
 
 var formats = []format{
-	{"progress", progress.Layout, func(b []byte) (jsondoc.Facts, error) {
+	{"progress", progress.Layout(), func(b []byte) (jsondoc.Facts, error) {
 		f, err := progress.Parse(b)
 		if err != nil {
 			return nil, err
 		}
 		return f.ReadFacts(), nil
 	}, progress.Validate},
-	{"reviews", reviews.Layout, func(b []byte) (jsondoc.Facts, error) {
+	{"reviews", reviews.Layout(), func(b []byte) (jsondoc.Facts, error) {
 		f, err := reviews.Parse(b)
 		if err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-cli/baton/errs"
@@ -53,6 +54,12 @@ type Store struct {
 	// WatchAnchors are checked where they exist, and kept current then,
 	// but never created.
 	WatchAnchors []string
+	// ResolveAnchors, when set, gives the anchors outside the project
+	// (write: AnchorPath then MoreAnchors; watch: WatchAnchors) the first
+	// time they are needed: finding them reads the user database and
+	// resolves links, which a read of the state never needs.
+	ResolveAnchors func() (write, watch []string)
+	anchorsOnce    sync.Once
 	// AllowLogGap lets a transaction chain entries to a log an anchor is
 	// ahead of (a person recording the loss; see LogGap). Otherwise such a
 	// write is refused, since it would overwrite the anchor.
