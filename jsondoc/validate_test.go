@@ -2,9 +2,11 @@ package jsondoc_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -358,4 +360,75 @@ func TestCheckStringsWordByWord(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Files built from the formats' own members, each value drawn from every
+// type and form the one pass tells apart (and some it leaves to the full
+// parser): the one pass and the full parser agree on thousands of them.
+func TestValidateRandomFiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	values := append(append([]string{}, replacements...), `"READY_FOR_REVIEW"`, `"needs_fix"`, `"APPROVED"`, `"Request_Changes"`,
+		`"PASS "`, `"\t"`, `{"a": [1, {"b": null}]}`, `[{"x": 1}]`, `false`, `-0`, `1E2`, `"é"`, `"\u00e9"`)
+	pick := func(s []string) string { return s[r.IntN(len(s))] }
+	members := map[string][]string{
+		"progress": {"project", "status", "name", "created_at", "total_features", "updated_at", "features_completed", "current_phase",
+			"current_feature", "head_commit", "agent_type", "summary", "outcome", "commits", "commit_range", "features_touched", "extra"},
+		"reviews": {"schema_version", "feature_id", "branch", "verdict", "issues", "critical", "major", "suggestions", "commit_range",
+			"merge_commit", "review_id", "issues_fixed", "merged_to_main", "pending_review", "extra"},
+	}
+	member := func(name string) string {
+		v := pick(values)
+		if r.IntN(4) == 0 {
+			v = `{"` + pick(members[name]) + `": ` + pick(values) + "}"
+		}
+		return `"` + pick(members[name]) + `": ` + v
+	}
+	object := func(name string, n int, first ...string) string {
+		for range n {
+			first = append(first, member(name))
+		}
+		return "{" + strings.Join(first, ", ") + "}"
+	}
+	records := func(name, id string, n int) string {
+		var recs []string
+		for i := range n {
+			var idm []string
+			if r.IntN(8) != 0 {
+				idv := strconv.Itoa(i + 1 + r.IntN(2))
+				if r.IntN(10) == 0 {
+					idv = pick(values)
+				}
+				idm = append(idm, `"`+id+`": `+idv)
+			}
+			recs = append(recs, object(name, r.IntN(4), idm...))
+		}
+		return "[" + strings.Join(recs, ",\n    ") + "]"
+	}
+	accepted := [2]int{}
+	for range 3000 {
+		top := func(members ...string) string { // a top-level member is now and then dropped or any value
+			var out []string
+			for i := 0; i < len(members); i += 2 {
+				switch r.IntN(12) {
+				case 0:
+				case 1:
+					out = append(out, `"`+members[i]+`": `+pick(values))
+				default:
+					out = append(out, `"`+members[i]+`": `+members[i+1])
+				}
+			}
+			return "{" + strings.Join(out, ", ") + "}"
+		}
+		prog := top("project", object("progress", r.IntN(3)), "status", object("progress", r.IntN(4)), "sessions", records("progress", "session_id", r.IntN(4)))
+		rev := top("schema_version", `"1.0"`, "reviews", records("reviews", "review_id", r.IntN(4)), "fixes", records("reviews", "fix_id", r.IntN(3)))
+		for i, data := range []string{prog, rev} {
+			if sameVerdict(t, formats[i], []byte(data)) {
+				accepted[i]++
+			}
+		}
+	}
+	if accepted[0] == 0 || accepted[1] == 0 || accepted[0] == 3000 || accepted[1] == 3000 {
+		t.Errorf("accepted %v of 3000 each: the files do not exercise both verdicts", accepted)
+	}
+	t.Logf("accepted by the one pass: %v of 3000 each", accepted)
 }
