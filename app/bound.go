@@ -247,12 +247,8 @@ func (st *state) checkReviewedWork(in reviews.NewReview) error {
 		if rv, ok, err := st.reviewsOpt(); err != nil {
 			return err
 		} else if ok {
-			for _, r := range rv.Reviews() {
-				if r.Get("branch").String() == *in.Branch {
-					for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
-						want[id] = true
-					}
-				}
+			for _, id := range rv.BranchFeatures(*in.Branch) {
+				want[id] = true
 			}
 		}
 	}

@@ -341,6 +341,15 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 		return st.rev, true, nil
 	}
 	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
+	if f != nil {
+		f.SetIndexSource(func() []byte {
+			b, err := st.tx.Read(reviews.IndexName)
+			if err != nil {
+				return nil // built again from the records
+			}
+			return b
+		})
+	}
 	st.rev = f
 	return f, ok, err
 }
@@ -397,6 +406,7 @@ func (st *state) finish() error {
 	}
 	if st.dirty[reviews.FileName] {
 		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
+		st.tx.Write(reviews.IndexName, st.rev.IndexBytes()) // journaled with the file its digest names
 	}
 	if st.dirty[features.FileName] {
 		st.tx.WriteSegments(features.FileName, [][]byte{st.feat.Bytes()}, factsJSON(st.feat.Facts()))

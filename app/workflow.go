@@ -76,14 +76,9 @@ func (st *state) situation() (workflow.Situation, error) {
 // merge); tech debt paid off does not count.
 func passedSinceArchitecture(rev *reviews.File, feat *features.File) int {
 	n := 0
-	all := rev.Reviews()
-	for i := len(all) - 1; i >= 0; i-- { // back to the last architecture review only
-		r := all[i]
-		if r.Get("agent_type").String() == workflow.Architecture {
-			break
-		}
-		ids := features.SplitIDs(r.Get("feature_id").String())
-		if reviews.Merged(r) && !(feat != nil && allKind(feat, ids, "DEBT")) {
+	for _, batch := range rev.MergedSinceArchitecture() {
+		ids := features.SplitIDs(batch)
+		if !(feat != nil && allKind(feat, ids, "DEBT")) {
 			n += len(ids)
 		}
 	}

@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,13 +119,22 @@ func benchMain(b *testing.B, dir string, c benchCase) {
 	}
 }
 
-func runMain(b *testing.B, dir string, c benchCase) {
+func runMain(b *testing.B, dir string, c benchCase) { runMainTo(b, dir, c, io.Discard) }
+
+// runMainOut runs c and returns what it printed.
+func runMainOut(b *testing.B, dir string, c benchCase) string {
+	var out bytes.Buffer
+	runMainTo(b, dir, c, &out)
+	return out.String()
+}
+
+func runMainTo(b *testing.B, dir string, c benchCase, stdout io.Writer) {
 	var stderr bytes.Buffer
 	cred := ""
 	if c.role != "" {
 		cred = credential(b, dir, c.role)
 	}
-	env := cmd.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Cwd: dir, Now: time.Now,
+	env := cmd.Env{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: &stderr, Cwd: dir, Now: time.Now,
 		Getenv: func(k string) string {
 			switch k {
 			case "BATON_STATE_DIR":
@@ -139,4 +149,53 @@ func runMain(b *testing.B, dir string, c benchCase) {
 	if code := cmd.Main(c.args, env); code != 0 {
 		b.Fatalf("baton %s: exit %d: %s", strings.Join(c.args, " "), code, stderr.String())
 	}
+}
+
+// BenchmarkReviewGrowth runs add-review and add-fix in process on a young
+// project (10 sessions) and on a long one (50,000 sessions, 10,000
+// reviews, 5,000 fixes, 1,000 features): the two must cost about the same,
+// as their rules read only the facts a write needs. Profile one with
+//
+//	go test -run='^$' -bench='ReviewGrowth/add-review/50000' -cpuprofile cpu.out ./cmd
+func BenchmarkReviewGrowth(b *testing.B) {
+	for _, sz := range []gen.Size{gen.Small, {Sessions: 50000, Reviews: 10000, Fixes: 5000, Features: 1000}} {
+		st, err := gen.Generate(sz, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		id := st.FeatureIDs[len(st.FeatureIDs)-1]
+		review := benchCase{"add-review", "REVIEW", []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id,
+			"-v", "PASS_WITH_COMMENTS", "-s", "Fine", "--issues", `{"minor":[{"description":"A name could be clearer","location":"a.go:1"}]}`}}
+		b.Run(fmt.Sprintf("add-review/%d", sz.Sessions), func(b *testing.B) {
+			dir := newState(b, st)
+			runMain(b, dir, review) // every file written by baton once
+			benchCPU(b, dir, review)
+		})
+		b.Run(fmt.Sprintf("add-fix/%d", sz.Sessions), func(b *testing.B) {
+			dir := newState(b, st)
+			// no fix-cycle limit: every iteration answers the same review
+			if err := os.MkdirAll(filepath.Join(dir, ".baton"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ".baton", "config"), []byte(`{"max_fix_cycles": 1000000000}`), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			ask := benchCase{"ask", "REVIEW", []string{"--json", "reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id,
+				"-v", "REQUEST_CHANGES", "-s", "Needs work", "--issues", `{"major":[{"description":"No error handling","location":"a.go:1"}]}`}}
+			out := runMainOut(b, dir, ask)
+			rid := gjson.Get(out, "review_id").Int()
+			fix := benchCase{"add-fix", "FIX", []string{"reviews", "add-fix", "-r", fmt.Sprint(rid), "--issues-fixed", fmt.Sprintf(`["R%d-M1"]`, rid)}}
+			benchCPU(b, dir, fix)
+		})
+	}
+}
+
+// benchCPU is benchMain reporting the CPU time per command too.
+func benchCPU(b *testing.B, dir string, c benchCase) {
+	before, n := cpuTime(), 0
+	for b.Loop() {
+		runMain(b, dir, c)
+		n++
+	}
+	b.ReportMetric(float64((cpuTime()-before).Microseconds())/1000/float64(n), "cpu-ms/op")
 }

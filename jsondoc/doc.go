@@ -44,6 +44,9 @@ type ArrayFacts struct {
 	MaxID int    `json:"max_id,omitempty"`
 	Last  [2]int `json:"last"`
 	Span  [2]int `json:"span"` // the whole array's byte range in the file
+	// Digest names an index the domain package keeps of this version of
+	// the array beside the file (filled in by the domain package).
+	Digest string `json:"digest,omitempty"`
 }
 
 // Facts are the ArrayFacts of a document's arrays.

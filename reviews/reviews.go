@@ -7,13 +7,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 )
@@ -90,6 +90,13 @@ type File struct {
 	maxFix  int
 	reviews []gjson.Result // parsed views of the raw records, same order (nil until needed)
 	fixes   []gjson.Result
+	// idx is the index of the records (index.go), nil until needed: then
+	// read from idxSource when its digest is the one the trusted facts
+	// name (digest), else built from the records.
+	idx       *Index
+	digest    string
+	idxSource func() []byte
+	idxBytes  []byte // the index as the last Facts encoded it
 }
 
 // ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
@@ -235,7 +242,39 @@ func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID}, nil
+	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID, digest: rf.Digest}, nil
+}
+
+// SetIndexSource gives the file where to read its index from (the bytes
+// of IndexName, nil when there are none). The index is used only when its
+// digest is the one the facts the file was trusted with name.
+func (f *File) SetIndexSource(read func() []byte) { f.idxSource = read }
+
+// index returns the index of the records as they are now.
+func (f *File) index() *Index {
+	if f.idx != nil {
+		return f.idx
+	}
+	if f.digest != "" && f.idxSource != nil {
+		if raw := f.idxSource(); raw != nil && Digest(raw) == f.digest {
+			if x := parseIndex(raw); x != nil && x.head.Reviews == f.doc.Array("reviews").Len() && x.head.Fixes == f.doc.Array("fixes").Len() {
+				f.idx = x
+				return x
+			}
+		}
+	}
+	f.digest = ""
+	f.idx = buildIndex(f.rv(), f.fx())
+	return f.idx
+}
+
+// IndexBytes is the index as the last Facts encoded it, to be written to
+// IndexName with the file.
+func (f *File) IndexBytes() []byte {
+	if f.idxBytes == nil {
+		f.idxBytes = f.index().bytes()
+	}
+	return f.idxBytes
 }
 
 // Facts returns what the last Bytes wrote, for the next command.
@@ -243,6 +282,8 @@ func (f *File) Facts() jsondoc.Facts {
 	facts := f.doc.Facts()
 	r, x := facts["reviews"], facts["fixes"]
 	r.MaxID, x.MaxID = f.maxRev, f.maxFix
+	f.idxBytes = f.index().bytes()
+	r.Digest = Digest(f.idxBytes)
 	facts["reviews"], facts["fixes"] = r, x
 	return facts
 }
@@ -319,12 +360,26 @@ func (f *File) Reviews() []gjson.Result { return f.rv() }
 // Fixes returns parsed views of every fix, in order.
 func (f *File) Fixes() []gjson.Result { return f.fx() }
 
-// Review returns review id's view, or NotFound.
+// Review returns review id's view, or NotFound. The records are read from
+// the last one back (a review answered is most often a recent one).
 func (f *File) Review(id int) (gjson.Result, error) {
-	for i := len(f.rv()) - 1; i >= 0; i-- {
-		if f.rv()[i].Get("review_id").Int() == int64(id) {
-			return f.rv()[i], nil
+	var out gjson.Result
+	found := false
+	match := func(r gjson.Result) bool {
+		found = r.Get("review_id").Int() == int64(id)
+		if found {
+			out = r
 		}
+		return !found
+	}
+	if f.reviews != nil {
+		for i := len(f.reviews) - 1; i >= 0 && match(f.reviews[i]); i-- {
+		}
+	} else {
+		f.doc.Array("reviews").FromEnd(func(raw []byte) bool { return match(gjson.ParseBytes(raw)) })
+	}
+	if found {
+		return out, nil
 	}
 	return gjson.Result{}, errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
 }
@@ -372,12 +427,18 @@ func (f *File) AddReview(in NewReview) (Review, error) {
 	if in.AgentType == "ARCHITECTURE" {
 		rv.HealthStatus = Health(ReadIssues(gjson.ParseBytes(issues)), in.Coverage)
 	}
-	f.rv() // build the views before the append, which they then follow
+	x := f.index() // of the records before this one, which it then follows
 	raw, err := f.doc.Array("reviews").Append(rv)
 	if err != nil {
 		return Review{}, err
 	}
-	f.reviews = append(f.rv(), gjson.ParseBytes(raw))
+	view := gjson.ParseBytes(raw)
+	if f.reviews != nil {
+		f.reviews = append(f.reviews, view)
+	}
+	if !x.addReview(view) {
+		f.idx, f.digest = nil, ""
+	}
 	f.maxRev = id
 	return rv, nil
 }
@@ -438,12 +499,16 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 			fix.Branch = &b.Str
 		}
 	}
-	f.fx()
+	x := f.index()
 	raw, err := f.doc.Array("fixes").Append(fix)
 	if err != nil {
 		return Fix{}, err
 	}
-	f.fixes = append(f.fx(), gjson.ParseBytes(raw))
+	view := gjson.ParseBytes(raw)
+	if f.fixes != nil {
+		f.fixes = append(f.fixes, view)
+	}
+	x.addFix(view)
 	f.maxFix = fix.FixID
 	return fix, nil
 }
@@ -451,36 +516,7 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 // FixCount counts the fixes recorded for a feature or batch since its last
 // rejection (a rejected feature is re-implemented and starts its fix cycles
 // afresh): a fix counts when its feature ids and the asked ids share one.
-func (f *File) FixCount(featureIDs string) int {
-	want := map[string]bool{}
-	for _, id := range features.SplitIDs(featureIDs) {
-		want[id] = true
-	}
-	shares := func(batch string) bool {
-		for _, id := range features.SplitIDs(batch) {
-			if want[id] {
-				return true
-			}
-		}
-		return false
-	}
-	after := int64(0)
-	rv := f.rv()
-	for i := len(rv) - 1; i >= 0; i-- { // the last rejection: looked for from the end
-		r := rv[i]
-		if shares(r.Get("feature_id").String()) && (VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool()) {
-			after = r.Get("review_id").Int()
-			break
-		}
-	}
-	n := 0
-	for _, fx := range f.fx() {
-		if (after == 0 || fx.Get("review_id").Int() > after) && shares(fx.Get("feature_id").String()) {
-			n++
-		}
-	}
-	return n
-}
+func (f *File) FixCount(featureIDs string) int { return f.index().fixCount(featureIDs) }
 
 // Field is one field to set on a stored record.
 type Field struct {
@@ -507,6 +543,7 @@ func (f *File) SetReviewFields(id int, fields ...Field) error {
 	if !f.setFields("reviews", "review_id", f.rv(), id, fields) {
 		return errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
 	}
+	f.idx, f.digest = nil, "" // its verdict's effect may have changed: built again
 	return nil
 }
 
@@ -554,15 +591,22 @@ func Merged(r gjson.Result) bool {
 // their work: an ARCHITECTURE review passes no feature, whatever it names).
 func (f *File) PassedFeatures() map[string]bool {
 	out := map[string]bool{}
-	for _, r := range f.rv() {
-		if !Merged(r) || r.Get("agent_type").String() == "ARCHITECTURE" {
-			continue
-		}
-		for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
-			out[id] = true
-		}
+	for _, id := range f.index().head.Passed {
+		out[id] = true
 	}
 	return out
+}
+
+// MergedSinceArchitecture returns the feature_id (as recorded: one id, a
+// batch, or "") of each review after the last architecture review that let
+// its features through (see Merged), in order.
+func (f *File) MergedSinceArchitecture() []string {
+	return slices.Clone(f.index().head.SinceArch)
+}
+
+// BranchFeatures returns the feature ids the reviews of branch named.
+func (f *File) BranchFeatures(branch string) []string {
+	return f.index().branchFeatures(branch)
 }
 
 // IssueCount counts a stored review's issues in either form.

@@ -246,6 +246,8 @@ func (s *Store) writeJournal(j journal) error {
 	if err != nil {
 		return fail(err)
 	}
+	// the last journal's retirement is durable now: its file may be rewritten
+	_ = os.Rename(s.journalSpare(), s.journalReady())
 	return nil
 }
 
@@ -295,7 +297,7 @@ func (s *Store) apply(j journal) error {
 	// The removal need not be durable at once: a journal that reappears
 	// after a crash is replayed, and every step of a replay is a no-op once
 	// done (renamed temps are gone; the log entry is found in place). Its
-	// file is kept for the next journal, once its new name is durable.
+	// file is kept for a later journal.
 	if err := fault(StepJournalRemove); err != nil {
 		return err
 	}
@@ -305,34 +307,34 @@ func (s *Store) apply(j journal) error {
 	return nil
 }
 
-// journalSpare is where a finished journal is moved to, and the next one
-// written, in place: the file is reused, so that a commit creates and
-// frees no inode for its journal.
-func (s *Store) journalSpare() string { return filepath.Join(s.BatonDir(), "journal.spare") }
+// A journal's file is reused, so that a commit creates and frees no inode
+// for it. A finished journal is renamed to journal.spare (retired); the
+// next commit point, which syncs .baton/, makes that name durable, and the
+// commit then renames the file to journal.ready, which the commit after it
+// rewrites in place for its own journal. A file is rewritten only once a
+// synced directory no longer names it journal: a power loss never leaves
+// the name journal on a file half rewritten, and no sync is added for it.
 
-// journalTemp writes the journal's content, synced, to the spare (or to a
-// new temp file when there is none) and returns that file's path.
+func (s *Store) journalSpare() string { return filepath.Join(s.BatonDir(), "journal.spare") }
+func (s *Store) journalReady() string { return filepath.Join(s.BatonDir(), "journal.ready") }
+
+// journalTemp writes the journal's content, synced, to the ready file (or
+// to a new temp file when there is none) and returns that file's path.
 func (s *Store) journalTemp(data []byte) (string, error) {
-	if rewrite(s.journalSpare(), data, true) == nil {
-		return s.journalSpare(), nil
+	if rewrite(s.journalReady(), data, true) == nil {
+		return s.journalReady(), nil
 	}
 	return writeTemp(s.journalPath(), ".tmp", [][]byte{data}, 0o644)
 }
 
 // retireJournal removes the journal from its name, keeping the file as
-// the spare. The rename is made durable before the spare can be written
-// again: otherwise a power loss could leave the name journal on the file
-// while the next transaction rewrites it, a torn journal. (A removal needs
-// no sync: the journal reappearing whole is replayed, a no-op.)
+// the spare. (Neither needs a sync: the journal reappearing whole after a
+// crash is replayed, a no-op.)
 func (s *Store) retireJournal() error {
-	if os.Rename(s.journalPath(), s.journalSpare()) != nil {
-		return os.Remove(s.journalPath())
+	if os.Rename(s.journalPath(), s.journalSpare()) == nil {
+		return nil
 	}
-	if err := SyncDir(s.BatonDir()); err != nil {
-		os.Remove(s.journalSpare()) // not known to be retired: never rewritten
-		return err
-	}
-	return nil
+	return os.Remove(s.journalPath())
 }
 
 // replay finishes a journal found at the start of a transaction, or

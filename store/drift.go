@@ -139,6 +139,11 @@ func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead
 	if h := HashContent(r.data); !stamped || h != st.Hash {
 		return h, r, nil
 	}
+	if st.Facts == nil {
+		// as stamped, with no facts (hashed as it was when a transaction
+		// adopted it): the transaction that validates it notes them
+		return st.Hash, r, nil
+	}
 	return st.Hash, driftRead{}, nil // as stamped: the transaction may trust its facts
 }
 

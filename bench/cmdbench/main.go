@@ -23,7 +23,7 @@
 // The exit status is non-zero only when the harness itself fails (a command
 // exits non-zero, a state cannot be made), never because a target is missed.
 //
-//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep] [-predecessor DIR] [-growth=false] [-throughput=false]
+//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep] [-predecessor DIR] [-growth=false] [-growth-only] [-throughput=false]
 package main
 
 import (
@@ -65,6 +65,7 @@ type options struct {
 	large        gen.Size
 	predecessor  string // a checkout of the predecessor's scripts ("" to skip)
 	growth       bool
+	growthOnly   bool
 	growthRuns   int
 	throughput   bool
 }
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.predecessor, "predecessor", os.Getenv("BATON_PREDECESSOR"), "a checkout of the predecessor's repository (its scripts/*.py) to time against (default $BATON_PREDECESSOR; none: skipped)")
 	fs.BoolVar(&o.growth, "growth", true, "time the writes on 10 to 50,000 sessions")
 	fs.IntVar(&o.growthRuns, "growth-runs", 5, "timed runs of each write on each history size")
+	fs.BoolVar(&o.growthOnly, "growth-only", false, "time only the writes as history grows (g), nothing else")
 	fs.BoolVar(&o.throughput, "throughput", true, "measure transactions a second with 1 to 16 concurrent writers")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -438,6 +440,14 @@ func bench(o options, stdout io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(r.keyDir)
+	if o.growthOnly {
+		load0 := stat.LoadAvg()
+		if err := benchGrowth(stdout, r, o); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nload average before / after: %s / %s (on %d CPUs)\n", load0, stat.LoadAvg(), runtime.NumCPU())
+		return nil
+	}
 	t0 := time.Now()
 	states, cleanup, err := makeStates(o)
 	if err != nil {

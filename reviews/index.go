@@ -1,0 +1,368 @@
+package reviews
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/features"
+)
+
+// The index: the facts add-review and add-fix decide on (each feature's
+// fix cycles and whether a review passed it, the reviews merged since the
+// last architecture review, the features each branch's reviews named),
+// kept beside reviews.json so that a write reads them instead of every
+// review and fix. It is derived from the file alone and valid only for the
+// exact version whose stamp carries its digest (Facts): any other index —
+// stale, lost, edited by hand — is ignored and rebuilt from the records.
+
+// IndexName is where the index of reviews.json lives, beside the stamps.
+const IndexName = ".baton/reviews-index"
+
+// indexVersion changes whenever what the index holds changes.
+const indexVersion = 1
+
+// Index is the index of one version of reviews.json.
+type Index struct {
+	head indexHead
+	// features (id → FeatureFacts) and branches (branch → the feature ids
+	// its reviews named) are the parts that grow: kept as read and looked
+	// up by key, with the entries changed since on top.
+	features, branches lazyObject
+}
+
+// indexHead is the index's first line.
+type indexHead struct {
+	Version int `json:"v"`
+	Reviews int `json:"reviews"` // the records it covers
+	Fixes   int `json:"fixes"`
+	// Ordered says the reviews' ids increase in file order (baton appends
+	// them so; a predecessor's file may not).
+	Ordered bool `json:"ordered"`
+	MaxID   int  `json:"max_id"` // the largest review id
+	// SinceArch is the feature_id of each review that let its features
+	// through after the last architecture review, in order.
+	SinceArch []string `json:"since_arch"`
+	// Passed are the features a review of their work let through.
+	Passed []string `json:"passed"`
+}
+
+// FeatureFacts are the facts of one feature id, encoded as one list of
+// numbers: the Reject pair, then the Fixes pairs.
+type FeatureFacts struct {
+	// Reject is the position in the reviews (from 1) and the id of the
+	// last review rejecting it ({0, 0}: none).
+	Reject [2]int
+	// Fixes are the position in the fixes (from 1) and the review id of
+	// the fixes naming it; in an ordered file, only those after its last
+	// rejection (the others never count again).
+	Fixes [][2]int
+}
+
+func (ff FeatureFacts) MarshalJSON() ([]byte, error) {
+	flat := append(make([]int, 0, 2+2*len(ff.Fixes)), ff.Reject[:]...)
+	for _, e := range ff.Fixes {
+		flat = append(flat, e[:]...)
+	}
+	return json.Marshal(flat)
+}
+
+func (ff *FeatureFacts) UnmarshalJSON(b []byte) error {
+	var flat []int
+	if err := json.Unmarshal(b, &flat); err != nil {
+		return err
+	}
+	if len(flat) < 2 || len(flat)%2 != 0 {
+		return fmt.Errorf("feature facts: %d numbers", len(flat))
+	}
+	*ff = FeatureFacts{Reject: [2]int{flat[0], flat[1]}}
+	for i := 2; i < len(flat); i += 2 {
+		ff.Fixes = append(ff.Fixes, [2]int{flat[i], flat[i+1]})
+	}
+	return nil
+}
+
+func newIndex() *Index {
+	return &Index{head: indexHead{Version: indexVersion, Ordered: true, SinceArch: []string{}, Passed: []string{}},
+		features: lazyObject{raw: []byte("{}")}, branches: lazyObject{raw: []byte("{}")}}
+}
+
+func (x *Index) feature(id string) FeatureFacts {
+	var ff FeatureFacts
+	if raw := x.features.get(id); raw != nil {
+		_ = json.Unmarshal(raw, &ff) // baton wrote it (the digest says so)
+	}
+	return ff
+}
+
+func (x *Index) setFeature(id string, ff FeatureFacts) {
+	raw, _ := json.Marshal(ff)
+	x.features.set(id, raw)
+}
+
+// buildIndex derives the index from every record.
+func buildIndex(rv, fx []gjson.Result) *Index {
+	x := newIndex()
+	for i := 1; i < len(rv); i++ {
+		if rv[i].Get("review_id").Int() <= rv[i-1].Get("review_id").Int() {
+			x.head.Ordered = false
+		}
+	}
+	for _, r := range rv {
+		x.addReview(r)
+	}
+	for _, f := range fx {
+		x.addFix(f)
+	}
+	return x
+}
+
+// addReview takes in the review appended at the end; false when the index
+// cannot (an ordered file given a review whose id is not the largest).
+func (x *Index) addReview(r gjson.Result) bool {
+	h := &x.head
+	h.Reviews++
+	pos, id := h.Reviews, int(r.Get("review_id").Int())
+	if id <= h.MaxID && h.Ordered {
+		return false
+	}
+	h.MaxID = max(h.MaxID, id)
+	ids := features.SplitIDs(r.Get("feature_id").String())
+	if b := r.Get("branch").String(); b != "" && len(ids) > 0 {
+		x.addBranch(b, ids)
+	}
+	if VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool() {
+		for _, f := range ids {
+			ff := x.feature(f)
+			ff.Reject = [2]int{pos, id}
+			x.setFeature(f, x.pruned(ff))
+		}
+	}
+	if r.Get("agent_type").String() == "ARCHITECTURE" {
+		h.SinceArch = []string{}
+		return true
+	}
+	if Merged(r) {
+		h.SinceArch = append(h.SinceArch, r.Get("feature_id").String())
+		for _, f := range ids {
+			if !slices.Contains(h.Passed, f) {
+				h.Passed = append(h.Passed, f)
+			}
+		}
+	}
+	return true
+}
+
+// pruned drops, in an ordered file, the fixes no count can take again:
+// those answering reviews up to the feature's last rejection.
+func (x *Index) pruned(ff FeatureFacts) FeatureFacts {
+	if x.head.Ordered {
+		ff.Fixes = slices.DeleteFunc(ff.Fixes, func(e [2]int) bool { return e[1] <= ff.Reject[1] })
+	}
+	return ff
+}
+
+// addFix takes in the fix appended at the end.
+func (x *Index) addFix(f gjson.Result) {
+	x.head.Fixes++
+	rid := int(f.Get("review_id").Int())
+	for _, id := range features.SplitIDs(f.Get("feature_id").String()) {
+		ff := x.feature(id)
+		if x.head.Ordered && ff.Reject[1] > 0 && rid <= ff.Reject[1] {
+			continue
+		}
+		ff.Fixes = append(ff.Fixes, [2]int{x.head.Fixes, rid})
+		x.setFeature(id, ff)
+	}
+}
+
+// branchFeatures returns the feature ids the reviews of branch named.
+func (x *Index) branchFeatures(branch string) []string {
+	var out []string
+	if raw := x.branches.get(branch); raw != nil {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
+// addBranch adds ids to the features branch's reviews named.
+func (x *Index) addBranch(branch string, ids []string) {
+	cur := x.branchFeatures(branch)
+	grown := slices.Clone(cur)
+	for _, id := range ids {
+		if !slices.Contains(grown, id) {
+			grown = append(grown, id)
+		}
+	}
+	if cur != nil && len(grown) == len(cur) {
+		return
+	}
+	raw, _ := json.Marshal(grown)
+	x.branches.set(branch, raw)
+}
+
+// fixCount counts as File.FixCount documents.
+func (x *Index) fixCount(featureIDs string) int {
+	ids := features.SplitIDs(featureIDs)
+	facts := make([]FeatureFacts, len(ids))
+	last := [2]int{}
+	for i, id := range ids {
+		if facts[i] = x.feature(id); facts[i].Reject[0] > last[0] {
+			last = facts[i].Reject
+		}
+	}
+	after := last[1]
+	seen := map[int]bool{}
+	for _, ff := range facts {
+		for _, e := range ff.Fixes {
+			if after == 0 || e[1] > after {
+				seen[e[0]] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
+// bytes encodes the index: its head, its features and its branches, one
+// line each.
+func (x *Index) bytes() []byte {
+	head, _ := json.Marshal(x.head)
+	return slices.Concat(head, []byte("\n"), x.features.encode(), []byte("\n"), x.branches.encode())
+}
+
+// parseIndex reads an encoded index whose digest the stamp vouched for
+// (nil when it is not one).
+func parseIndex(data []byte) *Index {
+	lines := bytes.SplitN(data, []byte("\n"), 3)
+	if len(lines) != 3 {
+		return nil
+	}
+	x := &Index{}
+	if json.Unmarshal(lines[0], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
+		return nil
+	}
+	for _, l := range lines[1:] {
+		if len(l) < 2 || l[0] != '{' || l[len(l)-1] != '}' {
+			return nil
+		}
+	}
+	x.features.raw, x.branches.raw = lines[1], lines[2]
+	return x
+}
+
+// Digest is how the stamp of reviews.json names the index of its version.
+func Digest(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// lazyObject is a JSON object of entries keyed by string, as encoded by
+// encode, whose values hold no object (so that a key is found by its
+// text): looked up in place, with the entries set since kept apart until
+// it is encoded again (a change splices its entry, never re-encoding the
+// rest).
+type lazyObject struct {
+	raw  []byte
+	over map[string]json.RawMessage
+}
+
+func (o *lazyObject) get(key string) json.RawMessage {
+	if v, ok := o.over[key]; ok {
+		return v
+	}
+	at, end, ok := o.find(key)
+	if !ok {
+		return nil
+	}
+	return o.raw[at:end]
+}
+
+func (o *lazyObject) set(key string, val json.RawMessage) {
+	if o.over == nil {
+		o.over = map[string]json.RawMessage{}
+	}
+	o.over[key] = val
+}
+
+// find returns the range of key's value in raw. Keys are written by
+// json.Marshal, so an entry is found by its encoded key, as a key: right
+// after '{' or ',' (a quote inside a string is escaped, so never follows
+// either) and before ':'.
+func (o *lazyObject) find(key string) (at, end int, ok bool) {
+	k, _ := json.Marshal(key)
+	k = append(k, ':')
+	for from := 0; ; {
+		i := bytes.Index(o.raw[from:], k)
+		if i < 0 {
+			return 0, 0, false
+		}
+		i += from
+		if c := o.raw[i-1]; c == '{' || c == ',' {
+			at = i + len(k)
+			n := valueLen(o.raw[at:])
+			return at, at + n, n > 0
+		}
+		from = i + 1
+	}
+}
+
+// encode returns the object with the entries set since: spliced in place,
+// or appended when new (all encoded afresh when it was empty).
+func (o *lazyObject) encode() []byte {
+	if len(o.over) == 0 {
+		return o.raw
+	}
+	keys := slices.Sorted(maps.Keys(o.over))
+	out := slices.Clone(o.raw)
+	var added []byte
+	for _, k := range keys {
+		if len(out) > 2 {
+			if at, end, ok := (&lazyObject{raw: out}).find(k); ok {
+				out = slices.Concat(out[:at], o.over[k], out[end:])
+				continue
+			}
+		}
+		key, _ := json.Marshal(k)
+		added = append(append(append(append(added, ','), key...), ':'), o.over[k]...)
+	}
+	if len(added) > 0 {
+		if len(out) == 2 {
+			added = added[1:] // no comma after {
+		}
+		out = slices.Concat(out[:len(out)-1], added, []byte("}"))
+	}
+	o.raw, o.over = out, nil
+	return out
+}
+
+// valueLen is the length of the JSON array or object b starts with (0
+// when it does not hold a whole one).
+func valueLen(b []byte) int {
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr && c == '\\':
+			i++
+		case inStr:
+			inStr = c != '"'
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case depth == 0:
+			return 0
+		}
+	}
+	return 0
+}
