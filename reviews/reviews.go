@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -27,11 +28,13 @@ const SchemaVersion = "1.0"
 // Verdicts stored, as the seed names them.
 var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
 
-var verdictAliases = map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+var verdictAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+})
 
 // NormalizeVerdict maps a --verdict value to the seed's vocabulary.
 func NormalizeVerdict(v string) (string, error) {
-	return progress.Choose("--verdict", v, Verdicts, verdictAliases)
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases())
 }
 
 // ReviewerTypes are the agent types that write reviews.
@@ -124,7 +127,7 @@ func New() *File {
 // one that pass does not vouch for goes through ParseChecked, which
 // decides and words the error.
 func Parse(data []byte) (*File, error) {
-	facts, ok := jsondoc.Validate(data, Layout)
+	facts, ok := jsondoc.Validate(data, Layout())
 	if !ok {
 		return ParseChecked(data)
 	}
@@ -196,7 +199,7 @@ var (
 
 func verdictWords() []string {
 	out := append([]string(nil), Verdicts...)
-	for a := range verdictAliases {
+	for a := range verdictAliases() {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Verdicts):])
@@ -668,17 +671,20 @@ func Health(issues []Issue, coverage *float64) string {
 }
 
 // Layout is the shape of reviews.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
-	Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+// it (see Validate); the tests hold it to Parse. Built on first use, not
+// at start-up, which every baton process pays.
+var Layout = sync.OnceValue(func() *jsondoc.Shape {
+	return jsondoc.NewShape(topShape).
+		Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
+		Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+})
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
 // pass over the bytes (jsondoc.Validate), and through ParseChecked when
 // that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout); ok {
+	if facts, ok := jsondoc.Validate(data, Layout()); ok {
 		return facts, nil
 	}
 	f, err := ParseChecked(data)
