@@ -276,6 +276,9 @@ type Tx struct {
 	// recorded them (vouch.go), driftHead that event's hash.
 	vouched   map[string]vouched
 	driftHead string
+	// driftBases are the stamped files the drift check read and hashed as
+	// stamped: the bytes the transaction uses for them (see hashNow).
+	driftBases map[string]driftRead
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
@@ -309,6 +312,9 @@ func (tx *Tx) Read(name string) ([]byte, error) {
 	}
 	if b, ok := tx.read[name]; ok {
 		return b, nil
+	}
+	if r, ok := tx.driftBases[name]; ok {
+		return r.data, nil
 	}
 	b, err := ReadRegular(tx.s.Path(name))
 	if err != nil {
