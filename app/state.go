@@ -581,7 +581,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	}
 	m := &mapped{s: s, name: name, data: data, release: release}
 	if raw, ok := s.Trusted(name, fi); ok {
-		_ = json.Unmarshal(raw, &m.facts)
+		m.facts = readFacts(raw)
 		return m, nil
 	}
 	h := store.Hold(data) // the log comparison's hash, on the other core while validate runs
