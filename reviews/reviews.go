@@ -102,8 +102,18 @@ type File struct {
 	idxBytes  []byte // the index as the last Facts encoded it
 }
 
-// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts).
-func (f *File) ReadFacts() jsondoc.Facts { return f.doc.ReadFacts() }
+// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
+// with the largest review and fix ids.
+func (f *File) ReadFacts() jsondoc.Facts {
+	facts := f.doc.ReadFacts()
+	for name, max := range map[string]int{"reviews": f.maxRev, "fixes": f.maxFix} {
+		if a, ok := facts[name]; ok {
+			a.MaxID = max
+			facts[name] = a
+		}
+	}
+	return facts
+}
 
 // New returns an empty reviews file.
 func New() *File {
@@ -113,8 +123,26 @@ func New() *File {
 }
 
 // Parse validates data and returns the file. Errors are
-// *jsondoc.InvalidError.
+// *jsondoc.InvalidError. The file is validated in one pass (Validate);
+// one that pass does not vouch for goes through ParseChecked, which
+// decides and words the error.
 func Parse(data []byte) (*File, error) {
+	facts, ok := jsondoc.Validate(data, Layout())
+	if !ok {
+		return ParseChecked(data)
+	}
+	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	return &File{doc: doc, maxRev: facts["reviews"].MaxID, maxFix: facts["fixes"].MaxID}, nil
+}
+
+// ParseChecked is Parse through the full parser alone: the grammar, then
+// every record looked at in turn, each problem reported with its record,
+// member and offset. Parse uses it for the files its one pass does not
+// vouch for; the tests hold the one pass to it.
+func ParseChecked(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
@@ -653,13 +681,13 @@ var Layout = sync.OnceValue(func() *jsondoc.Shape {
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
-// pass over the bytes (jsondoc.Validate), and through Parse when that pass
-// cannot tell, so that a bad file is reported exactly as Parse reports it.
+// pass over the bytes (jsondoc.Validate), and through ParseChecked when
+// that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
 	if facts, ok := jsondoc.Validate(data, Layout()); ok {
 		return facts, nil
 	}
-	f, err := Parse(data)
+	f, err := ParseChecked(data)
 	if err != nil {
 		return nil, err
 	}
