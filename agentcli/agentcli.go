@@ -59,12 +59,14 @@ func ClaudeConfig(baton string, env map[string]string) []byte {
 // preset builds one CLI's command line.
 type preset func(Options) []string
 
-var presets = map[string]preset{"claude": claude, "codex": codex, Predecessor: claudePredecessor}
+var presets = sync.OnceValue(func() map[string]preset {
+	return map[string]preset{"claude": claude, "codex": codex, Predecessor: claudePredecessor}
+})
 
 // Names lists the presets.
 func Names() []string {
 	var n []string
-	for k := range presets {
+	for k := range presets() {
 		n = append(n, k)
 	}
 	sort.Strings(n)
@@ -73,7 +75,7 @@ func Names() []string {
 
 // Command returns the argv of preset name for o.
 func Command(name string, o Options) ([]string, error) {
-	p, ok := presets[strings.ToLower(strings.TrimSpace(name))]
+	p, ok := presets()[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
 		return nil, fmt.Errorf("%q is not an agent preset (presets: %s; run any other CLI with --agent-cmd)", name, strings.Join(Names(), ", "))
 	}
@@ -209,10 +211,12 @@ const Predecessor = "claude-predecessor"
 
 // PredecessorModels are the predecessor's default model per role: opus
 // reviews and turns free text into features, sonnet writes code.
-var PredecessorModels = map[string]string{
-	"INITIALIZER": "sonnet", "BROWNFIELD_INITIALIZER": "opus", "IMPLEMENT": "sonnet", "BUGFIX": "sonnet",
-	"REVIEW": "opus", "FIX": "sonnet", "ARCHITECTURE": "opus", "GLOBAL_FIX": "sonnet",
-}
+var PredecessorModels = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"INITIALIZER": "sonnet", "BROWNFIELD_INITIALIZER": "opus", "IMPLEMENT": "sonnet", "BUGFIX": "sonnet",
+		"REVIEW": "opus", "FIX": "sonnet", "ARCHITECTURE": "opus", "GLOBAL_FIX": "sonnet",
+	}
+})
 
 // PredecessorMaxTurns is the predecessor's turn limit for a session.
 const PredecessorMaxTurns = 200
@@ -241,7 +245,7 @@ func playwrightTools() []string {
 func claudePredecessor(o Options) []string {
 	model := o.Model
 	if model == "" {
-		model = PredecessorModels[strings.ToUpper(o.Role)]
+		model = PredecessorModels()[strings.ToUpper(o.Role)]
 	}
 	turns := o.MaxTurns
 	if turns <= 0 {

@@ -42,12 +42,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	s.Now = a.env.Now
 	s.Tracked = trackedFiles
-	if write, watch := a.anchorPaths(dir); len(write) > 0 || len(watch) > 0 {
-		if len(write) > 0 {
-			s.AnchorPath, s.MoreAnchors = write[0], write[1:]
-		}
-		s.WatchAnchors = watch
-	}
+	s.ResolveAnchors = func() (write, watch []string) { return a.anchorPaths(dir) } // on first use: a read needs none
 	s.Probe = a.probe(s)
 	if v := a.env.Getenv("BATON_LOCK_TIMEOUT"); v != "" {
 		d, err := parseTimeout(v)

@@ -23,24 +23,26 @@ const (
 //go:embed schemas/*.json
 var schemaFS embed.FS
 
-var schemaFiles = map[Kind]string{
-	KindRequest:      "agent-request.schema.json",
-	KindResponse:     "agent-response.schema.json",
-	KindResponseRead: "agent-response-read.schema.json",
-	KindCheckpoint:   "checkpoint.schema.json",
-}
+var schemaFiles = sync.OnceValue(func() map[Kind]string {
+	return map[Kind]string{
+		KindRequest:      "agent-request.schema.json",
+		KindResponse:     "agent-response.schema.json",
+		KindResponseRead: "agent-response-read.schema.json",
+		KindCheckpoint:   "checkpoint.schema.json",
+	}
+})
 
 // SchemaFile is the name of k's schema in the embedded schemas/ directory.
-func SchemaFile(k Kind) string { return schemaFiles[k] }
+func SchemaFile(k Kind) string { return schemaFiles()[k] }
 
 // Schema returns the text of k's JSON Schema, as shipped.
-func Schema(k Kind) ([]byte, error) { return schemaFS.ReadFile("schemas/" + schemaFiles[k]) }
+func Schema(k Kind) ([]byte, error) { return schemaFS.ReadFile("schemas/" + schemaFiles()[k]) }
 
 // compiled holds the shipped schemas, compiled the first time a document
 // is checked: a program that never checks one pays nothing for them.
 var compiled = sync.OnceValues(func() (map[Kind]*schemacheck.Schema, error) {
-	out := make(map[Kind]*schemacheck.Schema, len(schemaFiles))
-	for k, name := range schemaFiles {
+	out := make(map[Kind]*schemacheck.Schema, len(schemaFiles()))
+	for k, name := range schemaFiles() {
 		raw, err := schemaFS.ReadFile("schemas/" + name)
 		if err != nil {
 			return nil, err

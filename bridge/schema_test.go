@@ -119,7 +119,7 @@ func TestBridgeWhatBatonWritesIsValid(t *testing.T) {
 }
 
 func TestBridgeSchemaFilesAreShipped(t *testing.T) {
-	for k := range schemaFiles {
+	for k := range schemaFiles() {
 		raw, err := Schema(k)
 		if err != nil || len(raw) == 0 {
 			t.Fatalf("%s: %v", k, err)

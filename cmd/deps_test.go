@@ -18,6 +18,7 @@ var heavyAtStart = map[string]string{
 	"github.com/go-git/go-git/v5/plumbing/object":     "gitops/objects.go (go-git's brings OpenPGP and its elliptic-curve tables)",
 	"github.com/ProtonMail/go-crypto/":                "nothing: baton verifies no signature",
 	"golang.org/x/crypto/ssh":                         "nothing: baton fetches and pushes nothing",
+	"html/template":                                   "text/template with every action HTML-escaped (cmd/report.go escapeActions)",
 }
 
 // TestNoHeavyInitLinked lists the packages linked into the baton binary

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"runtime/debug"
+	"sync"
 )
 
 // The collector. Most baton commands live a few milliseconds and their heap
@@ -18,12 +19,14 @@ const oneShotMemoryLimit = 512 << 20
 
 // longRunning are the command paths (after "baton") of the commands that
 // live as long as a session or a whole run.
-var longRunning = map[string]bool{"run": true, "demo": true, "mcp": true, "bridge loop": true}
+var longRunning = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"run": true, "demo": true, "mcp": true, "bridge loop": true}
+})
 
 // LongRunning says whether args run a command that lives (longRunning).
 func LongRunning(args []string) bool {
 	words := commandWords(args, 2)
-	return len(words) > 0 && (longRunning[words[0]] || (len(words) == 2 && longRunning[words[0]+" "+words[1]]))
+	return len(words) > 0 && (longRunning()[words[0]] || (len(words) == 2 && longRunning()[words[0]+" "+words[1]]))
 }
 
 // SetProcessGC sets the collector of a baton process for the command args

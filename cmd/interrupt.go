@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -17,21 +18,23 @@ import (
 // command missing from it is treated as a write.
 
 // readOnly are the command paths that only read the state files.
-var readOnly = map[string]bool{
-	"baton progress get-status": true, "baton progress get-session": true, "baton progress get-review-type": true,
-	"baton progress next-session-id": true, "baton progress list": true,
-	"baton reviews get-review": true, "baton reviews get-last": true, "baton reviews get-fix-count": true,
-	"baton reviews show-issues": true, "baton reviews list": true, "baton reviews next-review-id": true,
-	"baton features next": true, "baton features next-candidates": true, "baton features get": true,
-	"baton features list": true, "baton features stats": true, "baton features next-id": true,
-	"baton features debt-count": true,
-}
+var readOnly = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"baton progress get-status": true, "baton progress get-session": true, "baton progress get-review-type": true,
+		"baton progress next-session-id": true, "baton progress list": true,
+		"baton reviews get-review": true, "baton reviews get-last": true, "baton reviews get-fix-count": true,
+		"baton reviews show-issues": true, "baton reviews list": true, "baton reviews next-review-id": true,
+		"baton features next": true, "baton features next-candidates": true, "baton features get": true,
+		"baton features list": true, "baton features stats": true, "baton features next-id": true,
+		"baton features debt-count": true,
+	}
+})
 
 // trapInterrupt gives c, unless it only reads, a context SIGINT cancels
 // (when the process's signals are this App's: see Main); the returned
 // function ends the trap and notes whether it fired.
 func (a *App) trapInterrupt(c *cobra.Command) func() {
-	if !a.trapSignals || readOnly[c.CommandPath()] {
+	if !a.trapSignals || readOnly()[c.CommandPath()] {
 		return func() {}
 	}
 	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)

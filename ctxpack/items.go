@@ -3,6 +3,7 @@ package ctxpack
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // candidates lists every item the input supports, in reading order.
@@ -127,7 +128,9 @@ func kindOr(k string) string {
 }
 
 // severityRank orders issues: the worse, the more important.
-var severityRank = map[string]float64{"critical": 0.94, "major": 0.93, "minor": 0.86, "suggestion": 0.75}
+var severityRank = sync.OnceValue(func() map[string]float64 {
+	return map[string]float64{"critical": 0.94, "major": 0.93, "minor": 0.86, "suggestion": 0.75}
+})
 
 func reviewItems(in Input) []Item {
 	r := in.Review
@@ -155,7 +158,7 @@ func reviewItems(in Input) []Item {
 		if is.Suggestion != "" {
 			fmt.Fprintf(&b, "Suggestion: %s\n", is.Suggestion)
 		}
-		imp := severityRank[is.Severity]
+		imp := severityRank()[is.Severity]
 		if imp == 0 {
 			imp = 0.8
 		}

@@ -6,6 +6,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Kind classifies an error by what the caller should do about it.
@@ -38,32 +39,36 @@ const (
 	ExitMaxSessions = 7
 )
 
-var codes = map[Kind]int{
-	Unexpected:  ExitUnexpected,
-	Usage:       ExitUsage,
-	Policy:      ExitPolicy,
-	NotFound:    ExitNotFound,
-	Conflict:    ExitConflict,
-	Invalid:     ExitInvalid,
-	NeedAgent:   ExitNeedAgent,
-	Interrupted: ExitInterrupted,
-	MaxSessions: ExitMaxSessions,
-}
+var codes = sync.OnceValue(func() map[Kind]int {
+	return map[Kind]int{
+		Unexpected:  ExitUnexpected,
+		Usage:       ExitUsage,
+		Policy:      ExitPolicy,
+		NotFound:    ExitNotFound,
+		Conflict:    ExitConflict,
+		Invalid:     ExitInvalid,
+		NeedAgent:   ExitNeedAgent,
+		Interrupted: ExitInterrupted,
+		MaxSessions: ExitMaxSessions,
+	}
+})
 
-var names = map[Kind]string{
-	Unexpected:  "unexpected",
-	Usage:       "usage",
-	Policy:      "refused",
-	NotFound:    "not_found",
-	Conflict:    "conflict",
-	Invalid:     "invalid_state",
-	NeedAgent:   "need_agent",
-	Interrupted: "interrupted",
-	MaxSessions: "max_sessions",
-}
+var names = sync.OnceValue(func() map[Kind]string {
+	return map[Kind]string{
+		Unexpected:  "unexpected",
+		Usage:       "usage",
+		Policy:      "refused",
+		NotFound:    "not_found",
+		Conflict:    "conflict",
+		Invalid:     "invalid_state",
+		NeedAgent:   "need_agent",
+		Interrupted: "interrupted",
+		MaxSessions: "max_sessions",
+	}
+})
 
 // String names the kind as it appears in JSON error output.
-func (k Kind) String() string { return names[k] }
+func (k Kind) String() string { return names()[k] }
 
 // Error is an error with a kind. Msg is the whole human message; Err, when
 // set, is the underlying cause kept for errors.Is/As.
@@ -107,7 +112,7 @@ func Code(err error) int {
 	if errors.As(err, &e) && e.Exit != 0 {
 		return e.Exit
 	}
-	return codes[KindOf(err)]
+	return codes()[KindOf(err)]
 }
 
 // Is reports whether err is of kind k.

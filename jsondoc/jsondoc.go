@@ -10,6 +10,7 @@ package jsondoc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -338,7 +339,9 @@ const maxDepth = 10000
 const MaxID = 1 << 53
 
 // ErrIDsExhausted is returned when the next id would pass MaxID.
-var ErrIDsExhausted = fmt.Errorf("the next id would exceed %d: no more records can be added to this file", int64(MaxID))
+// (The number is MaxID's, spelled out: fmt at package initialisation
+// would run in every baton process.)
+var ErrIDsExhausted = errors.New("the next id would exceed 9007199254740992: no more records can be added to this file")
 
 // NextID returns the id after max, or ErrIDsExhausted.
 func NextID(max int) (int, error) {

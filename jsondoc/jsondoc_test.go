@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -695,5 +696,12 @@ func TestCheckMembersOnePass(t *testing.T) {
 		case c.wantErr != "" && errors.As(err, &ie) && c.at != 100 && ie.Offset != c.at:
 			t.Errorf("%s: offset %d, want %d", c.raw, ie.Offset, c.at)
 		}
+	}
+}
+
+// ErrIDsExhausted names MaxID (spelled out in its message).
+func TestErrIDsExhaustedNamesMaxID(t *testing.T) {
+	if want := fmt.Sprintf("the next id would exceed %d:", int64(jsondoc.MaxID)); !strings.HasPrefix(jsondoc.ErrIDsExhausted.Error(), want) {
+		t.Errorf("ErrIDsExhausted is %q, want it to start %q", jsondoc.ErrIDsExhausted, want)
 	}
 }

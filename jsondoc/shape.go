@@ -2,6 +2,7 @@ package jsondoc
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"unicode/utf8"
 )
@@ -151,25 +152,29 @@ func recordID(v []byte) int64 {
 }
 
 // uniqueIDs reports whether ids holds no id twice (sorting it when it is
-// not already ascending, as a file's records usually are).
-func uniqueIDs(ids []int64) bool {
+// not already ascending, as a file's records usually are), and the
+// largest.
+func uniqueIDs(ids []int64) (max int64, ok bool) {
 	for i := 1; i < len(ids); i++ {
 		if ids[i] <= ids[i-1] {
 			sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
 			for k := 1; k < len(ids); k++ {
 				if ids[k] == ids[k-1] {
-					return false
+					return 0, false
 				}
 			}
-			return true
+			break
 		}
 	}
-	return true
+	if len(ids) == 0 {
+		return 0, true
+	}
+	return slices.Max(ids), true
 }
 
 // Validate checks data as Check does and, in the same pass, the shape of
 // its top-level object; it returns the facts of the arrays of records
-// (as Doc.ReadFacts gives them after a full parse). ok false says only
+// (as Doc.ReadFacts gives them after a full parse, with the largest id). ok false says only
 // that data is not known valid: the caller runs the full parser, which
 // decides and words the error.
 func Validate(data []byte, top *Shape) (facts Facts, ok bool) {
@@ -251,10 +256,11 @@ func (s *scanner) closeObject() {
 // elements; an array of records gets its facts.
 func (s *scanner) closeArray(n int) {
 	if f := &s.stack[len(s.stack)-1]; f.recs != nil {
-		if !uniqueIDs(s.ids) {
+		max, ok := uniqueIDs(s.ids)
+		if !ok {
 			s.bad = true
 		}
-		af := ArrayFacts{Count: n, Span: [2]int{f.start, s.i + 1}}
+		af := ArrayFacts{Count: n, MaxID: int(max), Span: [2]int{f.start, s.i + 1}}
 		if n > 0 {
 			af.Last = f.last
 		}

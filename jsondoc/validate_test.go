@@ -2,9 +2,11 @@ package jsondoc_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,57 +17,87 @@ import (
 )
 
 // format is a state file format with both validations: the one pass
-// (jsondoc.Validate with the format's Layout), the full parser it falls
-// back to (the oracle), and Validate, the two together.
+// (jsondoc.Validate with the format's Layout) and the full parser it
+// falls back to (ParseChecked, the oracle); Parse and Validate use both.
 type format struct {
 	name     string
 	layout   *jsondoc.Shape
-	parse    func([]byte) (jsondoc.Facts, error) // the full parser's verdict and facts
+	checked  func([]byte) (*parsed, error) // the full parser alone
+	parse    func([]byte) (*parsed, error) // Parse: the one pass, else the full parser
 	validate func([]byte) (jsondoc.Facts, error)
 }
 
+// parsed is what a parse gives that the next command relies on: the
+// facts, the next ids, the file as it is written back.
+type parsed struct {
+	facts jsondoc.Facts
+	next  []int
+	bytes string
+}
+
+func progressParsed(parse func([]byte) (*progress.File, error)) func([]byte) (*parsed, error) {
+	return func(b []byte) (*parsed, error) {
+		f, err := parse(b)
+		if err != nil {
+			return nil, err
+		}
+		facts := f.ReadFacts()
+		return &parsed{facts, []int{f.NextSessionID()}, string(f.Bytes())}, nil
+	}
+}
+
+func reviewsParsed(parse func([]byte) (*reviews.File, error)) func([]byte) (*parsed, error) {
+	return func(b []byte) (*parsed, error) {
+		f, err := parse(b)
+		if err != nil {
+			return nil, err
+		}
+		facts := f.ReadFacts()
+		return &parsed{facts, []int{f.NextReviewID(), f.NextFixID(), len(f.Reviews()), len(f.Fixes())}, string(f.Bytes())}, nil
+	}
+}
+
 var formats = []format{
-	{"progress", progress.Layout, func(b []byte) (jsondoc.Facts, error) {
-		f, err := progress.Parse(b)
-		if err != nil {
-			return nil, err
-		}
-		return f.ReadFacts(), nil
-	}, progress.Validate},
-	{"reviews", reviews.Layout, func(b []byte) (jsondoc.Facts, error) {
-		f, err := reviews.Parse(b)
-		if err != nil {
-			return nil, err
-		}
-		return f.ReadFacts(), nil
-	}, reviews.Validate},
+	{"progress", progress.Layout(), progressParsed(progress.ParseChecked), progressParsed(progress.Parse), progress.Validate},
+	{"reviews", reviews.Layout(), reviewsParsed(reviews.ParseChecked), reviewsParsed(reviews.Parse), reviews.Validate},
 }
 
 // sameVerdict fails when the one pass accepts what the full parser
-// refuses, or gives other facts, or when Validate's answer (error text,
-// path, offset) is not the full parser's. It reports whether the one pass
-// accepted data.
+// refuses, or gives other facts, or when Validate's or Parse's answer
+// (error text, path, offset; facts, next ids, bytes written back) is not
+// the full parser's. It reports whether the one pass accepted data.
 func sameVerdict(t testing.TB, f format, data []byte) bool {
 	t.Helper()
 	facts, ok := jsondoc.Validate(data, f.layout)
-	want, werr := f.parse(data)
+	want, werr := f.checked(data)
 	if ok && werr != nil {
 		t.Fatalf("%s: the one pass accepts what the full parser refuses (%v):\n%s", f.name, werr, data)
 	}
-	if ok && !reflect.DeepEqual(facts, want) {
-		t.Fatalf("%s: facts %+v, the full parser's %+v:\n%s", f.name, facts, want, data)
+	if ok && !reflect.DeepEqual(facts, want.facts) {
+		t.Fatalf("%s: facts %+v, the full parser's %+v:\n%s", f.name, facts, want.facts, data)
 	}
 	got, gerr := f.validate(data)
-	var gi, wi *jsondoc.InvalidError
-	switch {
-	case (gerr == nil) != (werr == nil):
-		t.Fatalf("%s: Validate = %v, Parse = %v:\n%s", f.name, gerr, werr, data)
-	case werr == nil && !reflect.DeepEqual(got, want):
-		t.Fatalf("%s: Validate's facts %+v, Parse's %+v", f.name, got, want)
-	case werr != nil && (!errors.As(gerr, &gi) || !errors.As(werr, &wi) || *gi != *wi):
-		t.Fatalf("%s: Validate = %#v, Parse = %#v:\n%s", f.name, gerr, werr, data)
+	sameError(t, f.name+": Validate", gerr, werr, data)
+	if werr == nil && !reflect.DeepEqual(got, want.facts) {
+		t.Fatalf("%s: Validate's facts %+v, the full parser's %+v", f.name, got, want.facts)
+	}
+	p, perr := f.parse(data)
+	sameError(t, f.name+": Parse", perr, werr, data)
+	if werr == nil && !reflect.DeepEqual(p, want) {
+		t.Fatalf("%s: Parse gives %+v, the full parser %+v:\n%s", f.name, p, want, data)
 	}
 	return ok
+}
+
+func sameError(t testing.TB, what string, got, want error, data []byte) {
+	t.Helper()
+	var gi, wi *jsondoc.InvalidError
+	switch {
+	case (got == nil) != (want == nil):
+		t.Fatalf("%s = %v, the full parser %v:\n%s", what, got, want, data)
+	case want != nil && (!errors.As(got, &gi) || !errors.As(want, &wi) || *gi != *wi):
+		t.Fatalf("%s = %#v, the full parser %#v:\n%s", what, got, want, data)
+	}
 }
 
 func readSeed(t testing.TB, name string) string {
@@ -328,4 +360,75 @@ func TestCheckStringsWordByWord(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Files built from the formats' own members, each value drawn from every
+// type and form the one pass tells apart (and some it leaves to the full
+// parser): the one pass and the full parser agree on thousands of them.
+func TestValidateRandomFiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	values := append(append([]string{}, replacements...), `"READY_FOR_REVIEW"`, `"needs_fix"`, `"APPROVED"`, `"Request_Changes"`,
+		`"PASS "`, `"\t"`, `{"a": [1, {"b": null}]}`, `[{"x": 1}]`, `false`, `-0`, `1E2`, `"é"`, `"\u00e9"`)
+	pick := func(s []string) string { return s[r.IntN(len(s))] }
+	members := map[string][]string{
+		"progress": {"project", "status", "name", "created_at", "total_features", "updated_at", "features_completed", "current_phase",
+			"current_feature", "head_commit", "agent_type", "summary", "outcome", "commits", "commit_range", "features_touched", "extra"},
+		"reviews": {"schema_version", "feature_id", "branch", "verdict", "issues", "critical", "major", "suggestions", "commit_range",
+			"merge_commit", "review_id", "issues_fixed", "merged_to_main", "pending_review", "extra"},
+	}
+	member := func(name string) string {
+		v := pick(values)
+		if r.IntN(4) == 0 {
+			v = `{"` + pick(members[name]) + `": ` + pick(values) + "}"
+		}
+		return `"` + pick(members[name]) + `": ` + v
+	}
+	object := func(name string, n int, first ...string) string {
+		for range n {
+			first = append(first, member(name))
+		}
+		return "{" + strings.Join(first, ", ") + "}"
+	}
+	records := func(name, id string, n int) string {
+		var recs []string
+		for i := range n {
+			var idm []string
+			if r.IntN(8) != 0 {
+				idv := strconv.Itoa(i + 1 + r.IntN(2))
+				if r.IntN(10) == 0 {
+					idv = pick(values)
+				}
+				idm = append(idm, `"`+id+`": `+idv)
+			}
+			recs = append(recs, object(name, r.IntN(4), idm...))
+		}
+		return "[" + strings.Join(recs, ",\n    ") + "]"
+	}
+	accepted := [2]int{}
+	for range 3000 {
+		top := func(members ...string) string { // a top-level member is now and then dropped or any value
+			var out []string
+			for i := 0; i < len(members); i += 2 {
+				switch r.IntN(12) {
+				case 0:
+				case 1:
+					out = append(out, `"`+members[i]+`": `+pick(values))
+				default:
+					out = append(out, `"`+members[i]+`": `+members[i+1])
+				}
+			}
+			return "{" + strings.Join(out, ", ") + "}"
+		}
+		prog := top("project", object("progress", r.IntN(3)), "status", object("progress", r.IntN(4)), "sessions", records("progress", "session_id", r.IntN(4)))
+		rev := top("schema_version", `"1.0"`, "reviews", records("reviews", "review_id", r.IntN(4)), "fixes", records("reviews", "fix_id", r.IntN(3)))
+		for i, data := range []string{prog, rev} {
+			if sameVerdict(t, formats[i], []byte(data)) {
+				accepted[i]++
+			}
+		}
+	}
+	if accepted[0] == 0 || accepted[1] == 0 || accepted[0] == 3000 || accepted[1] == 3000 {
+		t.Errorf("accepted %v of 3000 each: the files do not exercise both verdicts", accepted)
+	}
+	t.Logf("accepted by the one pass: %v of 3000 each", accepted)
 }

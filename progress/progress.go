@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -29,14 +30,16 @@ var Phases = []string{"INITIALIZER", "IMPLEMENT", "BUGFIX", "REVIEW", "FIX", "AR
 var Outcomes = []string{"SUCCESS", "READY_FOR_REVIEW", "NEEDS_FIX", "REJECTED", "ERROR"}
 
 // outcomeAliases maps the predecessor's outcome words to the seed's.
-var outcomeAliases = map[string]string{
-	"APPROVED":           "SUCCESS",
-	"APPROVE":            "SUCCESS",
-	"PASS":               "SUCCESS",
-	"REQUEST_CHANGES":    "NEEDS_FIX",
-	"PASS_WITH_COMMENTS": "NEEDS_FIX",
-	"REJECT":             "REJECTED",
-}
+var outcomeAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"APPROVED":           "SUCCESS",
+		"APPROVE":            "SUCCESS",
+		"PASS":               "SUCCESS",
+		"REQUEST_CHANGES":    "NEEDS_FIX",
+		"PASS_WITH_COMMENTS": "NEEDS_FIX",
+		"REJECT":             "REJECTED",
+	}
+})
 
 // Choose returns the canonical spelling of value among allowed (matched
 // without regard to case), or a usage error naming the flag.
@@ -55,7 +58,7 @@ func Choose(flag, value string, allowed []string, aliases map[string]string) (st
 
 // NormalizeOutcome maps an --outcome value to the seed's vocabulary.
 func NormalizeOutcome(o string) (string, error) {
-	return Choose("--outcome", o, Outcomes, outcomeAliases)
+	return Choose("--outcome", o, Outcomes, outcomeAliases())
 }
 
 // Commit is one commit a session made.
@@ -125,8 +128,16 @@ type File struct {
 	status *jsondoc.Object
 }
 
-// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts).
-func (f *File) ReadFacts() jsondoc.Facts { return f.doc.ReadFacts() }
+// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
+// with the largest session id.
+func (f *File) ReadFacts() jsondoc.Facts {
+	facts := f.doc.ReadFacts()
+	if s, ok := facts["sessions"]; ok {
+		s.MaxID = f.maxID
+		facts["sessions"] = s
+	}
+	return facts
+}
 
 // New returns a fresh progress file; its status names IMPLEMENT next, as
 // the predecessor's init did (the initializer calls it).
@@ -150,8 +161,31 @@ func mustReparse(d *jsondoc.Doc) *jsondoc.Doc {
 }
 
 // Parse validates data and returns the file. Errors are
-// *jsondoc.InvalidError.
+// *jsondoc.InvalidError. The file is validated in one pass (Validate);
+// one that pass does not vouch for goes through ParseChecked, which
+// decides and words the error.
 func Parse(data []byte) (*File, error) {
+	facts, ok := jsondoc.Validate(data, Layout())
+	if !ok {
+		return ParseChecked(data)
+	}
+	doc, err := jsondoc.ParseDoc(data, "sessions")
+	if err != nil {
+		return nil, err
+	}
+	f, err := fromDoc(doc)
+	if err != nil {
+		return nil, err
+	}
+	f.maxID = facts["sessions"].MaxID
+	return f, nil
+}
+
+// ParseChecked is Parse through the full parser alone: the grammar, then
+// every record looked at in turn, each problem reported with its record,
+// member and offset. Parse uses it for the files its one pass does not
+// vouch for; the tests hold the one pass to it.
+func ParseChecked(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
@@ -246,7 +280,7 @@ var (
 
 func outcomeWords() []string {
 	out := append([]string(nil), Outcomes...)
-	for a := range outcomeAliases {
+	for a := range outcomeAliases() {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Outcomes):])
@@ -459,21 +493,24 @@ func (f *File) TrailingErrors(role string, canonical func(string) string) int {
 }
 
 // Layout is the shape of progress.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Inner("project", jsondoc.NewShape(projectShape)).
-	Inner("status", jsondoc.NewShape(statusShape)).
-	Records("sessions", "session_id", jsondoc.NewShape(sessionShape))
+// it (see Validate); the tests hold it to Parse. Built on first use, not
+// at start-up, which every baton process pays.
+var Layout = sync.OnceValue(func() *jsondoc.Shape {
+	return jsondoc.NewShape(topShape).
+		Inner("project", jsondoc.NewShape(projectShape)).
+		Inner("status", jsondoc.NewShape(statusShape)).
+		Records("sessions", "session_id", jsondoc.NewShape(sessionShape))
+})
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
-// pass over the bytes (jsondoc.Validate), and through Parse when that pass
-// cannot tell, so that a bad file is reported exactly as Parse reports it.
+// pass over the bytes (jsondoc.Validate), and through ParseChecked when
+// that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout); ok {
+	if facts, ok := jsondoc.Validate(data, Layout()); ok {
 		return facts, nil
 	}
-	f, err := Parse(data)
+	f, err := ParseChecked(data)
 	if err != nil {
 		return nil, err
 	}

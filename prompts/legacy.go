@@ -9,24 +9,26 @@ import (
 
 // Placeholders maps the predecessor's {{PLACEHOLDER}} names, which its
 // prompts used, to the template fields they stand for.
-var Placeholders = map[string]string{
-	"PROJECT_NAME":          ".Project",
-	"PROJECT_PATH":          ".ProjectPath",
-	"FEATURE_COUNT":         ".FeatureCount",
-	"MAIN_BRANCH":           ".MainBranch",
-	"AGENT_STATE_DIR":       ".StateDir",
-	"ARCHITECTURE_INTERVAL": ".ArchitectureInterval",
-	"FEATURES_COMPLETED":    ".FeaturesCompleted",
-	"TECH_DEBT_THRESHOLD":   ".TechDebtThreshold",
-	"INPUT_FILE":            ".SpecFile",
-	"SESSION_ID":            ".Session",
-	"FEATURE_ID":            ".Feature",
-	"BRANCH":                ".Branch",
-	"ROLE":                  ".Role",
-	"MAX_FIX_CYCLES":        ".MaxFixCycles",
-	"TEST_COMMAND":          ".TestCommand",
-	"CONTEXT":               ".Context",
-}
+var Placeholders = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"PROJECT_NAME":          ".Project",
+		"PROJECT_PATH":          ".ProjectPath",
+		"FEATURE_COUNT":         ".FeatureCount",
+		"MAIN_BRANCH":           ".MainBranch",
+		"AGENT_STATE_DIR":       ".StateDir",
+		"ARCHITECTURE_INTERVAL": ".ArchitectureInterval",
+		"FEATURES_COMPLETED":    ".FeaturesCompleted",
+		"TECH_DEBT_THRESHOLD":   ".TechDebtThreshold",
+		"INPUT_FILE":            ".SpecFile",
+		"SESSION_ID":            ".Session",
+		"FEATURE_ID":            ".Feature",
+		"BRANCH":                ".Branch",
+		"ROLE":                  ".Role",
+		"MAX_FIX_CYCLES":        ".MaxFixCycles",
+		"TEST_COMMAND":          ".TestCommand",
+		"CONTEXT":               ".Context",
+	}
+})
 
 var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`) })
 
@@ -37,7 +39,7 @@ func legacy(origin, src string) (string, error) {
 	var bad *Error
 	out := placeholder().ReplaceAllStringFunc(src, func(m string) string {
 		name := placeholder().FindStringSubmatch(m)[1]
-		if f, ok := Placeholders[name]; ok {
+		if f, ok := Placeholders()[name]; ok {
 			return "{{" + f + "}}"
 		}
 		if bad == nil {
@@ -54,7 +56,7 @@ func legacy(origin, src string) (string, error) {
 
 func placeholderNames() []string {
 	var n []string
-	for k := range Placeholders {
+	for k := range Placeholders() {
 		n = append(n, k)
 	}
 	sort.Strings(n)

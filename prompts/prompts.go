@@ -173,7 +173,7 @@ func templateError(origin string, err error) error {
 // IMPLEMENT's), else the built-in one.
 func source(overrideDir, name string) (src, origin string, override bool, err error) {
 	if overrideDir != "" {
-		for _, n := range []string{name, aliasOf[name]} {
+		for _, n := range []string{name, aliasOf()[name]} {
 			if n == "" {
 				continue
 			}
@@ -195,7 +195,9 @@ func source(overrideDir, name string) (src, origin string, override bool, err er
 }
 
 // aliasOf maps the roles that have another role's rights to it.
-var aliasOf = map[string]string{"BUGFIX": "IMPLEMENT", "GLOBAL_FIX": "FIX", "BROWNFIELD_INITIALIZER": "INITIALIZER"}
+var aliasOf = sync.OnceValue(func() map[string]string {
+	return map[string]string{"BUGFIX": "IMPLEMENT", "GLOBAL_FIX": "FIX", "BROWNFIELD_INITIALIZER": "INITIALIZER"}
+})
 
 // Roles lists the roles with a built-in template.
 func Roles() []string {

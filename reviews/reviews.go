@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -27,11 +28,13 @@ const SchemaVersion = "1.0"
 // Verdicts stored, as the seed names them.
 var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
 
-var verdictAliases = map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+var verdictAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+})
 
 // NormalizeVerdict maps a --verdict value to the seed's vocabulary.
 func NormalizeVerdict(v string) (string, error) {
-	return progress.Choose("--verdict", v, Verdicts, verdictAliases)
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases())
 }
 
 // ReviewerTypes are the agent types that write reviews.
@@ -99,8 +102,18 @@ type File struct {
 	idxSegs   [][]byte // the index as the last Facts encoded it
 }
 
-// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts).
-func (f *File) ReadFacts() jsondoc.Facts { return f.doc.ReadFacts() }
+// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
+// with the largest review and fix ids.
+func (f *File) ReadFacts() jsondoc.Facts {
+	facts := f.doc.ReadFacts()
+	for name, max := range map[string]int{"reviews": f.maxRev, "fixes": f.maxFix} {
+		if a, ok := facts[name]; ok {
+			a.MaxID = max
+			facts[name] = a
+		}
+	}
+	return facts
+}
 
 // New returns an empty reviews file.
 func New() *File {
@@ -110,8 +123,26 @@ func New() *File {
 }
 
 // Parse validates data and returns the file. Errors are
-// *jsondoc.InvalidError.
+// *jsondoc.InvalidError. The file is validated in one pass (Validate);
+// one that pass does not vouch for goes through ParseChecked, which
+// decides and words the error.
 func Parse(data []byte) (*File, error) {
+	facts, ok := jsondoc.Validate(data, Layout())
+	if !ok {
+		return ParseChecked(data)
+	}
+	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	return &File{doc: doc, maxRev: facts["reviews"].MaxID, maxFix: facts["fixes"].MaxID}, nil
+}
+
+// ParseChecked is Parse through the full parser alone: the grammar, then
+// every record looked at in turn, each problem reported with its record,
+// member and offset. Parse uses it for the files its one pass does not
+// vouch for; the tests hold the one pass to it.
+func ParseChecked(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
@@ -168,7 +199,7 @@ var (
 
 func verdictWords() []string {
 	out := append([]string(nil), Verdicts...)
-	for a := range verdictAliases {
+	for a := range verdictAliases() {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Verdicts):])
@@ -644,20 +675,23 @@ func Health(issues []Issue, coverage *float64) string {
 }
 
 // Layout is the shape of reviews.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
-	Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+// it (see Validate); the tests hold it to Parse. Built on first use, not
+// at start-up, which every baton process pays.
+var Layout = sync.OnceValue(func() *jsondoc.Shape {
+	return jsondoc.NewShape(topShape).
+		Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
+		Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+})
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
-// pass over the bytes (jsondoc.Validate), and through Parse when that pass
-// cannot tell, so that a bad file is reported exactly as Parse reports it.
+// pass over the bytes (jsondoc.Validate), and through ParseChecked when
+// that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout); ok {
+	if facts, ok := jsondoc.Validate(data, Layout()); ok {
 		return facts, nil
 	}
-	f, err := Parse(data)
+	f, err := ParseChecked(data)
 	if err != nil {
 		return nil, err
 	}

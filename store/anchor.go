@@ -35,6 +35,17 @@ type Anchor struct {
 // anchorPaths are the anchors every append writes (creating them), then
 // the watched ones, which it only updates where they exist.
 func (s *Store) anchorPaths() (write, watch []string) {
+	s.anchorsOnce.Do(func() {
+		if s.ResolveAnchors == nil {
+			return
+		}
+		if w, watch := s.ResolveAnchors(); len(w) > 0 || len(watch) > 0 {
+			if len(w) > 0 {
+				s.AnchorPath, s.MoreAnchors = w[0], w[1:]
+			}
+			s.WatchAnchors = watch
+		}
+	})
 	write = []string{filepath.Join(s.BatonDir(), HeadName)}
 	if s.AnchorPath != "" {
 		write = append(write, s.AnchorPath)

@@ -71,7 +71,9 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 		}
 		bp := tx.s.BackupPath(n)
 		if int64(len(b.data)) < patchFrom { // small: copied whole, in place
-			tx.s.dropBackupRecord(n)
+			if exists(tx.s.backupRecordPath(n)) { // kept while it was larger
+				tx.s.dropBackupRecord(n)
+			}
 			if overwrite(bp, b.data) != nil {
 				copyBackup(bp, b.data)
 			}

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/baton-cli/baton/errs"
 )
@@ -265,19 +268,10 @@ func (s *Store) apply(j journal) error {
 		}
 		dirs[filepath.Dir(e.Dst)] = true
 	}
-	for _, p := range j.Patches {
-		if err := s.applyPatch(p); err != nil {
-			return fmt.Errorf("applying journal: %w", err)
-		}
-	}
-	if j.Append != nil {
-		err := fault(StepAppend)
-		if err == nil {
-			err = applyAppend(*j.Append)
-		}
-		if err != nil {
-			return fmt.Errorf("applying journal: appending to the audit log: %w", err)
-		}
+	written, err := s.writeInPlace(j)
+	defer closeAll(written)
+	if err != nil {
+		return err
 	}
 	for _, p := range j.Remove {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -285,14 +279,18 @@ func (s *Store) apply(j journal) error {
 		}
 		dirs[filepath.Dir(p)] = true
 	}
-	for d := range dirs {
-		err := fault(StepApplySync)
-		if err == nil {
-			err = SyncDir(d)
-		}
-		if err != nil {
+	for range j.Patches {
+		if err := fault(StepPatchSync); err != nil {
 			return err
 		}
+	}
+	for range dirs {
+		if err := fault(StepApplySync); err != nil {
+			return err
+		}
+	}
+	if err := syncAll(written, slices.Collect(maps.Keys(dirs))); err != nil {
+		return fmt.Errorf("applying journal: %w", err)
 	}
 	// The removal need not be durable at once: a journal that reappears
 	// after a crash is replayed, and every step of a replay is a no-op once
@@ -305,6 +303,67 @@ func (s *Store) apply(j journal) error {
 		return err
 	}
 	return nil
+}
+
+// writeInPlace applies the journal's patches and its audit entry, and
+// returns the files written, open, for the caller to sync and close.
+func (s *Store) writeInPlace(j journal) ([]*os.File, error) {
+	var written []*os.File
+	for _, p := range j.Patches {
+		f, err := s.applyPatch(p)
+		if err != nil {
+			return written, fmt.Errorf("applying journal: %w", err)
+		}
+		written = append(written, f)
+	}
+	if j.Append != nil {
+		err := fault(StepAppend)
+		var f *os.File
+		if err == nil {
+			f, err = applyAppend(*j.Append)
+		}
+		if err != nil {
+			return written, fmt.Errorf("applying journal: appending to the audit log: %w", err)
+		}
+		if f != nil {
+			written = append(written, f)
+		}
+	}
+	return written, nil
+}
+
+// syncAll makes the files and directories durable, all at once: a file
+// system commits syncs that wait together in one go (ext4: one journal
+// commit), where one after the other each waits for its own. Nothing
+// orders them: the journal redoes any of them after a crash.
+func syncAll(files []*os.File, dirs []string) error {
+	jobs := make([]func() error, 0, len(files)+len(dirs))
+	for _, f := range files {
+		jobs = append(jobs, f.Sync)
+	}
+	for _, d := range dirs {
+		jobs = append(jobs, func() error { return SyncDir(d) })
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i := 1; i < len(jobs); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = jobs[i]()
+		}()
+	}
+	if len(jobs) > 0 {
+		errs[0] = jobs[0]()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // A journal's file is reused, so that a commit creates and frees no inode

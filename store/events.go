@@ -249,15 +249,33 @@ type appendEntry struct {
 	Data   []byte `json:"data"`
 }
 
-func applyAppend(a appendEntry) error {
+// applyAppend writes the journal's audit entry at its offset, unless it
+// is there already; it returns the log, open, for the caller to sync and
+// close (nil when the entry was there).
+func applyAppend(a appendEntry) (*os.File, error) {
 	f, err := os.OpenFile(a.Path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
+	there, err := appended(f, a)
+	if err == nil && !there {
+		if err = f.Truncate(a.Offset); err == nil {
+			_, err = f.WriteAt(a.Data, a.Offset)
+		}
+	}
+	if err != nil || there {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// appended says whether f holds a's entry at its offset already (an error
+// when the log was changed so that it cannot).
+func appended(f *os.File, a appendEntry) (bool, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return false, err
 	}
 	end := a.Offset + int64(len(a.Data))
 	if fi.Size() >= end {
@@ -265,22 +283,16 @@ func applyAppend(a appendEntry) error {
 		// bytes must be there, and nothing after them is touched
 		have := make([]byte, len(a.Data))
 		if _, err := f.ReadAt(have, a.Offset); err == nil && bytes.Equal(have, a.Data) {
-			return nil
+			return true, nil
 		}
 		if fi.Size() > end {
-			return fmt.Errorf("%s does not hold the entry this journal appended at byte %d: the log was changed outside baton; run 'baton verify'", a.Path, a.Offset)
+			return false, fmt.Errorf("%s does not hold the entry this journal appended at byte %d: the log was changed outside baton; run 'baton verify'", a.Path, a.Offset)
 		}
 	}
 	if fi.Size() < a.Offset {
-		return fmt.Errorf("%s is shorter (%d bytes) than when the transaction began (%d): it was truncated outside baton; run 'baton verify'", a.Path, fi.Size(), a.Offset)
+		return false, fmt.Errorf("%s is shorter (%d bytes) than when the transaction began (%d): it was truncated outside baton; run 'baton verify'", a.Path, fi.Size(), a.Offset)
 	}
-	if err := f.Truncate(a.Offset); err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(a.Data, a.Offset); err != nil {
-		return err
-	}
-	return f.Sync()
+	return false, nil
 }
 
 // ReadEvents reads the whole audit log. A line that does not parse is

@@ -17,9 +17,7 @@ func (s *Store) Genesis() string {
 		return ""
 	}
 	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := f.Read(buf)
-	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	line := firstLine(f, 64<<10)
 	var e struct {
 		Seq  int    `json:"seq"`
 		Hash string `json:"hash"`
@@ -28,6 +26,26 @@ func (s *Store) Genesis() string {
 		return ""
 	}
 	return e.Hash
+}
+
+// firstLine reads f's first line (at most max bytes of it), a page at a
+// time: an entry is a kilobyte or two, and every commit reads it.
+func firstLine(f *os.File, max int) []byte {
+	buf := make([]byte, 0, 4<<10)
+	for len(buf) < max {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):min(cap(buf), max)])
+		if i := bytes.IndexByte(buf[len(buf):len(buf)+n], '\n'); i >= 0 {
+			return buf[:len(buf)+i]
+		}
+		buf = buf[:len(buf)+n]
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	return buf
 }
 
 // StrayAnchors returns the anchors in dirs (the directories that hold the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -92,6 +93,64 @@ func TestRecordedCopyInPlace(t *testing.T) {
 		}
 		if link == "" && inodeOf(t, rec) != ino {
 			t.Error("the recorded copy was replaced, not rewritten in place")
+		}
+	}
+}
+
+// firstLine returns the first line whatever the page size, or what it read
+// of a file without one, up to its limit.
+func TestFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		content string
+		max     int
+		want    string
+	}{
+		{"", 100, ""},
+		{"one\ntwo\n", 100, "one"},
+		{"no newline", 100, "no newline"},
+		{strings.Repeat("a", 10000) + "\nb", 64 << 10, strings.Repeat("a", 10000)},
+		{strings.Repeat("a", 5000) + "\n", 4096, strings.Repeat("a", 4096)},
+	} {
+		p := filepath.Join(dir, "f")
+		if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(firstLine(f, tc.max)); got != tc.want {
+			t.Errorf("firstLine of %d bytes (max %d) = %d bytes, want %d", len(tc.content), tc.max, len(got), len(tc.want))
+		}
+		f.Close()
+	}
+}
+
+// A transaction removes what a killed writer or reader left (staged files,
+// journal and note temps) and nothing else, the journal's spare files
+// included.
+func TestStaleTempsRemoved(t *testing.T) {
+	s, _ := newBig(t)
+	bd := s.BatonDir()
+	stale := []string{filepath.Join(s.Dir, ".progress.json.123.baton-tx"), filepath.Join(bd, ".sessions.json.9.baton-tx"),
+		filepath.Join(bd, ".journal.77.tmp"), filepath.Join(bd, "."+validatedName+".5.tmp")}
+	kept := []string{filepath.Join(s.Dir, "notes.baton-tx"), filepath.Join(s.Dir, ".journal.7.tmp"), filepath.Join(bd, ".journal.tmp"),
+		filepath.Join(bd, "journal.ready"), filepath.Join(bd, "journal.spare"), filepath.Join(bd, "stamps.json.tmp")}
+	for _, p := range append(append([]string{}, stale...), kept...) {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	driftOnly(t, s, nil)
+	for _, p := range stale {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was left", p)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed", p)
 		}
 	}
 }

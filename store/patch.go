@@ -146,20 +146,27 @@ func piecesFrom(pieces [][]byte, off int64) [][]byte {
 
 // applyPatch makes dst hold the patched content; it is idempotent. The
 // write and the truncate happen under the apply lock, so that a reader
-// holding it shared never sees the file half-patched.
-func (s *Store) applyPatch(p patchEntry) error {
+// holding it shared never sees the file half-patched. It returns the file,
+// open, for the caller to sync (with the commit's other files, see
+// syncAll) and close.
+func (s *Store) applyPatch(p patchEntry) (*os.File, error) {
 	f, err := os.OpenFile(p.Dst, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
 	done, err := patched(f, p)
+	if err == nil && !done {
+		err = s.writePatch(f, p)
+	}
 	if err != nil {
-		return err
+		f.Close()
+		return nil, err
 	}
-	if done { // a replay: make sure it is durable
-		return f.Sync()
-	}
+	return f, nil // a replay's too: it is made durable
+}
+
+// writePatch writes p into f under the apply lock.
+func (s *Store) writePatch(f *os.File, p patchEntry) error {
 	unlock, err := s.applyLock()
 	if err != nil {
 		return err
@@ -177,12 +184,6 @@ func (s *Store) applyPatch(p patchEntry) error {
 	unlock()
 	if err != nil {
 		return fmt.Errorf("patching %s: %w", p.Dst, err)
-	}
-	if err := fault(StepPatchSync); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", p.Dst, err)
 	}
 	return nil
 }

@@ -158,8 +158,11 @@ func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
 // stamped reports whether the file name, as described by fi, is the one
 // baton's last transaction wrote, and returns the facts recorded with it.
 func (s *Store) stamped(name string, fi os.FileInfo) (json.RawMessage, bool) {
-	st, ok := s.readStamps()[s.key(name)]
-	if !ok || fi == nil || st.ID != identity(fi) || st.HashOnly {
+	if fi == nil {
+		return nil, false
+	}
+	st, ok := s.stampOf(s.key(name))
+	if !ok || st.ID != identity(fi) || st.HashOnly {
 		return nil, false
 	}
 	return st.Facts, true

@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-cli/baton/errs"
@@ -52,6 +54,12 @@ type Store struct {
 	// WatchAnchors are checked where they exist, and kept current then,
 	// but never created.
 	WatchAnchors []string
+	// ResolveAnchors, when set, gives the anchors outside the project
+	// (write: AnchorPath then MoreAnchors; watch: WatchAnchors) the first
+	// time they are needed: finding them reads the user database and
+	// resolves links, which a read of the state never needs.
+	ResolveAnchors func() (write, watch []string)
+	anchorsOnce    sync.Once
 	// AllowLogGap lets a transaction chain entries to a log an anchor is
 	// ahead of (a person recording the loss; see LogGap). Otherwise such a
 	// write is refused, since it would overwrite the anchor.
@@ -364,16 +372,35 @@ func (s *Store) removeStaleTemps() {
 	for _, p := range s.paths {
 		dirs[filepath.Dir(p)] = true
 	}
+	journalTemp, validatedTemp := "."+filepath.Base(s.journalPath())+".", "."+validatedName+"."
 	for d := range dirs {
-		stale, _ := filepath.Glob(filepath.Join(d, ".*"+tempSuffix))
-		for _, f := range stale {
-			os.Remove(f)
-		}
+		inBaton := d == s.BatonDir()
+		removeMatching(d, func(name string) bool {
+			return strings.HasSuffix(name, tempSuffix) ||
+				inBaton && (tempOf(name, journalTemp) || tempOf(name, validatedTemp))
+		})
 	}
-	for _, pattern := range []string{".journal.*.tmp", "." + validatedName + ".*.tmp"} {
-		stale, _ := filepath.Glob(filepath.Join(s.BatonDir(), pattern))
-		for _, f := range stale {
-			os.Remove(f)
+}
+
+// tempOf says whether name is prefix + something + ".tmp" (the names
+// os.CreateTemp gives a pattern prefix + "*.tmp").
+func tempOf(name, prefix string) bool {
+	return len(name) > len(prefix)+len(".tmp") && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ".tmp")
+}
+
+// removeMatching removes the dot files in dir whose names stale says are
+// left over (one reading of the directory: it is the project's top, and
+// this runs in every transaction).
+func removeMatching(dir string, stale func(name string) bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") && stale(n) {
+			os.Remove(filepath.Join(dir, n))
 		}
 	}
 }

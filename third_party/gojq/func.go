@@ -873,16 +873,18 @@ func funcFormat(v, x any) any {
 	return internalFuncTable()[f.Name].callback(v, nil)
 }
 
-var htmlEscaper = strings.NewReplacer(
-	`<`, "&lt;",
-	`>`, "&gt;",
-	`&`, "&amp;",
-	`'`, "&apos;",
-	`"`, "&quot;",
-)
+var htmlEscaper = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		`<`, "&lt;",
+		`>`, "&gt;",
+		`&`, "&amp;",
+		`'`, "&apos;",
+		`"`, "&quot;",
+	)
+})
 
 func funcToHTML(v any) any {
-	return htmlEscaper.Replace(toString(v))
+	return htmlEscaper().Replace(toString(v))
 }
 
 func funcToURI(v any) any {
@@ -897,40 +899,46 @@ func funcToURId(v any) any {
 	return x
 }
 
-var csvEscaper = strings.NewReplacer(
-	`"`, `""`,
-	"\x00", `\0`,
-)
+var csvEscaper = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		`"`, `""`,
+		"\x00", `\0`,
+	)
+})
 
 func funcToCSV(v any) any {
 	return formatJoin("csv", v, ",", func(s string) string {
-		return `"` + csvEscaper.Replace(s) + `"`
+		return `"` + csvEscaper().Replace(s) + `"`
 	})
 }
 
-var tsvEscaper = strings.NewReplacer(
-	"\t", `\t`,
-	"\r", `\r`,
-	"\n", `\n`,
-	"\\", `\\`,
-	"\x00", `\0`,
-)
+var tsvEscaper = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		"\t", `\t`,
+		"\r", `\r`,
+		"\n", `\n`,
+		"\\", `\\`,
+		"\x00", `\0`,
+	)
+})
 
 func funcToTSV(v any) any {
-	return formatJoin("tsv", v, "\t", tsvEscaper.Replace)
+	return formatJoin("tsv", v, "\t", tsvEscaper().Replace)
 }
 
-var shEscaper = strings.NewReplacer(
-	"'", `'\''`,
-	"\x00", `\0`,
-)
+var shEscaper = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		"'", `'\''`,
+		"\x00", `\0`,
+	)
+})
 
 func funcToSh(v any) any {
 	if _, ok := v.([]any); !ok {
 		v = []any{v}
 	}
 	return formatJoin("sh", v, " ", func(s string) string {
-		return "'" + shEscaper.Replace(s) + "'"
+		return "'" + shEscaper().Replace(s) + "'"
 	})
 }
 

@@ -2,6 +2,7 @@ package gojq
 
 import (
 	"encoding/json"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -21,29 +22,31 @@ func newLexer(src string) *lexer {
 
 const eof = -1
 
-var keywords = map[string]int{
-	"or":      tokOrOp,
-	"and":     tokAndOp,
-	"module":  tokModule,
-	"import":  tokImport,
-	"include": tokInclude,
-	"def":     tokDef,
-	"as":      tokAs,
-	"label":   tokLabel,
-	"break":   tokBreak,
-	"null":    tokNull,
-	"true":    tokTrue,
-	"false":   tokFalse,
-	"if":      tokIf,
-	"then":    tokThen,
-	"elif":    tokElif,
-	"else":    tokElse,
-	"end":     tokEnd,
-	"try":     tokTry,
-	"catch":   tokCatch,
-	"reduce":  tokReduce,
-	"foreach": tokForeach,
-}
+var keywords = sync.OnceValue(func() map[string]int {
+	return map[string]int{
+		"or":      tokOrOp,
+		"and":     tokAndOp,
+		"module":  tokModule,
+		"import":  tokImport,
+		"include": tokInclude,
+		"def":     tokDef,
+		"as":      tokAs,
+		"label":   tokLabel,
+		"break":   tokBreak,
+		"null":    tokNull,
+		"true":    tokTrue,
+		"false":   tokFalse,
+		"if":      tokIf,
+		"then":    tokThen,
+		"elif":    tokElif,
+		"else":    tokElse,
+		"end":     tokEnd,
+		"try":     tokTry,
+		"catch":   tokCatch,
+		"reduce":  tokReduce,
+		"foreach": tokForeach,
+	}
+})
 
 func (l *lexer) Lex(lval *yySymType) (tokenType int) {
 	defer func() { l.tokenType = tokenType }()
@@ -70,7 +73,7 @@ func (l *lexer) Lex(lval *yySymType) (tokenType int) {
 		if isModule {
 			return tokModuleIdent
 		}
-		if tok, ok := keywords[l.token]; ok {
+		if tok, ok := keywords()[l.token]; ok {
 			return tok
 		}
 		return tokIdent
