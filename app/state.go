@@ -338,7 +338,7 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
 	if f != nil {
 		f.SetIndexSource(func() []byte {
-			b, err := st.tx.Read(reviews.IndexName)
+			b, _, _, err := st.tx.ReadTrusted(reviews.IndexName) // mapped when large: patched in place
 			if err != nil {
 				return nil // built again from the records
 			}
@@ -401,7 +401,7 @@ func (st *state) finish() error {
 	}
 	if st.dirty[reviews.FileName] {
 		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
-		st.tx.Write(reviews.IndexName, st.rev.IndexBytes()) // journaled with the file its digest names
+		st.tx.WriteSegments(reviews.IndexName, st.rev.IndexSegments(), nil) // journaled with the file its digest names
 	}
 	if st.dirty[features.FileName] {
 		st.tx.WriteSegments(features.FileName, [][]byte{st.feat.Bytes()}, factsJSON(st.feat.Facts()))
@@ -581,7 +581,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	}
 	m := &mapped{s: s, name: name, data: data, release: release}
 	if raw, ok := s.Trusted(name, fi); ok {
-		_ = json.Unmarshal(raw, &m.facts)
+		m.facts = readFacts(raw)
 		return m, nil
 	}
 	h := store.Hold(data) // the log comparison's hash, on the other core while validate runs

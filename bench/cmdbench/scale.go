@@ -445,6 +445,14 @@ func reportGrowth(w io.Writer, s map[key]stats, o options) {
 		ratio := stat.Ratio(s[key{ci, last}].median, s[key{ci, "0"}].median)
 		fmt.Fprintf(w, "   %6.2f× %s\n", ratio, stat.Verdict(ratio <= maxGrowth))
 	}
+	fmt.Fprintf(w, "  the same writes' CPU time (user+sys of the process, medians, ms), steadier than the wall clock on a busy machine\n")
+	for ci, c := range growthCommands {
+		fmt.Fprintf(w, "  %-24s", c.label)
+		for si := range growthSizes {
+			fmt.Fprintf(w, " %9s", stat.Ms(s[key{ci, fmt.Sprint(si)}].cpu))
+		}
+		fmt.Fprintf(w, "   %6.2f×\n", stat.Ratio(s[key{ci, last}].cpu, s[key{ci, "0"}].cpu))
+	}
 }
 
 // runAs runs baton in st bound to the credential cred ("" for none).
