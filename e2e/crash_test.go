@@ -9,12 +9,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/baton-cli/baton/reviews"
 )
 
 // TestCrashSafety kills writers with SIGKILL at random moments of their
@@ -24,6 +27,8 @@ import (
 // mix: every file parses, no journal is left, feature_list.json and
 // progress.json (written in one transaction by `features pass`/`fail`) agree,
 // reviews.json and progress.json (one transaction for a PASS review) agree,
+// a fix is the old fixes plus one, .baton/reviews-index holds the facts of
+// the reviews.json beside it (they are written in one transaction),
 // the sessions are the old list or the old list plus the new session with
 // the next id, the audit log gained exactly one event if and only if the
 // files changed and its last event records the files as they are, and a
@@ -76,6 +81,11 @@ func TestCrashSafety(t *testing.T) {
 	nextDone := 0 // PASS reviews go to F001, F002, ... in turn
 	// newOp draws the next writer from the current state.
 	newOp := func(i int, cur *crashState) crashOp {
+		if rng.IntN(5) == 0 {
+			if op, ok := fixOp(cur); ok {
+				return op
+			}
+		}
 		switch k := rng.IntN(4); {
 		case k < 2:
 			id := featureID(1 + rng.IntN(toggleMax))
@@ -127,6 +137,7 @@ func TestCrashSafety(t *testing.T) {
 
 	var st struct{ killed, exited, journals, patchJournals, temps, newState, oldState, backups int }
 	prevEvents, _ := auditLog(t, dir)
+	kinds := map[string]int{}
 	deadline := time.Now().Add(crashBudget)
 	for i := 0; i < iterations; i++ {
 		if time.Now().After(deadline) {
@@ -134,6 +145,7 @@ func TestCrashSafety(t *testing.T) {
 			break
 		}
 		op := newOp(i, prev)
+		kinds[op.kind]++
 		delay := kill.delay(kindClass(op.kind))
 		started := time.Now()
 		p := startBaton(t, dir, op.args...)
@@ -191,6 +203,7 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 		checkReader(t, when, rres, cur)
+		checkReviewsIndex(t, when, dir, cur)
 		see(cur)
 		st.backups += checkBackups(t, when, dir, seen)
 		kill.learn(kindClass(op.kind), delay, elapsed, completed, changed)
@@ -209,8 +222,8 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatalf("final state: the last session is not the one just added")
 	}
 	mustBaton(t, dir, "verify") // the whole audit chain, across every recovery
-	t.Logf("%d writers killed, %d finished before the kill; %d kills left a committed journal (%d with an in-place patch), %d left staged files; killed writers left the new state %d times, the old state %d times; %d backups checked against a version seen; %d sessions; durations %v, commit points %v",
-		st.killed, st.exited, st.journals, st.patchJournals, st.temps, st.newState, st.oldState, st.backups, len(final.p.Sessions), kill.took, kill.commit)
+	t.Logf("%d writers killed, %d finished before the kill; %d kills left a committed journal (%d with an in-place patch), %d left staged files; killed writers left the new state %d times, the old state %d times; %d backups checked against a version seen; %d sessions; writers %v; durations %v, commit points %v",
+		st.killed, st.exited, st.journals, st.patchJournals, st.temps, st.newState, st.oldState, st.backups, len(final.p.Sessions), kinds, kill.took, kill.commit)
 }
 
 // checkBackups requires each backup that baton vouches for (one kept by
@@ -312,8 +325,9 @@ func (k *killer) learn(kind string, delay, elapsed time.Duration, completed, cha
 
 // crashOp is one writer of the crash test.
 type crashOp struct {
-	kind    string // pass, fail, session, review
+	kind    string // pass, fail, session, review, fix
 	feature string
+	review  int // the review a fix answers
 	summary string
 	args    []string
 }
@@ -321,10 +335,72 @@ type crashOp struct {
 func (o crashOp) String() string { return "baton " + strings.Join(o.args, " ") }
 
 func kindClass(kind string) string {
-	if kind == "fail" {
+	switch kind {
+	case "fail":
 		return "pass"
+	case "fix":
+		return "review"
 	}
 	return kind
+}
+
+func sameFix(a, b fixRec) bool {
+	deref := func(p *string) string {
+		if p == nil {
+			return "\x00"
+		}
+		return *p
+	}
+	return a.FixID == b.FixID && a.ReviewID == b.ReviewID && deref(a.FeatureID) == deref(b.FeatureID)
+}
+
+// fixOp answers the last review asking for changes whose feature is below
+// its fix-cycle limit (false when there is none).
+func fixOp(cur *crashState) (crashOp, bool) {
+	full, err := reviews.Parse(cur.rev)
+	if err != nil {
+		return crashOp{}, false
+	}
+	for i := len(cur.r.Reviews) - 1; i >= 0 && i >= len(cur.r.Reviews)-20; i-- {
+		r := cur.r.Reviews[i]
+		if r.Verdict != "REQUEST_CHANGES" || r.FeatureID == nil || full.FixCount(*r.FeatureID) >= reviews.DefaultMaxFixCycles {
+			continue
+		}
+		if v, err := full.Review(r.ReviewID); err != nil || v.Get("decision.reject").Bool() {
+			continue
+		}
+		return crashOp{kind: "fix", feature: *r.FeatureID, review: r.ReviewID,
+			args: []string{"reviews", "add-fix", "-r", strconv.Itoa(r.ReviewID)}}, true
+	}
+	return crashOp{}, false
+}
+
+// checkReviewsIndex requires .baton/reviews-index to hold the facts of the reviews.json beside it: the index built from its
+// records, entry for entry (the order of the entries may differ).
+func checkReviewsIndex(t *testing.T, when, dir string, cur *crashState) {
+	t.Helper()
+	disk, err := os.ReadFile(filepath.Join(dir, ".baton", "reviews-index"))
+	if err != nil { // every reviews.json here is written by baton, with its index
+		t.Fatalf("%s: %v", when, err)
+	}
+	full, err := reviews.Parse(cur.rev)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	decodeLines := func(b []byte) []any {
+		var out []any
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			var v any
+			if err := json.Unmarshal(l, &v); err != nil {
+				t.Fatalf("%s: .baton/reviews-index: %v\n%s", when, err, b)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	if got, want := decodeLines(disk), decodeLines(full.IndexBytes()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: .baton/reviews-index does not hold the facts of reviews.json:\n%s\nwant (from the records):\n%s", when, disk, full.IndexBytes())
+	}
 }
 
 // readerFor picks the read-only command run after iteration i: each must
@@ -509,6 +585,23 @@ func checkTransition(t *testing.T, when string, op crashOp, prev, cur *crashStat
 			}
 			if pChanged && !slices.Equal(cur.p.Sessions, prev.p.Sessions) {
 				fail("the sessions changed")
+			}
+		}
+	case "fix":
+		if fChanged {
+			fail("`reviews add-fix` changed feature_list.json")
+		}
+		if pChanged && !rChanged {
+			fail("a torn transaction: progress.json changed without reviews.json")
+		}
+		changed = rChanged
+		if changed {
+			n := len(prev.r.Fixes)
+			if len(cur.r.Fixes) != n+1 || !slices.EqualFunc(cur.r.Fixes[:n], prev.r.Fixes, sameFix) || cur.r.Fixes[n].ReviewID != op.review || cur.r.Fixes[n].FixID != n+1 {
+				fail("the fixes are not the old %d plus one answering R%d", n, op.review)
+			}
+			if len(cur.r.Reviews) != len(prev.r.Reviews) {
+				fail("the reviews changed")
 			}
 		}
 	}

@@ -270,7 +270,11 @@ func (d *Doc) writeGap(b *segments, next int) {
 		at = a.rawOff
 	}
 	if start := at - len(lead); d.src != nil && start >= b.len() && at <= len(d.src) && string(d.src[start:at]) == lead {
-		b.writeString(strings.Repeat("\n", start-b.len()))
+		if old := d.src[b.len():start]; isNewlines(old) {
+			b.share(old) // the old gap's own bytes, where they were: not copied
+		} else {
+			b.writeString(strings.Repeat("\n", start-b.len()))
+		}
 		return
 	}
 	rest := 0
@@ -285,6 +289,15 @@ func (d *Doc) writeGap(b *segments, next int) {
 		rest += len(later.Raw)
 	}
 	b.writeString(strings.Repeat("\n", gapFor(rest)))
+}
+
+func isNewlines(p []byte) bool {
+	for _, c := range p {
+		if c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // segments builds output from small writes and large shared pieces,

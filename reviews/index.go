@@ -229,11 +229,15 @@ func (x *Index) fixCount(featureIDs string) int {
 	return len(seen)
 }
 
-// bytes encodes the index: its head, its features and its branches, one
-// line each.
-func (x *Index) bytes() []byte {
+// segments encodes the index in pieces, one line each: its branches, its
+// features, then its head. The parts that grow come first and change
+// least (a new branch is added at the end of its line), so that a commit
+// patches the index from the features on; pieces unchanged are the bytes
+// read, not copies.
+func (x *Index) segments() [][]byte {
 	head, _ := json.Marshal(x.head)
-	return slices.Concat(head, []byte("\n"), x.features.encode(), []byte("\n"), x.branches.encode())
+	nl := []byte("\n")
+	return slices.Concat(x.branches.segments(), [][]byte{nl}, x.features.segments(), [][]byte{nl, head})
 }
 
 // parseIndex reads an encoded index whose digest the stamp vouched for
@@ -244,22 +248,26 @@ func parseIndex(data []byte) *Index {
 		return nil
 	}
 	x := &Index{}
-	if json.Unmarshal(lines[0], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
+	if json.Unmarshal(lines[2], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
 		return nil
 	}
-	for _, l := range lines[1:] {
+	for _, l := range lines[:2] {
 		if len(l) < 2 || l[0] != '{' || l[len(l)-1] != '}' {
 			return nil
 		}
 	}
-	x.features.raw, x.branches.raw = lines[1], lines[2]
+	x.branches.raw, x.features.raw = lines[0], lines[1]
 	return x
 }
 
-// Digest is how the stamp of reviews.json names the index of its version.
-func Digest(data []byte) string {
-	h := sha256.Sum256(data)
-	return hex.EncodeToString(h[:])
+// Digest is how the stamp of reviews.json names the index of its version
+// (given in pieces).
+func Digest(pieces ...[]byte) string {
+	h := sha256.New()
+	for _, p := range pieces {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // lazyObject is a JSON object of entries keyed by string, as encoded by
@@ -312,33 +320,38 @@ func (o *lazyObject) find(key string) (at, end int, ok bool) {
 	}
 }
 
-// encode returns the object with the entries set since: spliced in place,
-// or appended when new (all encoded afresh when it was empty).
-func (o *lazyObject) encode() []byte {
+// segments encodes the object with the entries set since, in pieces:
+// the bytes read, with each entry set spliced in at its place and the new
+// ones added at the end (in key order).
+func (o *lazyObject) segments() [][]byte {
 	if len(o.over) == 0 {
-		return o.raw
+		return [][]byte{o.raw}
 	}
-	keys := slices.Sorted(maps.Keys(o.over))
-	out := slices.Clone(o.raw)
+	type splice struct {
+		at, end int
+		val     []byte
+	}
+	var splices []splice
 	var added []byte
-	for _, k := range keys {
-		if len(out) > 2 {
-			if at, end, ok := (&lazyObject{raw: out}).find(k); ok {
-				out = slices.Concat(out[:at], o.over[k], out[end:])
-				continue
-			}
+	for _, k := range slices.Sorted(maps.Keys(o.over)) {
+		if at, end, ok := o.find(k); ok {
+			splices = append(splices, splice{at, end, o.over[k]})
+			continue
+		}
+		if len(added) > 0 || len(o.raw) > 2 {
+			added = append(added, ',')
 		}
 		key, _ := json.Marshal(k)
-		added = append(append(append(append(added, ','), key...), ':'), o.over[k]...)
+		added = append(append(append(added, key...), ':'), o.over[k]...)
 	}
-	if len(added) > 0 {
-		if len(out) == 2 {
-			added = added[1:] // no comma after {
-		}
-		out = slices.Concat(out[:len(out)-1], added, []byte("}"))
+	slices.SortFunc(splices, func(a, b splice) int { return a.at - b.at })
+	var out [][]byte
+	prev := 0
+	for _, sp := range splices {
+		out = append(out, o.raw[prev:sp.at], sp.val)
+		prev = sp.end
 	}
-	o.raw, o.over = out, nil
-	return out
+	return append(out, o.raw[prev:len(o.raw)-1], added, []byte("}"))
 }
 
 // valueLen is the length of the JSON array or object b starts with (0

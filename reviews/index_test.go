@@ -1,6 +1,7 @@
 package reviews
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -321,12 +322,16 @@ func TestLazyObject(t *testing.T) {
 	o := lazyObject{raw: []byte("{}")}
 	o.set("b", json.RawMessage(`["y"]`))
 	o.set("a\"{,", json.RawMessage(`["x",1,"]}\",\"b\":"]`))
-	if got := string(o.encode()); got != `{"a\"{,":["x",1,"]}\",\"b\":"],"b":["y"]}` {
+	if got := string(bytes.Join(o.segments(), nil)); got != `{"a\"{,":["x",1,"]}\",\"b\":"],"b":["y"]}` {
 		t.Fatalf("encode = %s", got)
+	}
+	o = lazyObject{raw: bytes.Join(o.segments(), nil)} // as read back
+	if got := string(o.get("b")); got != `["y"]` {
+		t.Fatalf(`get("b") = %s`, got)
 	}
 	o.set("b", json.RawMessage(`["y","w"]`))
 	o.set("c", json.RawMessage(`[]`))
-	if got := string(o.encode()); got != `{"a\"{,":["x",1,"]}\",\"b\":"],"b":["y","w"],"c":[]}` {
+	if got := string(bytes.Join(o.segments(), nil)); got != `{"a\"{,":["x",1,"]}\",\"b\":"],"b":["y","w"],"c":[]}` {
 		t.Fatalf("encode = %s", got)
 	}
 	for key, want := range map[string]string{"a\"{,": `["x",1,"]}\",\"b\":"]`, "b": `["y","w"]`, "c": `[]`, "{": "", ",": "", "x": ""} {

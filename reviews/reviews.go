@@ -99,7 +99,7 @@ type File struct {
 	idx       *Index
 	digest    string
 	idxSource func() []byte
-	idxBytes  []byte // the index as the last Facts encoded it
+	idxSegs   [][]byte // the index as the last Facts encoded it
 }
 
 // ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
@@ -271,22 +271,26 @@ func (f *File) index() *Index {
 	return f.idx
 }
 
-// IndexBytes is the index as the last Facts encoded it, to be written to
-// IndexName with the file.
-func (f *File) IndexBytes() []byte {
-	if f.idxBytes == nil {
-		f.idxBytes = f.index().bytes()
+// IndexSegments is the index as the last Facts encoded it (in pieces,
+// some of them the bytes it was read from), to be written to IndexName
+// with the file.
+func (f *File) IndexSegments() [][]byte {
+	if f.idxSegs == nil {
+		f.idxSegs = f.index().segments()
 	}
-	return f.idxBytes
+	return f.idxSegs
 }
+
+// IndexBytes is the index of the records as they are now, encoded.
+func (f *File) IndexBytes() []byte { return bytes.Join(f.index().segments(), nil) }
 
 // Facts returns what the last Bytes wrote, for the next command.
 func (f *File) Facts() jsondoc.Facts {
 	facts := f.doc.Facts()
 	r, x := facts["reviews"], facts["fixes"]
 	r.MaxID, x.MaxID = f.maxRev, f.maxFix
-	f.idxBytes = f.index().bytes()
-	r.Digest = Digest(f.idxBytes)
+	f.idxSegs = f.index().segments()
+	r.Digest = Digest(f.idxSegs...)
 	facts["reviews"], facts["fixes"] = r, x
 	return facts
 }

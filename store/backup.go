@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Backups of patched files. .baton/backup/<file> keeps the version before
@@ -29,6 +30,13 @@ func (s *Store) backupRecordPath(name string) string {
 	return filepath.Join(s.BatonDir(), "backup", "."+filepath.Base(name)+".patch")
 }
 
+// tracked says whether name is a state file the log records (every name,
+// when the store was given none): those have backups and recorded
+// versions; a cache written with them (an index) has neither.
+func (s *Store) tracked(name string) bool {
+	return s.Tracked == nil || slices.Contains(s.Tracked, name)
+}
+
 // keepBackups hard-links each file about to be replaced into .baton/backup:
 // no data is copied, and the rename that follows leaves the old version
 // reachable there. Best effort: a file system without hard links keeps none.
@@ -37,6 +45,9 @@ func (s *Store) keepBackups(names []string) {
 		return
 	}
 	for _, n := range names {
+		if !s.tracked(n) {
+			continue
+		}
 		os.Remove(s.backupRecordPath(n))
 		b := s.BackupPath(n)
 		os.Remove(b)
@@ -55,7 +66,7 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 	}
 	for n := range patches {
 		b := tx.bases[n]
-		if b == nil {
+		if b == nil || !tx.s.tracked(n) {
 			continue
 		}
 		bp := tx.s.BackupPath(n)
@@ -128,8 +139,8 @@ func (s *Store) readBackupRecord(name string) (backupRecord, bool) {
 // the backup it will move on next time.
 func (s *Store) recordBackups(patches map[string]*patchEntry) {
 	for n, p := range patches {
-		if p.Size < patchFrom {
-			continue // the next commit copies it whole
+		if p.Size < patchFrom || !s.tracked(n) {
+			continue // the next commit copies it whole; a cache has none
 		}
 		fi, err := os.Stat(s.BackupPath(n))
 		if err != nil {

@@ -128,7 +128,9 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 			stamps[s.key(n)] = stamp{Hash: hashes[s.key(n)], Facts: b}
 			continue
 		}
-		s.linkRecorded(n) // first: a new link changes the file's change time
+		if s.tracked(n) { // kept for the drift check's difference
+			s.linkRecorded(n) // first: a new link changes the file's change time
+		}
 		if fi, err := os.Stat(s.Path(n)); err == nil {
 			st := stampFor(hashes[s.key(n)], facts[n], mids[n])
 			st.ID = identity(fi)
