@@ -245,7 +245,7 @@ func TestVouchedContentByHash(t *testing.T) {
 	if _, ok := s.VouchedContent("unknown.json", held(data)); ok {
 		t.Error("a file without a stamp is vouched for")
 	}
-	sf, ok, _ := s.loadStamps()
+	sf, ok := s.loadStamps()
 	if !ok {
 		t.Fatal("no stamps")
 	}
