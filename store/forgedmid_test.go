@@ -123,3 +123,33 @@ func TestVerifiedStampNeedsTheHeadsDigest(t *testing.T) {
 		t.Fatal("the stamp written back is not verified")
 	}
 }
+
+// A file the log does not hash (the reviews index) is still a base a
+// transaction patches when its stamp's identity matches and the stamps are
+// the last event's; its stamp lends no facts or hash states.
+func TestUntrackedStampIsABaseOnly(t *testing.T) {
+	s := stampTestStore(t)
+	for i := 0; i < 3; i++ {
+		if err := s.Update(context.Background(), func(tx *Tx) error {
+			if _, err := tx.Drift(); err != nil {
+				return err
+			}
+			old, facts, ok, err := tx.ReadTrusted(".baton/idx")
+			if err != nil {
+				return err
+			}
+			if i > 0 && (!ok || facts != nil) {
+				t.Errorf("write %d: the index's stamp: trusted %v, facts %s", i, ok, facts)
+			}
+			if i > 0 && tx.bases[".baton/idx"] == nil {
+				t.Errorf("write %d: the index is not a base to patch", i)
+			}
+			tx.WriteSegments(".baton/idx", [][]byte{old, []byte("x")}, []byte(`{"forged":1}`))
+			tx.Write("f.json", []byte("[]"))
+			tx.Log(Event{Type: "task"})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -87,6 +87,13 @@ func (s *Store) verifiedStamp(name string) (stamp, bool) {
 	}
 	k := s.key(name)
 	st, ok := sf.Files[k]
+	if _, tracked := head.Metadata.Files[k]; ok && !tracked {
+		// a file the log does not hash (the reviews index, which the
+		// facts of the file it indexes name by digest): its identity
+		// makes it a base to patch, and nothing else is taken
+		st.Hash, st.Facts, st.Mids = "", nil, nil
+		return st, true
+	}
 	want, recorded := head.Metadata.Stamps[k]
 	if !ok || !recorded || st.Hash == "" || st.Hash != head.Metadata.Files[k] || stampDigest(st) != want {
 		return stamp{}, false

@@ -109,12 +109,21 @@ func (s *Store) readStamps() map[string]stamp {
 // with their facts and the hashes the commit's event recorded (none
 // without an event), and the stamps in add. Each file as recorded is also linked into
 // .baton/recorded, so that a later change outside baton can be shown as a
-// difference. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string, add map[string]stamp) {
-	stamps := s.readStamps()
+// difference. Called under the lock, after a commit; prev is the log's
+// head before it.
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event, prev string, add map[string]stamp) {
+	sf, ok := s.loadStamps()
+	stamps := sf.Files
+	if stamps == nil {
+		stamps = map[string]stamp{}
+	}
+	fresh := ok && sf.Event == prev
 	for k, st := range stamps {
-		if h, ok := hashes[k]; event != "" && (!ok || st.Hash != h) {
-			delete(stamps, k) // stale (the stamps of a transaction were lost): never carried on
+		// stale stamps (a transaction's were lost) are never carried on: a
+		// file the event hashes must have that hash, any other (the
+		// reviews index) the stamps must be those of the last event
+		if h, tracked := hashes[k]; event != "" && (tracked && st.Hash != h || !tracked && !fresh) {
+			delete(stamps, k)
 		}
 	}
 	maps.Copy(stamps, add)

@@ -130,8 +130,9 @@ type journalEntry struct {
 }
 
 // ReadFile returns the current bytes of a state file without taking the
-// lock (rename makes every file whole, and an in-place patch is never
-// applied while a reader holds the apply lock). A journal left by a killed writer is
+// lock (a replacement is a rename, which makes the file whole, and an
+// in-place patch is never applied while a reader holds the apply lock;
+// a tool that does not take that lock can see a file mid-patch). A journal left by a killed writer is
 // finished first. A missing file is (nil, nil).
 func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
@@ -279,6 +280,7 @@ type Tx struct {
 	// driftBases are the stamped files the drift check read and hashed as
 	// stamped: the bytes the transaction uses for them (see hashNow).
 	driftBases map[string]driftRead
+	prevHead   string // the log's head before the commit's entries
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
