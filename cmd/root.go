@@ -6,9 +6,11 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,8 +108,6 @@ type App struct {
 	// completing is set for a shell's completion request (cobra's
 	// __complete): only then are the completion functions registered.
 	completing bool
-	// versionOnly is set when the arguments ask for the version alone.
-	versionOnly bool
 	// group is the one command group (progress, reviews, features) the
 	// arguments run, the only part of the tree then built ("" for all);
 	// subName the subcommand of it they name, the only one then built ("" for
@@ -159,7 +159,10 @@ func Main(args []string, env Env) int {
 // execute runs one baton command with a and returns its exit code.
 func execute(ctx context.Context, a *App, args []string) int {
 	env := a.env
-	a.completing, a.versionOnly = completionRequest(args), versionRequest(args)
+	if versionRequest(args) { // the version alone: no command tree, no parsing
+		return a.printVersion(wantsJSON(args))
+	}
+	a.completing = completionRequest(args)
 	a.group, a.subName = groupRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
@@ -181,6 +184,17 @@ func execute(ctx context.Context, a *App, args []string) int {
 		a.reportError(err)
 	}
 	return errs.Code(err)
+}
+
+// printVersion prints what the root command's version template prints
+// (see newRootCmd), without building a command or executing a template.
+func (a *App) printVersion(json bool) int {
+	if json {
+		fmt.Fprintf(a.env.Stdout, "{\"version\": %s, \"warnings\": []}\n", strconv.Quote(version()))
+	} else {
+		fmt.Fprintf(a.env.Stdout, "baton version %s\n", version())
+	}
+	return 0
 }
 
 // newApp is the command line's front end over the application.
@@ -320,9 +334,6 @@ ids assigned inside the lock and counters computed from the files.
 		}
 		return pflag.NormalizedName(name)
 	})
-	if a.versionOnly {
-		return root // --version reads nothing else: the commands are not built
-	}
 	if build, ok := a.groups()[a.group]; ok {
 		root.AddCommand(build()) // the commands an agent calls most: nothing else is built
 	} else {
