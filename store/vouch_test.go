@@ -197,3 +197,64 @@ func TestReplacedHeldHashesInBackground(t *testing.T) {
 		t.Fatalf("nothing held: the file is read and hashed, found %v", d)
 	}
 }
+
+// A copy of the stamped version under a new identity (restored from git,
+// put back from a backup) is vouched for by its hash: the same bytes, not
+// the same size or a look-alike; a stamp that vouches only for a hash
+// vouches for nothing here.
+func TestVouchedContentByHash(t *testing.T) {
+	s, _ := newBig(t)
+	restore(t, s, "big.json")
+	fi, _ := os.Stat(s.Path("big.json"))
+	if _, ok := s.stamped("big.json", fi); ok {
+		t.Fatal("the restored copy is stamped by identity")
+	}
+	data, err := os.ReadFile(s.Path("big.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.VouchedContent("big.json", Hold(data)); !ok {
+		t.Fatal("a byte-for-byte copy of the stamped version is not vouched for")
+	}
+	other := bytes.Clone(data)
+	other[len(other)-4] = 'b'
+	for what, h := range map[string]*Held{"other bytes of the same size": Hold(other), "a shorter copy": Hold(data[:len(data)-1]), "nothing": Hold(nil)} {
+		if _, ok := s.VouchedContent("big.json", h); ok {
+			t.Errorf("%s is vouched for", what)
+		}
+		h.Wait()
+	}
+	if _, ok := s.VouchedContent("unknown.json", held(data)); ok {
+		t.Error("a file without a stamp is vouched for")
+	}
+	sf, ok, _ := s.loadStamps()
+	if !ok {
+		t.Fatal("no stamps")
+	}
+	st := sf.Files[s.key("big.json")]
+	st.HashOnly = true
+	sf.Files[s.key("big.json")] = st
+	s.writeStamps(sf.Event, sf.Files)
+	if _, ok := s.VouchedContent("big.json", held(data)); ok {
+		t.Error("a hash-only stamp vouches for the content's validity")
+	}
+}
+
+func TestSizeIs(t *testing.T) {
+	for _, tt := range []struct {
+		id   string
+		n    int
+		want bool
+	}{
+		{"2049:131:30:1700000000000000000:1700000000.5", 30, true},
+		{"2049:30:31:1700000000000000000:1700000000.5", 30, false},
+		{"30:1700000000000000000", 30, true},
+		{"31:30", 30, false},
+		{"", 0, false},
+		{"30", 30, false},
+	} {
+		if got := sizeIs(tt.id, tt.n); got != tt.want {
+			t.Errorf("sizeIs(%q, %d) = %v", tt.id, tt.n, got)
+		}
+	}
+}
