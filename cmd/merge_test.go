@@ -17,8 +17,10 @@ import (
 // If the files cannot be written after main moved, the merge is undone:
 // main goes back (compare-and-swap), the branch is recreated, the checkout
 // of main shows main as it was, and no state file changes. The failure is
-// made real with an immutable state directory (chattr +i), so the test
-// needs root on a file system that supports it, and is skipped otherwise.
+// made real with an immutable state directory and state files (chattr
+// +i: files baton wrote are changed in place, which an immutable directory
+// alone allows), so the test needs root on a file system that supports
+// it, and is skipped otherwise.
 func TestMergeUndoneWhenTheFilesCannotBeWritten(t *testing.T) {
 	root := t.TempDir()
 	repo, state := filepath.Join(root, "repo"), filepath.Join(root, "state")
@@ -99,12 +101,16 @@ func TestMergeUndoneWhenTheFilesCannotBeWritten(t *testing.T) {
 		before[f], _ = os.ReadFile(filepath.Join(state, f))
 	}
 
-	if out, err := exec.Command("chattr", "+i", state).CombinedOutput(); err != nil {
+	immutable := []string{state}
+	for f := range before {
+		immutable = append(immutable, filepath.Join(state, f))
+	}
+	if out, err := exec.Command("chattr", append([]string{"+i"}, immutable...)...).CombinedOutput(); err != nil {
 		t.Skipf("cannot make the state directory immutable (needs root and chattr): %v %s", err, out)
 	}
-	defer exec.Command("chattr", "-i", state).Run()
+	defer exec.Command("chattr", append([]string{"-i"}, immutable...)...).Run()
 	code, out := baton("REVIEW", "reviews", "merge")
-	if err := exec.Command("chattr", "-i", state).Run(); err != nil {
+	if err := exec.Command("chattr", append([]string{"-i"}, immutable...)...).Run(); err != nil {
 		t.Fatal(err)
 	}
 	if code == 0 {
