@@ -609,11 +609,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 // log needs anyway, is all it costs, and the facts are that version's.
 func vouchedOrValid(s *store.Store, name string, h *store.Held, validate func([]byte) (jsondoc.Facts, error)) (jsondoc.Facts, error) {
 	if raw, ok := s.VouchedContent(name, h); ok {
-		var facts jsondoc.Facts
-		if json.Unmarshal(raw, &facts) != nil {
-			facts = nil // no usable facts: the reads find what they need in the bytes
-		}
-		return facts, nil
+		return readFacts(raw), nil // none usable: the reads find what they need in the bytes
 	}
 	return validate(h.Data())
 }
