@@ -567,48 +567,47 @@ func checkTransition(t *testing.T, when string, op crashOp, prev, cur *crashStat
 				fail("the new session is %+v, want id %d %q", got, n+1, op.summary)
 			}
 		}
-	case "review":
-		if fChanged {
-			fail("`reviews add-review` changed feature_list.json")
-		}
-		if pChanged && !rChanged {
-			fail("a torn transaction: progress.json changed without reviews.json")
-		}
-		changed = rChanged
-		if changed {
-			n := len(prev.r.Reviews)
-			if len(cur.r.Reviews) != n+1 || cur.r.Reviews[n].Summary != op.summary {
-				fail("the reviews are not the old %d plus %q", n, op.summary)
-			}
-			if len(cur.r.Fixes) != len(prev.r.Fixes) {
-				fail("the fixes changed")
-			}
-			if pChanged && !slices.Equal(cur.p.Sessions, prev.p.Sessions) {
-				fail("the sessions changed")
-			}
-		}
-	case "fix":
-		if fChanged {
-			fail("`reviews add-fix` changed feature_list.json")
-		}
-		if pChanged && !rChanged {
-			fail("a torn transaction: progress.json changed without reviews.json")
-		}
-		changed = rChanged
-		if changed {
-			n := len(prev.r.Fixes)
-			if len(cur.r.Fixes) != n+1 || !slices.EqualFunc(cur.r.Fixes[:n], prev.r.Fixes, sameFix) || cur.r.Fixes[n].ReviewID != op.review || cur.r.Fixes[n].FixID != n+1 {
-				fail("the fixes are not the old %d plus one answering R%d", n, op.review)
-			}
-			if len(cur.r.Reviews) != len(prev.r.Reviews) {
-				fail("the reviews changed")
-			}
-		}
+	case "review", "fix":
+		changed = reviewsTransition(op, prev, cur, fChanged, rChanged, pChanged, fail)
 	}
 	if completed && !changed {
 		fail("`baton %v` exited 0 but its change is not in the files", op.args)
 	}
 	return changed
+}
+
+// reviewsTransition checks a review's or a fix's transaction: reviews.json
+// (and progress.json with it, never alone) gained the one record.
+func reviewsTransition(op crashOp, prev, cur *crashState, fChanged, rChanged, pChanged bool, fail func(string, ...any)) bool {
+	if fChanged {
+		fail("`baton %v` changed feature_list.json", op.args)
+	}
+	if pChanged && !rChanged {
+		fail("a torn transaction: progress.json changed without reviews.json")
+	}
+	if !rChanged {
+		return false
+	}
+	if pChanged && !slices.Equal(cur.p.Sessions, prev.p.Sessions) {
+		fail("the sessions changed")
+	}
+	nr, nf := len(prev.r.Reviews), len(prev.r.Fixes)
+	if op.kind == "review" {
+		if len(cur.r.Reviews) != nr+1 || cur.r.Reviews[nr].Summary != op.summary {
+			fail("the reviews are not the old %d plus %q", nr, op.summary)
+		}
+		if len(cur.r.Fixes) != nf {
+			fail("the fixes changed")
+		}
+		return true
+	}
+	if len(cur.r.Fixes) != nf+1 || !slices.EqualFunc(cur.r.Fixes[:nf], prev.r.Fixes, sameFix) || cur.r.Fixes[nf].ReviewID != op.review || cur.r.Fixes[nf].FixID != nf+1 {
+		fail("the fixes are not the old %d plus one answering R%d", nf, op.review)
+	}
+	if len(cur.r.Reviews) != nr {
+		fail("the reviews changed")
+	}
+	return true
 }
 
 // inflateSessions appends n sessions to progress.json, written directly in
