@@ -37,6 +37,8 @@ func readFacts(raw []byte) jsondoc.Facts {
 				setPair(&f.Last, x)
 			case strings.EqualFold(name.Str, "span"):
 				setPair(&f.Span, x)
+			case strings.EqualFold(name.Str, "digest") && x.Type == gjson.String:
+				f.Digest = x.Str
 			}
 			return true
 		})

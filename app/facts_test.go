@@ -14,7 +14,7 @@ import (
 func TestReadFactsAsEncodingJSON(t *testing.T) {
 	written, _ := json.Marshal(jsondoc.Facts{
 		"sessions": {Count: 10024, MaxID: 10025, Last: [2]int{7199176, 7199962}, Span: [2]int{134, 7199966}},
-		"reviews":  {Count: 0, Last: [2]int{0, 0}, Span: [2]int{15, 17}},
+		"reviews":  {Count: 0, Last: [2]int{0, 0}, Span: [2]int{15, 17}, Digest: "5d35"},
 	})
 	for _, raw := range []string{
 		string(written),
@@ -28,6 +28,7 @@ func TestReadFactsAsEncodingJSON(t *testing.T) {
 		`{"sessions":{"last":[1,2],"last":null,"span":[1,2],"span":7}}`,
 		`{"\u0073essions":{"count":2}}`,
 		`{"sessions":{"count":2,"extra":{"count":9}}}`,
+		`{"reviews":{"digest":"ab","DIGEST":"cd"}}`, `{"reviews":{"digest":"ab","digest":null}}`, `{"reviews":{"digest":5}}`,
 	} {
 		var want jsondoc.Facts
 		_ = json.Unmarshal([]byte(raw), &want)

@@ -256,6 +256,9 @@ func load[T any](st *state, name string, parse func([]byte) (T, error), trusted 
 func invalidFile(s *store.Store, name string, data []byte, err error) error {
 	path := s.Path(name)
 	advice := fmt.Sprintf("nothing was written; a person can restore the previous version from %s, then run 'baton verify'", s.BackupPath(name))
+	if !s.BackupIntact(name) {
+		advice = fmt.Sprintf("nothing was written; a person can restore the previous version from %s (baton has no record that it is whole: check it first), then run 'baton verify'", s.BackupPath(name))
+	}
 	var ie *jsondoc.InvalidError
 	if errors.As(err, &ie) {
 		line, col := jsondoc.Position(data, ie.Offset)
@@ -533,19 +536,24 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 	if err != nil {
 		return zero, err
 	}
-	data, err := s.ReadFile(ctx, name)
+	data, fi, err := s.ReadFileInfo(ctx, name)
 	if err != nil {
 		return zero, err
 	}
 	if data == nil {
 		return zero, missingOrReplaced(s, name, hint)
 	}
+	var h *store.Held // the content for the log comparison: hashed on the other core while parse runs
+	if fi == nil {    // read through a journal's patch: the file is compared as it is
+		fi, _ = os.Stat(s.Path(name))
+	} else if _, ok := s.Trusted(name, fi); !ok {
+		h = store.Hold(data)
+	}
 	v, err := parse(data)
 	if err != nil {
 		return zero, invalidFile(s, name, data, err)
 	}
-	fi, _ := os.Stat(s.Path(name))
-	if err := replaced(s, name, fi); err != nil {
+	if err := replacedRead(s, name, fi, h); err != nil {
 		return zero, err
 	}
 	return v, nil
@@ -609,11 +617,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 // log needs anyway, is all it costs, and the facts are that version's.
 func vouchedOrValid(s *store.Store, name string, h *store.Held, validate func([]byte) (jsondoc.Facts, error)) (jsondoc.Facts, error) {
 	if raw, ok := s.VouchedContent(name, h); ok {
-		var facts jsondoc.Facts
-		if json.Unmarshal(raw, &facts) != nil {
-			facts = nil // no usable facts: the reads find what they need in the bytes
-		}
-		return facts, nil
+		return readFacts(raw), nil // none usable: the reads find what they need in the bytes
 	}
 	return validate(h.Data())
 }

@@ -291,14 +291,7 @@ func (d *Doc) writeGap(b *segments, next int) {
 	b.writeString(strings.Repeat("\n", gapFor(rest)))
 }
 
-func isNewlines(p []byte) bool {
-	for _, c := range p {
-		if c != '\n' {
-			return false
-		}
-	}
-	return true
-}
+func isNewlines(p []byte) bool { return bytes.Count(p, []byte("\n")) == len(p) }
 
 // segments builds output from small writes and large shared pieces,
 // keeping the running length for offsets.

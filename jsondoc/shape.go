@@ -192,6 +192,20 @@ func Validate(data []byte, top *Shape) (facts Facts, ok bool) {
 	return s.facts, true
 }
 
+// ValidateOr is Validate with full, the format's full parser, for what
+// the one pass does not vouch for: full then decides, words the error, and
+// gives the facts of what it accepts.
+func ValidateOr[T interface{ ReadFacts() Facts }](data []byte, top *Shape, full func([]byte) (T, error)) (Facts, error) {
+	if facts, ok := Validate(data, top); ok {
+		return facts, nil
+	}
+	f, err := full(data)
+	if err != nil {
+		return nil, err
+	}
+	return f.ReadFacts(), nil
+}
+
 // member finds key among the wants of the object f being scanned and
 // sets what its value is checked with; -1 when the shape does not name it
 // (the scan then looks for it among the other keys). A named member given

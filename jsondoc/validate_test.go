@@ -152,7 +152,7 @@ func hex(c byte) string {
 func TestValidateAgreesWithParse(t *testing.T) {
 	seeds := map[string][]string{
 		"progress": {readSeed(t, "progress.json"), `{"status": {}, "sessions": []}`, `{"project": {}, "status": {"x": 1}, "sessions": []}`},
-		"reviews":  {seedReviews, `{"reviews": []}`, `{"reviews": [], "fixes": []}`},
+		"reviews":  {readSeed(t, "reviews.json"), `{"reviews": []}`, `{"reviews": [], "fixes": []}`},
 	}
 	for _, f := range formats {
 		accepted, refused := 0, 0
@@ -211,7 +211,7 @@ func TestValidateLarge(t *testing.T) {
 func FuzzValidate(f *testing.F) {
 	addSeeds(f)
 	f.Add([]byte(readSeed(f, "progress.json")))
-	f.Add([]byte(seedReviews))
+	f.Add([]byte(readSeed(f, "reviews.json")))
 	f.Add([]byte(`{"reviews": [{"review_id": 2, "verdict": "pass", "issues": {"major": []}}], "fixes": [{"fix_id": 1, "review_id": 2, "merged_to_main": false}]}`))
 	f.Add([]byte(`{"status": {"current_phase": "REVIEW"}, "sessions": [{"session_id": 2, "outcome": "SUCCESS"}, {"session_id": 1}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -220,129 +220,6 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
-
-// seedReviews is the reviews.json example of the seed schema (as the
-// reviews package's tests have it).
-const seedReviews = `{
-  "schema_version": "1.0",
-  "reviews": [
-    {
-      "review_id": 1,
-      "feature_id": "F001",
-      "feature_name": "Health Check Endpoint",
-      "branch": "feature/health-check",
-      "agent_type": "REVIEW",
-      "timestamp": "2025-01-29T11:35:00Z",
-      "commit_range": {
-        "from": "a1b2c3d",
-        "to": "h7i8j9k",
-        "description": "Reviewing commits from main to feature branch HEAD"
-      },
-      "verdict": "REQUEST_CHANGES",
-      "issues": {
-        "critical": [],
-        "major": [
-          {
-            "id": "R1-M1",
-            "description": "Missing error handling for database connection failure",
-            "location": "backend/app/routes/health.py:15",
-            "suggestion": "Add try/except block with proper error response"
-          }
-        ],
-        "minor": [],
-        "suggestions": []
-      },
-      "checklist": {
-        "functionality": "PASS",
-        "security": "PASS",
-        "testing": "FAIL",
-        "code_quality": "PASS",
-        "error_handling": "PASS",
-        "maintainability": "PASS"
-      },
-      "summary": "Implementation is functional but missing error handling."
-    },
-    {
-      "review_id": 2,
-      "feature_id": null,
-      "feature_name": "Architecture Review #1",
-      "branch": null,
-      "agent_type": "ARCHITECTURE",
-      "timestamp": "2025-01-29T15:00:00Z",
-      "trigger": "Every 5 features",
-      "features_completed": 5,
-      "verdict": "REQUEST_CHANGES",
-      "health_status": "NEEDS_ATTENTION",
-      "metrics": {
-        "total_files": 45,
-        "total_lines": 3200,
-        "largest_file": {"path": "backend/app/services/processor.py", "lines": 280},
-        "test_coverage_percent": 72
-      },
-      "issues": {
-        "critical": [],
-        "major": [
-          {
-            "id": "A2-M1",
-            "description": "processor.py is a God class (280 lines)",
-            "location": "backend/app/services/processor.py",
-            "suggestion": "Extract validation logic into separate class"
-          }
-        ],
-        "minor": [],
-        "suggestions": []
-      },
-      "checklist": {
-        "structure": "FAIL",
-        "dependencies": "PASS",
-        "security": "PASS",
-        "testing": "PASS",
-        "code_quality": "FAIL"
-      },
-      "summary": "Architecture review: NEEDS_ATTENTION. God class detected in processor.py."
-    }
-  ],
-  "fixes": [
-    {
-      "fix_id": 1,
-      "review_id": 1,
-      "feature_id": "F001",
-      "branch": "feature/health-check",
-      "agent_type": "FIX",
-      "timestamp": "2025-01-29T12:00:00Z",
-      "issues_fixed": [
-        {
-          "issue_id": "R1-M1",
-          "fix_description": "Added try/except with 503 response on DB failure",
-          "commit": "abc123"
-        }
-      ],
-      "issues_deferred": [],
-      "tests_added": ["test_health_db_failure"],
-      "merged_to_main": false,
-      "pending_review": true
-    },
-    {
-      "fix_id": 2,
-      "review_id": 2,
-      "feature_id": null,
-      "branch": "refactor/arch-review-2",
-      "agent_type": "FIX",
-      "timestamp": "2025-01-29T16:00:00Z",
-      "issues_fixed": [
-        {
-          "issue_id": "A2-M1",
-          "fix_description": "Extracted ValidationService from processor.py",
-          "commit": "def456"
-        }
-      ],
-      "issues_deferred": [],
-      "tests_added": [],
-      "merged_to_main": false,
-      "pending_review": true
-    }
-  ]
-}`
 
 // Strings are scanned eight bytes at a time: a quote, a backslash or a
 // control character at any position of a string of any length is found

@@ -169,16 +169,21 @@ func Parse(data []byte) (*File, error) {
 	if !ok {
 		return ParseChecked(data)
 	}
-	doc, err := jsondoc.ParseDoc(data, "sessions")
-	if err != nil {
-		return nil, err
-	}
-	f, err := fromDoc(doc)
+	f, err := split(data)
 	if err != nil {
 		return nil, err
 	}
 	f.maxID = facts["sessions"].MaxID
 	return f, nil
+}
+
+// split splits data, valid JSON, into the file's members and sessions.
+func split(data []byte) (*File, error) {
+	doc, err := jsondoc.ParseDoc(data, "sessions")
+	if err != nil {
+		return nil, err
+	}
+	return fromDoc(doc)
 }
 
 // ParseChecked is Parse through the full parser alone: the grammar, then
@@ -189,14 +194,11 @@ func ParseChecked(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
-	doc, err := jsondoc.ParseDoc(data, "sessions")
+	f, err := split(data)
 	if err != nil {
 		return nil, err
 	}
-	f, err := fromDoc(doc)
-	if err != nil {
-		return nil, err
-	}
+	doc := f.doc
 	arr := doc.Array("sessions")
 	elems := arr.Elems()
 	seen := make(map[int]bool, len(elems))
@@ -507,12 +509,5 @@ var Layout = sync.OnceValue(func() *jsondoc.Shape {
 // pass over the bytes (jsondoc.Validate), and through ParseChecked when
 // that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout()); ok {
-		return facts, nil
-	}
-	f, err := ParseChecked(data)
-	if err != nil {
-		return nil, err
-	}
-	return f.ReadFacts(), nil
+	return jsondoc.ValidateOr(data, Layout(), ParseChecked)
 }

@@ -299,7 +299,9 @@ func (o *lazyObject) set(key string, val json.RawMessage) {
 }
 
 // find returns the range of key's value in raw. Keys are written by
-// json.Marshal, so an entry is found by its encoded key, as a key: right
+// json.Marshal (which spells a valid U+FFFD as itself and invalid UTF-8
+// as the escape \ufffd: a key asked for with invalid UTF-8 is none of the
+// records'), so an entry is found by its encoded key, as a key: right
 // after '{' or ',' (a quote inside a string is escaped, so never follows
 // either) and before ':'.
 func (o *lazyObject) find(key string) (at, end int, ok bool) {

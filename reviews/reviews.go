@@ -688,12 +688,5 @@ var Layout = sync.OnceValue(func() *jsondoc.Shape {
 // pass over the bytes (jsondoc.Validate), and through ParseChecked when
 // that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	if facts, ok := jsondoc.Validate(data, Layout()); ok {
-		return facts, nil
-	}
-	f, err := ParseChecked(data)
-	if err != nil {
-		return nil, err
-	}
-	return f.ReadFacts(), nil
+	return jsondoc.ValidateOr(data, Layout(), ParseChecked)
 }
