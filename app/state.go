@@ -533,19 +533,24 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 	if err != nil {
 		return zero, err
 	}
-	data, err := s.ReadFile(ctx, name)
+	data, fi, err := s.ReadFileInfo(ctx, name)
 	if err != nil {
 		return zero, err
 	}
 	if data == nil {
 		return zero, missingOrReplaced(s, name, hint)
 	}
+	var h *store.Held // the content for the log comparison: hashed on the other core while parse runs
+	if fi == nil {    // read through a journal's patch: the file is compared as it is
+		fi, _ = os.Stat(s.Path(name))
+	} else if _, ok := s.Trusted(name, fi); !ok {
+		h = store.Hold(data)
+	}
 	v, err := parse(data)
 	if err != nil {
 		return zero, invalidFile(s, name, data, err)
 	}
-	fi, _ := os.Stat(s.Path(name))
-	if err := replaced(s, name, fi); err != nil {
+	if err := replacedRead(s, name, fi, h); err != nil {
 		return zero, err
 	}
 	return v, nil

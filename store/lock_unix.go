@@ -126,13 +126,13 @@ func (s *Store) applyLock() (func(), error) {
 // be taken (a state directory this user may not write, without the lock
 // file): the reader then checks the file's identity around its read.
 func (s *Store) readLock() (release func(), ok bool) {
-	f, err := os.OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDONLY, 0o644)
+	fd, err := openFd(filepath.Join(s.BatonDir(), applyLockName), syscall.O_CREAT|syscall.O_RDONLY)
 	if err != nil {
 		return func() {}, false
 	}
-	if err := flockRetry(int(f.Fd()), syscall.LOCK_SH); err != nil {
-		f.Close()
+	if err := flockRetry(fd, syscall.LOCK_SH); err != nil {
+		syscall.Close(fd)
 		return func() {}, false
 	}
-	return func() { f.Close() }, true
+	return func() { syscall.Close(fd) }, true
 }

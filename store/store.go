@@ -134,15 +134,22 @@ type journalEntry struct {
 // applied while a reader holds the apply lock). A journal left by a killed writer is
 // finished first. A missing file is (nil, nil).
 func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	data, _, err := s.ReadFileInfo(ctx, name)
+	return data, err
+}
+
+// ReadFileInfo is ReadFile with the FileInfo of the version read (nil
+// when a committed journal's patch was read through).
+func (s *Store) ReadFileInfo(ctx context.Context, name string) ([]byte, os.FileInfo, error) {
 	if err := s.RecoverIfNeeded(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data, _, release, err := s.MapFile(name)
+	data, fi, release, err := s.MapFile(name)
 	defer release()
 	if err != nil || data == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return bytes.Clone(data), nil
+	return bytes.Clone(data), fi, nil
 }
 
 // Update runs fn as one transaction under the state lock and commits what it
