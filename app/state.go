@@ -256,6 +256,9 @@ func load[T any](st *state, name string, parse func([]byte) (T, error), trusted 
 func invalidFile(s *store.Store, name string, data []byte, err error) error {
 	path := s.Path(name)
 	advice := fmt.Sprintf("nothing was written; a person can restore the previous version from %s, then run 'baton verify'", s.BackupPath(name))
+	if !s.BackupIntact(name) {
+		advice = fmt.Sprintf("nothing was written; a person can restore the previous version from %s (baton has no record that it is whole: check it first), then run 'baton verify'", s.BackupPath(name))
+	}
 	var ie *jsondoc.InvalidError
 	if errors.As(err, &ie) {
 		line, col := jsondoc.Position(data, ie.Offset)

@@ -17,13 +17,19 @@ import (
 // own. A record emptied before the backup is patched means a kill in the
 // middle leaves no record, and a backup without a matching record is
 // rebuilt by copying the file (rare, and the only cost that grows). The
-// backup of a file smaller than patchFrom is always copied whole, written
-// in place (the file's version is in memory), and needs no record.
+// backup of a file smaller than patchFrom is always copied whole (the
+// file's version is in memory) into a spare beside it, which is then
+// exchanged with it (see replaceVia: no inode created, and a kill leaves
+// the old backup or the new one, never a torn one); its record holds the
+// hash of its content, so that one torn by a power loss (nothing is
+// synced) is told from a good one: see BackupIntact.
 
 // backupRecord is kept beside a patched file's backup.
 type backupRecord struct {
 	Backup string     `json:"backup"` // the backup's identity, as patched
 	Patch  patchEntry `json:"patch"`  // the file's last patch (to its version Patch.Hash)
+	// Hash is the backup's content hash, for a backup copied whole
+	Hash string `json:"hash,omitempty"`
 }
 
 func (s *Store) backupRecordPath(name string) string {
@@ -48,11 +54,11 @@ func (s *Store) keepBackups(names []string) {
 		if !s.tracked(n) {
 			continue
 		}
-		os.Remove(s.backupRecordPath(n))
+		s.dropBackupRecord(n)
 		b := s.BackupPath(n)
 		os.Remove(b)
-		if src, err := target(s.Path(n)); err == nil {
-			_ = os.Link(src, b)
+		if src, err := target(s.Path(n)); err == nil && os.Link(src, b) == nil {
+			s.recordBackup(n, backupRecord{}) // a synced version, whole: never written again
 		}
 	}
 }
@@ -70,13 +76,8 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 			continue
 		}
 		bp := tx.s.BackupPath(n)
-		if int64(len(b.data)) < patchFrom { // small: copied whole, in place
-			if exists(tx.s.backupRecordPath(n)) { // kept while it was larger
-				tx.s.dropBackupRecord(n)
-			}
-			if overwrite(bp, b.data) != nil {
-				copyBackup(bp, b.data)
-			}
+		if int64(len(b.data)) < patchFrom { // small: copied whole
+			tx.s.copySmallBackup(n, b.data)
 			continue
 		}
 		rec, ok := tx.s.readBackupRecord(n)
@@ -89,6 +90,48 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 		}
 		copyBackup(bp, b.data)
 	}
+}
+
+// copySmallBackup makes the backup of name hold data, through a spare
+// exchanged with it, and records data's hash beside it (dropped first: a
+// kill before the new record leaves none, which BackupIntact reports).
+func (s *Store) copySmallBackup(name string, data []byte) {
+	bp := s.BackupPath(name)
+	s.dropBackupRecord(name)
+	if replaceVia(filepath.Join(filepath.Dir(bp), "."+filepath.Base(bp)+".spare"), bp, data) != nil {
+		copyBackup(bp, data)
+	}
+	s.recordBackup(name, backupRecord{Hash: HashContent(data)})
+}
+
+// recordBackup writes rec, with the backup's identity now, beside it.
+func (s *Store) recordBackup(name string, rec backupRecord) {
+	fi, err := os.Stat(s.BackupPath(name))
+	if err != nil {
+		return
+	}
+	rec.Backup = identity(fi)
+	b, _ := json.Marshal(rec)
+	if overwrite(s.backupRecordPath(name), b) != nil {
+		_ = writeReplace(s.backupRecordPath(name), b)
+	}
+}
+
+// BackupIntact says whether the backup of the state file name holds what
+// baton kept there: a small one its recorded hash; a patched one a version
+// the record's patch moves on (its identity as patched). A backup without
+// a record (a kill while it was moved on, a power loss) is not known
+// intact: it may still be, and a person checks it before restoring it.
+func (s *Store) BackupIntact(name string) bool {
+	rec, ok := s.readBackupRecord(name)
+	if !ok {
+		return false
+	}
+	if rec.Hash == "" {
+		return sameID(s.BackupPath(name), rec.Backup)
+	}
+	b, err := ReadRegular(s.BackupPath(name))
+	return err == nil && b != nil && HashContent(b) == rec.Hash
 }
 
 // copyBackup replaces the backup at bp by a new file holding data.
@@ -142,14 +185,8 @@ func (s *Store) recordBackups(patches map[string]*patchEntry) {
 		if p.Size < patchFrom || !s.tracked(n) {
 			continue // the next commit copies it whole; a cache has none
 		}
-		fi, err := os.Stat(s.BackupPath(n))
-		if err != nil {
-			continue
-		}
-		rec := backupRecord{Backup: identity(fi), Patch: *p}
+		rec := backupRecord{Patch: *p}
 		rec.Patch.Dst = ""
-		if b, err := json.Marshal(rec); err == nil && overwrite(s.backupRecordPath(n), b) != nil {
-			_ = writeReplace(s.backupRecordPath(n), b)
-		}
+		s.recordBackup(n, rec)
 	}
 }

@@ -19,9 +19,20 @@ type base struct {
 
 // readBase opens a state file for a transaction: mapped when its stamp
 // vouches for it and it is large, else read whole (and kept as the base of
-// a patch when the stamp vouches for it). vouched says whether the
-// stamp matched, with the facts recorded then. A missing file is nil.
+// a patch when the stamp vouches for it). A stamp vouches only when the
+// log's head vouches for it (verifiedStamp) and it is not hash-only (which
+// vouches for no validation); the stamp returned says so, with the facts
+// recorded then. A file the drift check read as stamped is not read again:
+// its bytes are the ones it hashed. A missing file is nil.
 func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
+	if r, ok := tx.driftBases[name]; ok {
+		st, ok := tx.s.verifiedStamp(name)
+		if !ok || st.ID != r.id || st.HashOnly || r.hash != st.Hash {
+			return r.data, nil, nil
+		}
+		tx.keepBase(name, &base{data: r.data, id: st.ID, hash: st.Hash, mids: st.Mids, release: func() {}})
+		return r.data, &st, nil
+	}
 	f, fi, err := OpenRegular(tx.s.Path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -30,17 +41,14 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	st, ok := tx.s.readStamps()[tx.s.key(name)]
-	vouched := ok && st.ID == identity(fi) && !st.HashOnly // a hash-only stamp vouches for no validation
+	st, ok := tx.s.verifiedStamp(name)
+	vouched := ok && st.ID == identity(fi) && !st.HashOnly
 	if vouched && fi.Size() >= patchFrom {
 		data, release, err := mapOpen(f, fi.Size())
 		if err != nil {
 			return nil, nil, err
 		}
-		if tx.bases == nil {
-			tx.bases = map[string]*base{}
-		}
-		tx.bases[name] = &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: release}
+		tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: release})
 		return data, &st, nil
 	}
 	data, err := readAll(f, fi.Size())
@@ -49,11 +57,15 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	}
 	// read, not mapped, and patched all the same: a replacement would
 	// create a file (and sync two directories) for every small write
+	tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: func() {}})
+	return data, &st, nil
+}
+
+func (tx *Tx) keepBase(name string, b *base) {
 	if tx.bases == nil {
 		tx.bases = map[string]*base{}
 	}
-	tx.bases[name] = &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: func() {}}
-	return data, &st, nil
+	tx.bases[name] = b
 }
 
 // releaseBases unmaps the files the transaction mapped.

@@ -38,6 +38,22 @@ func (p *parsed) get(path, id string) (any, bool) {
 	return e.v, true
 }
 
+// stampsKeep is the identity the stamps' parse is kept under: it is
+// looked up by its bytes (latest), not by identity.
+const stampsKeep = "by content"
+
+// latest returns what was last parsed from path, whatever its identity:
+// the caller compares what it kept with the file.
+func (p *parsed) latest(path string) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.m[path]
+	return e.v, ok
+}
+
 // put keeps v, parsed from path with identity id.
 func (p *parsed) put(path, id string, v any) {
 	if p == nil || id == "" {

@@ -118,6 +118,15 @@ func (s *Store) commit(tx *Tx) error {
 			s.discardTemps(j)
 			return err
 		}
+		head, _, err := s.lastEvent()
+		if err != nil {
+			s.discardTemps(j)
+			return err
+		}
+		if head != nil {
+			tx.prevHead = head.Hash
+		}
+		tx.event.stamps = func(files map[string]string) map[string]string { return tx.stampDigests(head, files) }
 		line, offset, err := s.prepareEvents(events, hashes, adopt)
 		if err != nil {
 			s.discardTemps(j)

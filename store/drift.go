@@ -102,6 +102,9 @@ func listingHash(list map[string]string) string {
 // the stamped one.
 func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byte, error) {
 	h, r, err := s.hashNow(name, stamps)
+	if r.stamped {
+		return h, nil, err
+	}
 	return h, r.data, err
 }
 
@@ -144,7 +147,11 @@ func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead
 		// adopted it): the transaction that validates it notes them
 		return st.Hash, r, nil
 	}
-	return st.Hash, driftRead{}, nil // as stamped: the transaction may trust its facts
+	// as stamped: the transaction takes these bytes, not the file read
+	// again (an edit made since would be read unhashed), and may trust
+	// their facts when the log vouches for the stamp (verifiedStamp)
+	r.stamped, r.hash = true, st.Hash
+	return st.Hash, r, nil
 }
 
 // CheckDrift compares every tracked file with the last event of the log and
@@ -170,10 +177,7 @@ func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string]driftRea
 	var stamps map[string]stamp
 	read := map[string]driftRead{}
 	var out []Drift
-	sf, ok, bad := s.loadStamps()
-	if bad != "" {
-		out = append(out, Drift{File: ".baton/" + stampsName, EventID: last.EventID, Timestamp: last.Timestamp, Difference: bad})
-	}
+	sf, ok := s.loadStamps() // torn or rewritten stamps are lost: every file is read
 	if useStamps && ok && sf.Event == last.Hash {
 		stamps = sf.Files // written after the last event: not stale
 	}
@@ -327,6 +331,16 @@ func (tx *Tx) Drift() ([]Drift, error) {
 		tx.driftHead = last.Hash
 	}
 	for n, r := range read {
+		if r.stamped && r.id != "" {
+			if tx.driftBases == nil {
+				tx.driftBases = map[string]driftRead{}
+			}
+			tx.driftBases[n] = r // the base readBase takes: see hashNow
+			if _, ok := tx.s.verifiedStamp(n); !ok && r.asRecorded {
+				tx.vouch(n, r, r.hash) // its facts vouched for by no event: this one may
+			}
+			continue
+		}
 		if _, ok := tx.read[n]; !ok {
 			tx.read[n] = r.data
 			if r.asRecorded && r.id != "" && last != nil {

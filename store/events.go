@@ -46,6 +46,9 @@ type Event struct {
 	MAC string `json:"mac,omitempty"`
 
 	macKey []byte // the key MAC is made with, set by LogSigned
+	// stamps gives, from the file hashes the entry records, the stamp
+	// digests it records (set on a transaction's own event only)
+	stamps func(files map[string]string) map[string]string
 }
 
 // EventMetadata carries what verify checks against the files.
@@ -53,6 +56,11 @@ type EventMetadata struct {
 	// Files maps each state file to the sha256 of its content after the
 	// transaction ("" when the file does not exist).
 	Files map[string]string `json:"files"`
+	// Stamps maps each file whose stamp the transaction leaves to the
+	// digest of that stamp's content-derived parts (see stampdigest.go):
+	// what makes a stamp's facts and hash states usable, since
+	// .baton/stamps.json itself is no secret.
+	Stamps map[string]string `json:"stamps,omitempty"`
 }
 
 // EventsPath is where the audit log lives.
@@ -187,6 +195,10 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, ad
 		}
 		e.Metadata.Files[k] = h
 		adopt[name] = true // hashed as it is: its stamp may say so
+	}
+	e.Metadata.Stamps = nil // an imported entry's are not this log's
+	if e.stamps != nil {
+		e.Metadata.Stamps = e.stamps(e.Metadata.Files)
 	}
 	e.Hash = ChainHash(*e)
 	if e.macKey != nil {

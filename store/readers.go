@@ -13,8 +13,11 @@ import (
 )
 
 // Readers never wait. A read-only command takes no lock: it reads the files
-// as they are (every replacement is a rename, so each file is whole), and
-// ReadConsistent repeats its reading until no transaction committed in the
+// as they are — a file replaced whole is renamed into place, and one baton
+// patches in place is read under the apply lock (MapFile), which no patch
+// is applied while a reader holds, so each file baton reads is whole (an
+// outside tool such as cat or jq, which takes no lock, can see a file
+// mid-patch) — and ReadConsistent repeats its reading until no transaction committed in the
 // middle of it. A journal left by a killed writer is finished by the first
 // command that can take the lock at once; a reader that cannot (a writer
 // holds it, or the user may not write the state directory) reads through

@@ -1,8 +1,8 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -16,13 +16,13 @@ import (
 // states, through encoding/json's reflection (about a tenth of a
 // --field read's own work).
 func (s *Store) stampOf(key string) (stamp, bool) {
-	if fi, err := os.Stat(s.stampsPath()); err == nil {
-		if v, hit := s.parsed.get(s.stampsPath(), identity(fi)); hit {
-			st, ok := v.(stampsFile).Files[key]
+	b, _, err := readIdentified(s.stampsPath())
+	if v, hit := s.parsed.latest(s.stampsPath()); hit && err == nil {
+		if p, is := v.(stampsParsed); is && bytes.Equal(p.raw, b) {
+			st, ok := p.sf.Files[key]
 			return st, ok
 		}
 	}
-	b, _, err := readIdentified(s.stampsPath())
 	if err != nil || b == nil || !gjson.ValidBytes(b) {
 		return stamp{}, false
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"os"
@@ -39,9 +40,11 @@ func identity(fi os.FileInfo) string { return fileID(fi) }
 
 // stampsFile is .baton/stamps.json: the stamps, the hash of the event
 // after whose commit they were written, and a seal over both (the stamps'
-// bytes as written), so that a change made to it outside baton is told
-// apart from stamps that are only stale (a crash between the commit and
-// the stamps) or lost.
+// bytes as written). The seal proves nothing against an agent (it is a
+// plain hash): it tells stamps written whole from torn ones (a power loss
+// while the spare was written in place), and stamps that do not parse or
+// match it are lost, not an outside edit: they cost a full read, which
+// finds any edit of the files themselves.
 type stampsFile struct {
 	Event string           `json:"event"`
 	Seal  string           `json:"seal"`
@@ -58,38 +61,44 @@ func sealOf(event string, files []byte) string {
 	return HashContent(append([]byte(event+"\n"), files...))
 }
 
-// loadStamps reads the stamps file: ok is false when it is missing or
-// written before the seal; bad says what is wrong with one that is not
-// what baton wrote.
-func (s *Store) loadStamps() (sf stampsFile, ok bool, bad string) {
-	if fi, err := os.Stat(s.stampsPath()); err == nil {
-		if v, hit := s.parsed.get(s.stampsPath(), identity(fi)); hit {
-			sf = v.(stampsFile)
+// stampsParsed is a parse of the stamps file kept for this process, with
+// the bytes parsed: the file alternates between two inodes rewritten in
+// place (see replaceVia), so that an identity met again (same size, within
+// one tick of the clock) does not prove the same content; the bytes do.
+type stampsParsed struct {
+	raw []byte
+	sf  stampsFile
+}
+
+// loadStamps reads the stamps file: ok is false when it is missing, written
+// before the seal, torn or otherwise not what baton wrote (then the stamps
+// are lost: see stampsFile).
+func (s *Store) loadStamps() (sf stampsFile, ok bool) {
+	b, _, err := readIdentified(s.stampsPath())
+	if err != nil || b == nil {
+		return sf, false
+	}
+	if v, hit := s.parsed.latest(s.stampsPath()); hit {
+		if p, is := v.(stampsParsed); is && bytes.Equal(p.raw, b) {
+			sf = p.sf
 			sf.Files = maps.Clone(sf.Files) // the caller's to change
-			return sf, true, ""
+			return sf, true
 		}
 	}
-	b, id, err := readIdentified(s.stampsPath())
-	if err != nil || b == nil {
-		return sf, false, ""
-	}
 	var raw stampsRaw
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return sf, false, "it is not valid JSON"
-	}
-	if raw.Seal == "" {
-		return sf, false, "" // before the seal: only stale
+	if json.Unmarshal(b, &raw) != nil || raw.Seal == "" {
+		return sf, false
 	}
 	if raw.Seal != sealOf(raw.Event, raw.Files) || json.Unmarshal(raw.Files, &sf.Files) != nil {
-		return stampsFile{}, false, "its content does not match the seal baton wrote with it"
+		return stampsFile{}, false
 	}
 	sf.Event, sf.Seal = raw.Event, raw.Seal
-	s.parsed.put(s.stampsPath(), id, stampsFile{Event: sf.Event, Seal: sf.Seal, Files: maps.Clone(sf.Files)})
-	return sf, true, ""
+	s.parsed.put(s.stampsPath(), stampsKeep, stampsParsed{raw: b, sf: stampsFile{Event: sf.Event, Seal: sf.Seal, Files: maps.Clone(sf.Files)}})
+	return sf, true
 }
 
 func (s *Store) readStamps() map[string]stamp {
-	sf, ok, _ := s.loadStamps()
+	sf, ok := s.loadStamps()
 	if !ok || sf.Files == nil {
 		return map[string]stamp{}
 	}
@@ -100,9 +109,23 @@ func (s *Store) readStamps() map[string]stamp {
 // with their facts and the hashes the commit's event recorded (none
 // without an event), and the stamps in add. Each file as recorded is also linked into
 // .baton/recorded, so that a later change outside baton can be shown as a
-// difference. Called under the lock, after a commit.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event string, add map[string]stamp) {
-	stamps := s.readStamps()
+// difference. Called under the lock, after a commit; prev is the log's
+// head before it.
+func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event, prev string, add map[string]stamp) {
+	sf, ok := s.loadStamps()
+	stamps := sf.Files
+	if stamps == nil {
+		stamps = map[string]stamp{}
+	}
+	fresh := ok && sf.Event == prev
+	for k, st := range stamps {
+		// stale stamps (a transaction's were lost) are never carried on: a
+		// file the event hashes must have that hash, any other (the
+		// reviews index) the stamps must be those of the last event
+		if h, tracked := hashes[k]; event != "" && (tracked && st.Hash != h || !tracked && !fresh) {
+			delete(stamps, k)
+		}
+	}
 	maps.Copy(stamps, add)
 	for _, n := range names {
 		if IsRef(n) || n == ".baton/"+stampsName {
@@ -118,10 +141,8 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 			s.linkRecorded(n) // first: a new link changes the file's change time
 		}
 		if fi, err := os.Stat(s.Path(n)); err == nil {
-			st := stamp{ID: identity(fi), Hash: hashes[s.key(n)], Facts: facts[n]}
-			if st.Hash != "" {
-				st.Mids = mids[n] // states of the content the event hashed
-			}
+			st := stampFor(hashes[s.key(n)], facts[n], mids[n])
+			st.ID = identity(fi)
 			stamps[s.key(n)] = st
 		} else {
 			delete(stamps, s.key(n))

@@ -130,8 +130,9 @@ type journalEntry struct {
 }
 
 // ReadFile returns the current bytes of a state file without taking the
-// lock (rename makes every file whole, and an in-place patch is never
-// applied while a reader holds the apply lock). A journal left by a killed writer is
+// lock (a replacement is a rename, which makes the file whole, and an
+// in-place patch is never applied while a reader holds the apply lock;
+// a tool that does not take that lock can see a file mid-patch). A journal left by a killed writer is
 // finished first. A missing file is (nil, nil).
 func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	data, _, err := s.ReadFileInfo(ctx, name)
@@ -283,6 +284,10 @@ type Tx struct {
 	// recorded them (vouch.go), driftHead that event's hash.
 	vouched   map[string]vouched
 	driftHead string
+	// driftBases are the stamped files the drift check read and hashed as
+	// stamped: the bytes the transaction uses for them (see hashNow).
+	driftBases map[string]driftRead
+	prevHead   string // the log's head before the commit's entries
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
@@ -316,6 +321,9 @@ func (tx *Tx) Read(name string) ([]byte, error) {
 	}
 	if b, ok := tx.read[name]; ok {
 		return b, nil
+	}
+	if r, ok := tx.driftBases[name]; ok {
+		return r.data, nil
 	}
 	b, err := ReadRegular(tx.s.Path(name))
 	if err != nil {

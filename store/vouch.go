@@ -27,6 +27,8 @@ type driftRead struct {
 	data       []byte
 	id         string // the identity of the version read; "" when it changed during the read
 	asRecorded bool   // it hashes to what the last event recorded, and the stamps were current
+	stamped    bool   // it hashes to what its current stamp says (a base the transaction may patch)
+	hash       string // that hash, when stamped
 }
 
 // vouched is what a transaction knows of a file it read as recorded.
@@ -83,15 +85,17 @@ func (tx *Tx) Validated(name string, facts json.RawMessage) {
 func (s *Store) renewStamps(tx *Tx, committed bool) {
 	after := tx.stampsAfter(committed)
 	names := tx.stampNames()
-	if len(names) == 0 {
-		s.recordVouched(tx, after)
-		return
-	}
 	var hashes map[string]string
 	event := ""
 	if tx.event != nil {
 		hashes, event = tx.event.Metadata.Files, tx.event.Hash
 	}
+	if len(names) == 0 && (event == "" || event != after) {
+		s.recordVouched(tx, after)
+		return
+	}
+	// an event that writes no file still records the stamps' digests:
+	// the stamps are sealed with it, or they would be stale from now on
 	if fault(StepStamps) != nil {
 		return
 	}
@@ -99,7 +103,7 @@ func (s *Store) renewStamps(tx *Tx, committed bool) {
 	if event != "" && event == after {
 		add = s.vouchedStamps(tx)
 	}
-	s.recordStamps(names, tx.facts, tx.mids, hashes, event, add)
+	s.recordStamps(names, tx.facts, tx.mids, hashes, event, tx.prevHead, add)
 }
 
 // vouchedStamps are the stamps of the files tx vouched for and neither
@@ -130,7 +134,7 @@ func (s *Store) recordVouched(tx *Tx, event string) {
 	if len(add) == 0 || event == "" {
 		return
 	}
-	sf, ok, _ := s.loadStamps()
+	sf, ok := s.loadStamps()
 	if !ok || sf.Event != event {
 		return
 	}

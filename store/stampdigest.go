@@ -1,0 +1,102 @@
+package store
+
+import (
+	"encoding/json"
+)
+
+// What a stamp is trusted for. .baton/stamps.json is no secret: an agent
+// that can write the project can rewrite it, seal and all. Its parts are
+// trusted differently:
+//
+//   - The identity (device, inode, size, times) says only "unchanged since
+//     it was stamped". Nothing can prove that; the drift check takes it
+//     for files larger than copyLimit only, and verify reads every file.
+//   - The content-derived parts — the hash, the facts a writer derived, the
+//     sha256 states (mids) a commit resumes hashing from — would let a
+//     forger choose what baton records: a forged mid makes the next commit
+//     log sha256(a history of the forger's) ‖ the new tail) as the file's
+//     hash. So the event a transaction appends, which is keyed, chained and
+//     anchored like every entry, records a digest of each stamp's
+//     content-derived parts (EventMetadata.Stamps), and a transaction uses
+//     a stamp's facts and mids only when the stamps were written after the
+//     log's head and the head records that stamp's digest and hash. Any
+//     other stamp costs a full read, never a wrong record.
+
+// stampFor is the stamp a commit records for content hashed hash, before
+// its identity is known.
+func stampFor(hash string, facts json.RawMessage, mids []mid) stamp {
+	st := stamp{Hash: hash, Facts: facts}
+	if hash != "" {
+		st.Mids = mids // states of the content the event hashed
+	}
+	return st
+}
+
+// stampDigest is the digest of a stamp's content-derived parts: its JSON
+// as the stamps file holds it, without the identity.
+func stampDigest(st stamp) string {
+	st.ID = ""
+	b, err := json.Marshal(st)
+	if err != nil {
+		return ""
+	}
+	return HashContent(b)
+}
+
+// stampDigests are the digests the transaction's event records, given the
+// file hashes it records: those of the stamps the commit writes (the files
+// it writes or adopts, and those it vouched for), and, for the others, the
+// digests the log's head recorded (their stamps are carried over).
+func (tx *Tx) stampDigests(head *Event, files map[string]string) map[string]string {
+	out := map[string]string{}
+	if head != nil {
+		for k, d := range head.Metadata.Stamps {
+			out[k] = d
+		}
+	}
+	for k, st := range tx.s.vouchedStamps(tx) {
+		out[k] = stampDigest(st)
+	}
+	for _, n := range tx.stampNames() {
+		if IsRef(n) || isDirName(n) || n == ".baton/"+stampsName {
+			continue
+		}
+		k := tx.s.key(n)
+		if h := files[k]; h != "" {
+			out[k] = stampDigest(stampFor(h, tx.facts[n], tx.mids[n]))
+		} else {
+			delete(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// verifiedStamp is the stamp of name when the log's head vouches for its
+// content-derived parts (see above). Called under the lock.
+func (s *Store) verifiedStamp(name string) (stamp, bool) {
+	head, _, err := s.lastEvent()
+	if err != nil || head == nil {
+		return stamp{}, false
+	}
+	sf, ok := s.loadStamps()
+	if !ok || sf.Event == "" || sf.Event != head.Hash {
+		return stamp{}, false // stale: written before the head, or lost
+	}
+	k := s.key(name)
+	st, ok := sf.Files[k]
+	if _, tracked := head.Metadata.Files[k]; ok && !tracked {
+		// a file the log does not hash (the reviews index, which the
+		// facts of the file it indexes name by digest): its identity
+		// makes it a base to patch, and nothing else is taken
+		st.Hash, st.Facts, st.Mids = "", nil, nil
+		return st, true
+	}
+	want, recorded := head.Metadata.Stamps[k]
+	if !ok || !recorded || st.Hash == "" || st.Hash != head.Metadata.Files[k] || stampDigest(st) != want {
+		return stamp{}, false
+	}
+	return st, true
+}
