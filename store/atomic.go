@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,7 +65,13 @@ func SyncDir(dir string) error {
 	return nil
 }
 
-var errNotOverwritable = errors.New("not a regular file of one link")
+// errNotOverwritable is overwrite's refusal (a value: nothing allocated at
+// start-up, which every process pays).
+var errNotOverwritable error = notOverwritable{}
+
+type notOverwritable struct{}
+
+func (notOverwritable) Error() string { return "not a regular file of one link" }
 
 // overwrite makes the file at path hold data, written in place: a file
 // system allocates no new inode, which it charges for on every creation
