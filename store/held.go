@@ -64,16 +64,19 @@ func (h *Held) Data() []byte {
 
 // VouchedContent returns the facts of the stamp of the state file name
 // when the content h holds is, byte for byte, the version that stamp
-// vouches for (one baton's transaction wrote, or validated in full): a
-// copy of that version put back under a new identity — a checkout, a
-// backup restored — is known valid from its hash alone, which the
-// comparison with the log needs anyway. It waits for the hash only when
-// the content is the stamped version's size.
+// vouches for (one baton's transaction wrote, or validated in full) and
+// the log's head vouches for the stamp (see verifiedStamp): a copy of that
+// version put back under a new identity — a checkout, a backup restored —
+// is known valid from its hash alone, which the comparison with the log
+// needs anyway. It waits for the hash only when the content is the
+// stamped version's size. Without the lock a writer may change the log
+// and the stamps meanwhile: they then do not match, and the content is
+// validated.
 func (s *Store) VouchedContent(name string, h *Held) (json.RawMessage, bool) {
 	if h.Data() == nil {
 		return nil, false
 	}
-	st, ok := s.stampOf(s.key(name))
+	st, ok := s.verifiedStamp(name)
 	if !ok || st.HashOnly || st.Hash == "" || !sizeIs(st.ID, len(h.Data())) {
 		return nil, false
 	}

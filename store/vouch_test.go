@@ -249,16 +249,31 @@ func TestVouchedContentByHash(t *testing.T) {
 	if _, ok := s.VouchedContent("unknown.json", held(data)); ok {
 		t.Error("a file without a stamp is vouched for")
 	}
+	// a stamp the log's head does not vouch for vouches for nothing: one
+	// forged for other content and resealed, or marked hash-only
 	sf, ok := s.loadStamps()
 	if !ok {
 		t.Fatal("no stamps")
 	}
-	st := sf.Files[s.key("big.json")]
-	st.HashOnly = true
-	sf.Files[s.key("big.json")] = st
+	genuine := sf.Files[s.key("big.json")]
+	forged := genuine
+	forged.Hash = HashContent(other)
+	sf.Files[s.key("big.json")] = forged
+	s.writeStamps(sf.Event, sf.Files)
+	if _, ok := s.VouchedContent("big.json", held(other)); ok {
+		t.Error("a forged stamp vouches for other content")
+	}
+	hashOnly := genuine
+	hashOnly.HashOnly = true
+	sf.Files[s.key("big.json")] = hashOnly
 	s.writeStamps(sf.Event, sf.Files)
 	if _, ok := s.VouchedContent("big.json", held(data)); ok {
 		t.Error("a hash-only stamp vouches for the content's validity")
+	}
+	sf.Files[s.key("big.json")] = genuine
+	s.writeStamps(sf.Event, sf.Files)
+	if _, ok := s.VouchedContent("big.json", held(data)); !ok {
+		t.Error("the genuine stamp, written again, no longer vouches for its version")
 	}
 }
 

@@ -62,11 +62,12 @@ func buildHello(dir string) (string, error) {
 }
 
 // copied writes the program at path to a new file at to (replacing it)
-// and returns to. Both programs timed run from such a copy: the page cache
-// keeps a file the linker wrote (through a memory mapping) in a form every
-// exec of it maps more slowly, a quarter of baton's start-up on Linux 6.18
-// and a tenth of the hello-world's, which would make the ratios depend on
-// how and when each binary was built.
+// and returns to. Both programs timed run from such a copy: a file the
+// linker wrote (through a memory mapping) sits in the page cache as single
+// 4 KiB pages, a copy in large folios, which every exec maps far more
+// cheaply (a quarter of baton's start-up on Linux 6.18, a tenth of the
+// hello-world's): the ratios would otherwise depend on how each binary was
+// built.
 func copied(path, to string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
