@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-cli/baton/cmd"
 	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
 )
 
 // indexProject is a state directory driven in process at a fixed clock.
@@ -138,5 +139,56 @@ func TestReviewRulesSameWithoutIndex(t *testing.T) {
 				t.Fatalf("exit codes %v: the writes should include both recorded and refused ones", decided)
 			}
 		})
+	}
+}
+
+// TestForgedIndexAndStamps: an index edited by hand together with the
+// digest its stamp names, the stamps resealed (the seal is no secret), is
+// still not believed: the log's last entry records the digest of the stamp
+// a write may take facts from, so the rules read the records and the
+// fix-cycle limit holds.
+func TestForgedIndexAndStamps(t *testing.T) {
+	p := newIndexProject(t)
+	p.must("", "init")
+	p.must("", "--as", "HUMAN", "--reason", "test", "features", "append", "-e", `[{"id":"F001","name":"A"}]`, "-s", "spec")
+	p.bind("REVIEW")
+	p.bind("FIX")
+	p.must("REVIEW", "reviews", "add-review", "-a", "REVIEW", "--feature-id", "F001", "-b", "feature/f001", "-v", "REQUEST_CHANGES",
+		"-s", "round 1", "--issues", `{"major":[{"description":"no error handling"}]}`)
+	for i := 0; i < 3; i++ {
+		p.must("FIX", "reviews", "add-fix", "-r", "1")
+	}
+	idxPath := filepath.Join(p.dir, reviews.IndexName)
+	idx, err := os.ReadFile(idxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := bytes.Replace(idx, []byte(`"F001":[0,0,1,1,2,1,3,1]`), []byte(`"F001":[0,0]`), 1)
+	if bytes.Equal(forged, idx) {
+		t.Fatalf("unexpected index:\n%s", idx)
+	}
+	if err := os.WriteFile(idxPath, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// the stamp of reviews.json names the forged index, resealed
+	stampsPath := filepath.Join(p.dir, ".baton", "stamps.json")
+	raw, err := os.ReadFile(stampsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := reviews.Digest(idx)
+	files := gjson.GetBytes(raw, "files").Raw
+	if !strings.Contains(files, old) {
+		t.Fatalf("the stamps do not name the index's digest %s:\n%s", old, files)
+	}
+	files = strings.ReplaceAll(files, old, reviews.Digest(forged))
+	event := gjson.GetBytes(raw, "event").String()
+	resealed := fmt.Sprintf(`{"event":%q,"seal":%q,"files":%s}`, event, store.HashContent([]byte(event+"\n"+files)), files)
+	if err := os.WriteFile(stampsPath, []byte(resealed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := p.run("FIX", "reviews", "add-fix", "-r", "1")
+	if code != 3 || !strings.Contains(out, "fix-cycle limit reached for F001: 3 of 3 fixes recorded") {
+		t.Fatalf("a fourth fix with a forged index and stamps: exit %d, want 3 at the limit\n%s", code, out)
 	}
 }
