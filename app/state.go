@@ -41,6 +41,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 		s.SetPath(fileName, p)
 	}
 	s.Now = a.env.Now
+	s.KeepMapped = a.env.OneShot
 	s.Tracked = trackedFiles
 	s.ResolveAnchors = func() (write, watch []string) { return a.anchorPaths(dir) } // on first use: a read needs none
 	s.Probe = a.probe(s)

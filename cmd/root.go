@@ -81,12 +81,16 @@ type Env struct {
 	// Head, when set, is the HEAD a call sees instead of the repository's
 	// own (a sandboxed agent's working copy).
 	Head func() (hash, branch string)
+	// OneShot is set when the process exits once Main returns (ProcessEnv;
+	// Main clears it for the commands that live): what a call maps is
+	// then left to the exit to unmap.
+	OneShot bool
 }
 
 // ProcessEnv reads the real process environment.
 func ProcessEnv() Env {
 	cwd, _ := os.Getwd()
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Cwd: cwd, Now: time.Now}
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Cwd: cwd, Now: time.Now, OneShot: true}
 }
 
 // globalOpts are the flags every command takes.
@@ -151,6 +155,9 @@ func Main(args []string, env Env) int {
 	if code, ok := agentSide(args, env); ok {
 		return code
 	}
+	if LongRunning(args) {
+		env.OneShot = false
+	}
 	a := newApp(env)
 	a.trapSignals = true // the process is this call's: SIGINT interrupts its command (interrupt.go)
 	return execute(context.Background(), a, args)
@@ -200,7 +207,7 @@ func (a *App) printVersion(json bool) int {
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head, OneShot: env.OneShot}, &a.g.Options, a)
 	return a
 }
 

@@ -80,17 +80,25 @@ func (notOverwritable) Error() string { return "not a regular file of one link" 
 // the file torn; it is not synced. It fails, writing nothing, when path is
 // missing, not a regular file, or has another link; the caller then
 // replaces it.
-func overwrite(path string, data []byte) error { return rewrite(path, data, false) }
+func overwrite(path string, data []byte) error { return rewrite(path, [][]byte{data}, false) }
 
-// rewrite is overwrite, followed by an fsync when sync is set.
-func rewrite(path string, data []byte, sync bool) error {
+// rewrite is overwrite of the content given in pieces (written in order,
+// never joined in memory), followed by an fsync when sync is set.
+func rewrite(path string, pieces [][]byte, sync bool) error {
 	f, err := openOverwrite(path)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(data, 0)
+	off := int64(0)
+	for _, p := range pieces {
+		if err != nil {
+			break
+		}
+		_, err = f.WriteAt(p, off)
+		off += int64(len(p))
+	}
 	if err == nil {
-		err = f.Truncate(int64(len(data)))
+		err = f.Truncate(off)
 	}
 	if err == nil && sync {
 		err = f.Sync()

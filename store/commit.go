@@ -389,7 +389,7 @@ func (s *Store) journalReady() string { return filepath.Join(s.BatonDir(), "jour
 // journalTemp writes the journal's content, synced, to the ready file (or
 // to a new temp file when there is none) and returns that file's path.
 func (s *Store) journalTemp(data []byte) (string, error) {
-	if rewrite(s.journalReady(), data, true) == nil {
+	if rewrite(s.journalReady(), [][]byte{data}, true) == nil {
 		return s.journalReady(), nil
 	}
 	return writeTemp(s.journalPath(), ".tmp", [][]byte{data}, 0o644)

@@ -216,25 +216,48 @@ const copyLimit = 1 << 20
 
 // A copy is rewritten in place (Recorded checks it against the event's
 // hash, so a torn one is only not kept), which spares the file system an
-// inode per write.
-func (s *Store) linkRecorded(name string) {
+// inode per write; it is written from the content the transaction staged,
+// when it staged it (pieces), rather than read back.
+func (s *Store) linkRecorded(name string, pieces [][]byte) {
 	dst := s.recordedPath(name)
 	src := s.Path(name)
-	if fi, err := os.Stat(src); err == nil && fi.Size() <= copyLimit {
-		b, err := os.ReadFile(src)
-		if err != nil || overwrite(dst, b) == nil {
+	size := piecesSize(pieces)
+	if pieces == nil {
+		fi, err := os.Stat(src)
+		if err != nil {
+			os.Remove(dst) // no file: no recorded version
 			return
 		}
+		size = fi.Size()
+	}
+	if size > copyLimit {
 		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
 			os.Remove(dst)
-			_ = os.WriteFile(dst, b, 0o644)
+			_ = os.Link(src, dst)
 		}
+		return
+	}
+	if pieces == nil {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return
+		}
+		pieces = [][]byte{b}
+	}
+	if rewrite(dst, pieces, false) == nil {
 		return
 	}
 	if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
 		os.Remove(dst)
-		_ = os.Link(src, dst)
+		_ = os.WriteFile(dst, bytes.Join(pieces, nil), 0o644)
 	}
+}
+func piecesSize(pieces [][]byte) int64 {
+	n := int64(0)
+	for _, p := range pieces {
+		n += int64(len(p))
+	}
+	return n
 }
 
 // difference summarizes how a file differs from its recorded version.

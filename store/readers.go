@@ -141,6 +141,9 @@ func (s *Store) mapAt(path string) ([]byte, os.FileInfo, func(), error) {
 		unlock()
 		return nil, nil, func() {}, err
 	}
+	if s.KeepMapped {
+		return data, fi, unlock, nil
+	}
 	return data, fi, func() { release(); unlock() }, nil
 }
 

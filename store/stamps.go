@@ -111,7 +111,7 @@ func (s *Store) readStamps() map[string]stamp {
 // .baton/recorded, so that a later change outside baton can be shown as a
 // difference. Called under the lock, after a commit; prev is the log's
 // head before it.
-func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event, prev string, add map[string]stamp) {
+func (s *Store) recordStamps(names []string, staged map[string][][]byte, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event, prev string, add map[string]stamp) {
 	sf, ok := s.loadStamps()
 	stamps := sf.Files
 	if stamps == nil {
@@ -138,7 +138,7 @@ func (s *Store) recordStamps(names []string, facts map[string]json.RawMessage, m
 			continue
 		}
 		if s.tracked(n) { // kept for the drift check's difference
-			s.linkRecorded(n) // first: a new link changes the file's change time
+			s.linkRecorded(n, staged[n]) // first: a new link changes the file's change time
 		}
 		if fi, err := os.Stat(s.Path(n)); err == nil {
 			st := stampFor(hashes[s.key(n)], facts[n], mids[n])

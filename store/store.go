@@ -60,6 +60,11 @@ type Store struct {
 	// resolves links, which a read of the state never needs.
 	ResolveAnchors func() (write, watch []string)
 	anchorsOnce    sync.Once
+	// KeepMapped leaves a file a reader mapped (MapFile) mapped when it is
+	// released, for a process that exits right after its call: the exit
+	// unmaps it anyway, and an unmap of its own costs a TLB flush on every
+	// CPU the process's threads ran on (a twentieth of a --field read).
+	KeepMapped bool
 	// AllowLogGap lets a transaction chain entries to a log an anchor is
 	// ahead of (a person recording the loss; see LogGap). Otherwise such a
 	// write is refused, since it would overwrite the anchor.

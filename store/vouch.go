@@ -103,7 +103,7 @@ func (s *Store) renewStamps(tx *Tx, committed bool) {
 	if event != "" && event == after {
 		add = s.vouchedStamps(tx)
 	}
-	s.recordStamps(names, tx.facts, tx.mids, hashes, event, tx.prevHead, add)
+	s.recordStamps(names, tx.staged, tx.facts, tx.mids, hashes, event, tx.prevHead, add)
 }
 
 // vouchedStamps are the stamps of the files tx vouched for and neither
