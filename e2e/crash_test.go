@@ -230,12 +230,14 @@ func TestCrashSafety(t *testing.T) {
 }
 
 // checkBackups requires each backup to hold a version of its file the
-// loop saw. A small backup is exchanged whole with a spare, so a kill
-// leaves the old one or the new one; its record, when whole, holds its
-// hash, which must match. Only a patched (large) backup may be left
-// half-patched by a kill, and then without a record (emptied before the
-// backup is patched), which the next patch rebuilds: that one is skipped.
-// It returns how many it checked.
+// loop saw, whether a record beside it vouches for it or not (a kill
+// between a small backup's exchange and its record leaves the last
+// record, which the new backup does not match). A small backup is
+// exchanged whole with a spare, so a kill leaves the old one or the new
+// one. Only a patched (large) backup may be left half-patched by a kill,
+// and then without a record (emptied before the backup is patched), which
+// the next patch rebuilds: that one is skipped. It returns how many it
+// checked.
 func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
 	t.Helper()
 	n := 0
@@ -244,16 +246,10 @@ func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
 		if err != nil {
 			continue // none kept yet
 		}
-		var rec struct {
-			Hash string `json:"hash"`
-		}
 		raw, err := os.ReadFile(filepath.Join(dir, ".baton", "backup", "."+name+".patch"))
-		recorded := err == nil && json.Unmarshal(raw, &rec) == nil
+		recorded := err == nil && json.Valid(raw)
 		if !recorded && len(b) >= 64<<10 {
 			continue // a patched backup a kill left unrecorded: rebuilt, never trusted
-		}
-		if rec.Hash != "" && hashOf(b) != rec.Hash {
-			t.Fatalf("%s: the backup of %s (%d bytes) does not match the hash recorded beside it", when, name, len(b))
 		}
 		if !seen[hashOf(b)] {
 			t.Fatalf("%s: the backup of %s (%d bytes, recorded %v) is no version of it the test saw", when, name, len(b), recorded)

@@ -69,8 +69,9 @@ func (s *Shape) Inner(key string, inner *Shape) *Shape {
 }
 
 // Records makes member key an array of records, each an object of shape
-// record with a member id holding a unique whole number from 1 to MaxID;
-// Validate reports the array's facts.
+// record (its Inner members named first) with a member id holding a
+// unique whole number from 1 to MaxID; Validate reports the array's facts.
+// Arrays of records are the top-level object's.
 func (s *Shape) Records(key, id string, record *Shape) *Shape {
 	r := NewShape(append([]Want{{Key: id, Type: TypeInt, Required: true}}, record.wants...))
 	copy(r.inner[1:], record.inner)

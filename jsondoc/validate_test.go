@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -308,4 +309,37 @@ func TestValidateRandomFiles(t *testing.T) {
 		t.Errorf("accepted %v of 3000 each: the files do not exercise both verdicts", accepted)
 	}
 	t.Logf("accepted by the one pass: %v of 3000 each", accepted)
+}
+
+// The fuzz corpora the packages keep (the cases fuzzing once found) are
+// answered by the one pass as by the full parser, in both formats.
+func TestValidateFuzzCorpora(t *testing.T) {
+	files, err := filepath.Glob("../*/testdata/fuzz/*/*")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus files: %v", err)
+	}
+	seen := 0
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			lit, ok := strings.CutPrefix(line, "[]byte(")
+			if !ok {
+				continue
+			}
+			data, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, f := range formats {
+				sameVerdict(t, f, []byte(data))
+			}
+			seen++
+		}
+	}
+	if seen < len(files) {
+		t.Errorf("%d inputs read from %d corpus files", seen, len(files))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -35,6 +36,12 @@ type Index struct {
 	// its reviews named) are the parts that grow: kept as read and looked
 	// up by key, with the entries changed since on top.
 	features, branches lazyObject
+	// the entries read or changed, decoded (changed: dirty), and the
+	// passed features as a set: encoded into the objects by segments
+	fcache map[string]FeatureFacts
+	bcache map[string][]string
+	dirty  map[string]bool // "f"+id, "b"+branch
+	passed map[string]bool
 }
 
 // indexHead is the index's first line.
@@ -94,16 +101,45 @@ func newIndex() *Index {
 }
 
 func (x *Index) feature(id string) FeatureFacts {
+	if ff, ok := x.fcache[id]; ok {
+		return ff
+	}
 	var ff FeatureFacts
 	if raw := x.features.get(id); raw != nil {
 		_ = json.Unmarshal(raw, &ff) // baton wrote it (the digest says so)
 	}
+	if x.fcache == nil {
+		x.fcache = map[string]FeatureFacts{}
+	}
+	x.fcache[id] = ff
 	return ff
 }
 
 func (x *Index) setFeature(id string, ff FeatureFacts) {
-	raw, _ := json.Marshal(ff)
-	x.features.set(id, raw)
+	x.feature(id) // the cache exists
+	x.fcache[id] = ff
+	x.markDirty("f" + id)
+}
+
+func (x *Index) markDirty(key string) {
+	if x.dirty == nil {
+		x.dirty = map[string]bool{}
+	}
+	x.dirty[key] = true
+}
+
+// flush encodes the entries changed since into the objects.
+func (x *Index) flush() {
+	for key := range x.dirty {
+		if id, ok := strings.CutPrefix(key, "f"); ok {
+			raw, _ := json.Marshal(x.fcache[id])
+			x.features.set(id, raw)
+		} else {
+			raw, _ := json.Marshal(x.bcache[key[1:]])
+			x.branches.set(key[1:], raw)
+		}
+	}
+	x.dirty = nil
 }
 
 // buildIndex derives the index from every record.
@@ -128,35 +164,87 @@ func buildIndex(rv, fx []gjson.Result) *Index {
 func (x *Index) addReview(r gjson.Result) bool {
 	h := &x.head
 	h.Reviews++
-	pos, id := h.Reviews, int(r.Get("review_id").Int())
+	rf := readReview(r)
+	pos, id := h.Reviews, rf.id
 	if id <= h.MaxID && h.Ordered {
 		return false
 	}
 	h.MaxID = max(h.MaxID, id)
-	ids := features.SplitIDs(r.Get("feature_id").String())
-	if b := r.Get("branch").String(); b != "" && len(ids) > 0 {
-		x.addBranch(b, ids)
+	ids := features.SplitIDs(rf.featureID)
+	if rf.branch != "" && len(ids) > 0 {
+		x.addBranch(rf.branch, ids)
 	}
-	if VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool() {
+	if rf.verdict == "REJECT" || rf.decision.Get("reject").Bool() {
 		for _, f := range ids {
 			ff := x.feature(f)
 			ff.Reject = [2]int{pos, id}
 			x.setFeature(f, x.pruned(ff))
 		}
 	}
-	if r.Get("agent_type").String() == "ARCHITECTURE" {
+	if rf.agent == "ARCHITECTURE" {
 		h.SinceArch = []string{}
 		return true
 	}
-	if Merged(r) {
-		h.SinceArch = append(h.SinceArch, r.Get("feature_id").String())
+	if rf.verdict == "PASS" || rf.decision.Get("merge").Bool() { // Merged
+		h.SinceArch = append(h.SinceArch, rf.featureID)
+		if x.passed == nil {
+			x.passed = map[string]bool{}
+			for _, f := range h.Passed {
+				x.passed[f] = true
+			}
+		}
 		for _, f := range ids {
-			if !slices.Contains(h.Passed, f) {
+			if !x.passed[f] {
+				x.passed[f] = true
 				h.Passed = append(h.Passed, f)
 			}
 		}
 	}
 	return true
+}
+
+// reviewFields are the fields of a review the index reads.
+type reviewFields struct {
+	id                                int
+	featureID, branch, agent, verdict string
+	decision                          gjson.Result
+}
+
+var reviewKeys = []string{"review_id", "feature_id", "branch", "agent_type", "verdict", "decision"}
+
+// readReview reads them in one pass over the record, as r.Get would
+// (VerdictOf for the verdict).
+func readReview(r gjson.Result) reviewFields {
+	var rf reviewFields
+	var verdict gjson.Result
+	var seen [6]bool // the first of equal keys, as Get takes it
+	r.ForEach(func(k, v gjson.Result) bool {
+		i := slices.Index(reviewKeys, k.Str)
+		if i < 0 || seen[i] {
+			return true
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			rf.id = int(v.Int())
+		case 1:
+			rf.featureID = v.String()
+		case 2:
+			rf.branch = v.String()
+		case 3:
+			rf.agent = v.String()
+		case 4:
+			verdict = v
+		case 5:
+			rf.decision = v
+		}
+		return true
+	})
+	rf.verdict = verdict.String()
+	if n, err := NormalizeVerdict(rf.verdict); err == nil {
+		rf.verdict = n
+	}
+	return rf
 }
 
 // pruned drops, in an ordered file, the fixes no count can take again:
@@ -184,17 +272,24 @@ func (x *Index) addFix(f gjson.Result) {
 
 // branchFeatures returns the feature ids the reviews of branch named.
 func (x *Index) branchFeatures(branch string) []string {
+	if ids, ok := x.bcache[branch]; ok {
+		return slices.Clone(ids)
+	}
 	var out []string
 	if raw := x.branches.get(branch); raw != nil {
 		_ = json.Unmarshal(raw, &out)
 	}
-	return out
+	if x.bcache == nil {
+		x.bcache = map[string][]string{}
+	}
+	x.bcache[branch] = out
+	return slices.Clone(out)
 }
 
 // addBranch adds ids to the features branch's reviews named.
 func (x *Index) addBranch(branch string, ids []string) {
 	cur := x.branchFeatures(branch)
-	grown := slices.Clone(cur)
+	grown := cur
 	for _, id := range ids {
 		if !slices.Contains(grown, id) {
 			grown = append(grown, id)
@@ -203,8 +298,8 @@ func (x *Index) addBranch(branch string, ids []string) {
 	if cur != nil && len(grown) == len(cur) {
 		return
 	}
-	raw, _ := json.Marshal(grown)
-	x.branches.set(branch, raw)
+	x.bcache[branch] = grown
+	x.markDirty("b" + branch)
 }
 
 // fixCount counts as File.FixCount documents.
@@ -235,6 +330,7 @@ func (x *Index) fixCount(featureIDs string) int {
 // patches the index from the features on; pieces unchanged are the bytes
 // read, not copies.
 func (x *Index) segments() [][]byte {
+	x.flush()
 	head, _ := json.Marshal(x.head)
 	nl := []byte("\n")
 	return slices.Concat(x.branches.segments(), [][]byte{nl}, x.features.segments(), [][]byte{nl, head})

@@ -100,6 +100,7 @@ type File struct {
 	digest    string
 	idxSource func() []byte
 	idxSegs   [][]byte // the index as the last Facts encoded it
+	trusted   bool     // read with the facts baton wrote: its arrays are split only when needed
 }
 
 // ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
@@ -247,7 +248,7 @@ func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID, digest: rf.Digest}, nil
+	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID, digest: rf.Digest, trusted: true}, nil
 }
 
 // SetIndexSource gives the file where to read its index from (the bytes
@@ -381,8 +382,9 @@ func (f *File) Review(id int) (gjson.Result, error) {
 		}
 		return !found
 	}
-	if f.reviews != nil {
-		for i := len(f.reviews) - 1; i >= 0 && match(f.reviews[i]); i-- {
+	if f.reviews != nil || !f.trusted { // split already: views built once serve every call
+		rv := f.rv()
+		for i := len(rv) - 1; i >= 0 && match(rv[i]); i-- {
 		}
 	} else {
 		f.doc.Array("reviews").FromEnd(func(raw []byte) bool { return match(gjson.ParseBytes(raw)) })

@@ -93,11 +93,11 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 }
 
 // copySmallBackup makes the backup of name hold data, through a spare
-// exchanged with it, and records data's hash beside it (dropped first: a
-// kill before the new record leaves none, which BackupIntact reports).
+// exchanged with it, and records data's hash beside it (a kill before the
+// new record leaves the last one, which the new backup does not match:
+// BackupIntact reports it).
 func (s *Store) copySmallBackup(name string, data []byte) {
 	bp := s.BackupPath(name)
-	s.dropBackupRecord(name)
 	if replaceVia(filepath.Join(filepath.Dir(bp), "."+filepath.Base(bp)+".spare"), bp, data) != nil {
 		copyBackup(bp, data)
 	}

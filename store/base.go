@@ -26,7 +26,7 @@ type base struct {
 // its bytes are the ones it hashed. A missing file is nil.
 func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	if r, ok := tx.driftBases[name]; ok {
-		st, ok := tx.s.verifiedStamp(name)
+		st, ok := tx.verified(name)
 		if !ok || st.ID != r.id || st.HashOnly || r.hash != st.Hash {
 			return r.data, nil, nil
 		}
@@ -41,7 +41,7 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	st, ok := tx.s.verifiedStamp(name)
+	st, ok := tx.verified(name)
 	vouched := ok && st.ID == identity(fi) && !st.HashOnly
 	if vouched && fi.Size() >= patchFrom {
 		data, release, err := mapOpen(f, fi.Size())

@@ -359,7 +359,7 @@ func (tx *Tx) Drift() ([]Drift, error) {
 				tx.driftBases = map[string]driftRead{}
 			}
 			tx.driftBases[n] = r // the base readBase takes: see hashNow
-			if _, ok := tx.s.verifiedStamp(n); !ok && r.asRecorded {
+			if _, ok := tx.verified(n); !ok && r.asRecorded {
 				tx.vouch(n, r, r.hash) // its facts vouched for by no event: this one may
 			}
 			continue

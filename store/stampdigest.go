@@ -75,14 +75,19 @@ func (tx *Tx) stampDigests(head *Event, files map[string]string) map[string]stri
 }
 
 // verifiedStamp is the stamp of name when the log's head vouches for its
-// content-derived parts (see above). Called under the lock.
+// content-derived parts (see above).
 func (s *Store) verifiedStamp(name string) (stamp, bool) {
 	head, _, err := s.lastEvent()
 	if err != nil || head == nil {
 		return stamp{}, false
 	}
 	sf, ok := s.loadStamps()
-	if !ok || sf.Event == "" || sf.Event != head.Hash {
+	return s.verifiedIn(sf, ok, head, name)
+}
+
+// verifiedIn is verifiedStamp given the stamps file and the log's head.
+func (s *Store) verifiedIn(sf stampsFile, ok bool, head *Event, name string) (stamp, bool) {
+	if !ok || head == nil || sf.Event == "" || sf.Event != head.Hash {
 		return stamp{}, false // stale: written before the head, or lost
 	}
 	k := s.key(name)
@@ -99,4 +104,36 @@ func (s *Store) verifiedStamp(name string) (stamp, bool) {
 		return stamp{}, false
 	}
 	return st, true
+}
+
+// verified is verifiedStamp for a transaction, which holds the lock: the
+// stamps and the log's head are read once, and each stamp checked once.
+func (tx *Tx) verified(name string) (stamp, bool) {
+	if tx.stampView == nil {
+		v := &stampView{checked: map[string]verifiedResult{}}
+		v.head, _, _ = tx.s.lastEvent()
+		v.sf, v.ok = tx.s.loadStamps()
+		tx.stampView = v
+	}
+	r, done := tx.stampView.checked[name]
+	if !done {
+		v := tx.stampView
+		r.st, r.ok = tx.s.verifiedIn(v.sf, v.ok, v.head, name)
+		v.checked[name] = r
+	}
+	return r.st, r.ok
+}
+
+// stampView is what a transaction read of the stamps and the log's head
+// before its commit (neither changes under the lock but by the commit).
+type stampView struct {
+	sf      stampsFile
+	ok      bool
+	head    *Event
+	checked map[string]verifiedResult
+}
+
+type verifiedResult struct {
+	st stamp
+	ok bool
 }

@@ -53,7 +53,7 @@ func TestStampOfAgreesWithReadStamps(t *testing.T) {
 		}
 		for _, key := range []string{"progress.json", "reviews.json", "feature_list.json"} {
 			want, wantOK := New(s.Dir).readStamps()[key] // a fresh store: nothing parsed before
-			got, gotOK := New(s.Dir).stampOf(key)
+			got, _, _, gotOK := parseStampOf(content, key)
 			want.Mids = nil // a reader does not use them
 			wj, _ := json.Marshal(want)
 			gj, _ := json.Marshal(got)
@@ -61,5 +61,41 @@ func TestStampOfAgreesWithReadStamps(t *testing.T) {
 				t.Errorf("%s, %s: stampOf gives %s %v, readStamps %s %v", what, key, gj, gotOK, wj, wantOK)
 			}
 		}
+	}
+}
+
+// A reader computes a stamp's digest from the stamps file's bytes; it is the
+// digest the writer recorded in the log (from the stamp, encoded again), for
+// the stamps baton writes; and only the log's last entry vouches for one.
+func TestReaderStampDigest(t *testing.T) {
+	s := stampTestStore(t)
+	for i := 0; i < 3; i++ {
+		stampTestWrite(t, s, func() {}, func(old []byte) ([][]byte, int64) {
+			if old == nil {
+				old = []byte("[\n{\"id\":0,\"s\":\"<&>\"}")
+			}
+			return [][]byte{old, []byte(",\n{\"id\":1}")}, int64(len(old)) + 2
+		})
+	}
+	b, _ := os.ReadFile(s.stampsPath())
+	st, event, digest, ok := parseStampOf(b, "f.json")
+	head, _, _ := s.lastEvent()
+	if !ok || digest == "" || digest != head.Metadata.Stamps["f.json"] || event != head.Hash {
+		t.Fatalf("the reader's digest %q (ok %v), the log's %q", digest, ok, head.Metadata.Stamps["f.json"])
+	}
+	if _, ok := New(s.Dir).stampOf("f.json"); !ok {
+		t.Fatal("a fresh reader does not take the stamp the log vouches for")
+	}
+	if _, ok := s.stampOf("f.json"); !ok {
+		t.Fatal("the process that wrote it does not take the stamp the log vouches for")
+	}
+	st.Facts = json.RawMessage(`{"a":{"count":7,"last":[2,3]}}`)
+	sf, _ := s.loadStamps()
+	s.writeStamps(sf.Event, map[string]stamp{"f.json": st})
+	if _, ok := New(s.Dir).stampOf("f.json"); ok {
+		t.Fatal("a fresh reader takes a rewritten stamp")
+	}
+	if _, ok := s.stampOf("f.json"); ok {
+		t.Fatal("the writing process takes a rewritten stamp")
 	}
 }

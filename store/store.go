@@ -293,6 +293,7 @@ type Tx struct {
 	// stamped: the bytes the transaction uses for them (see hashNow).
 	driftBases map[string]driftRead
 	prevHead   string // the log's head before the commit's entries
+	stampView  *stampView
 }
 
 // stampNames are the files whose stamps a commit renews: those written,
