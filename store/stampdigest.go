@@ -18,9 +18,12 @@ import (
 //     hash. So the event a transaction appends, which is keyed, chained and
 //     anchored like every entry, records a digest of each stamp's
 //     content-derived parts (EventMetadata.Stamps), and a transaction uses
-//     a stamp's facts and mids only when the stamps were written after the
-//     log's head and the head records that stamp's digest and hash. Any
-//     other stamp costs a full read, never a wrong record.
+//     a stamp's facts and mids (a reader its facts: stampOf) only when the
+//     stamps were written after the log's head and the head records that
+//     stamp's digest and hash. Any other stamp costs a full read, never a
+//     wrong record.
+//   - What a write takes from a file on its identity alone (over 1 MiB) is
+//     checked against the log's hash as far as it hashes it (checkBase).
 
 // stampFor is the stamp a commit records for content hashed hash, before
 // its identity is known.
