@@ -5,13 +5,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/ctxpack"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/prompts"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/workflow"
@@ -115,13 +115,13 @@ func toReview(r gjson.Result) ctxpack.Review {
 	return cr
 }
 
-var archBranch = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^refactor/arch-review-(\d+)$`) })
+var archBranch = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^refactor/arch-review-(\d+)$`) }}
 
 // concerns says whether a review is of the work w: the same items, or
 // (for work without items) the same branch; an architecture refactor's
 // review is the architecture review its branch is named after.
 func concernsWork(r gjson.Result, w Assignment) bool {
-	if m := archBranch().FindStringSubmatch(w.Branch); m != nil && w.Feature == "" {
+	if m := archBranch.Get().FindStringSubmatch(w.Branch); m != nil && w.Feature == "" {
 		return r.Get("review_id").String() == m[1] || r.Get("branch").String() == w.Branch
 	}
 	if w.Feature == "" {
@@ -335,7 +335,7 @@ func (a *App) promptData(sn *snapshot, w Assignment, in ctxpack.Input, pkg ctxpa
 		}
 	}
 	if d.ReviewID == 0 {
-		if m := archBranch().FindStringSubmatch(w.Branch); m != nil {
+		if m := archBranch.Get().FindStringSubmatch(w.Branch); m != nil {
 			d.ReviewID, _ = strconv.Atoi(m[1])
 			d.IssuePrefix = "A" + m[1] + "-"
 		}

@@ -9,13 +9,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 	"github.com/baton-cli/baton/workflow"
@@ -356,7 +356,7 @@ func (st *state) checkPassedWork(in reviews.NewReview) error {
 // branches). Other roles work on no branch of their own.
 func workBranch(role, feature string, session int) string {
 	ids := features.SplitIDs(feature)
-	slug := unsafeBranchChars().ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
+	slug := unsafeBranchChars.Get().ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
@@ -376,7 +376,7 @@ func workBranch(role, feature string, session int) string {
 	return ""
 }
 
-var unsafeBranchChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
+var unsafeBranchChars = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) }}
 
 // sentWork is the branch of the work sent to a REVIEW session as it opens
 // (the one it was opened on, else the status's) and the head handed over

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -13,6 +12,7 @@ import (
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
 	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/reviews"
 )
@@ -215,14 +215,14 @@ func (st *Story) answer(x gjson.Result) {
 	})
 }
 
-var reviewNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^R?(\d+)`) })
+var reviewNumber = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^R?(\d+)`) }}
 
 // origin says where an item came from: its spec or review, and the event
 // that added it.
 func (sn *snapshot) origin(rec gjson.Result, id string, lines []LogLine) StoryOrigin {
 	o := StoryOrigin{Source: rec.Get("source_appspec").String()}
 	if sr := rec.Get("source_review"); sr.Exists() {
-		if m := reviewNumber().FindStringSubmatch(strings.TrimSpace(sr.String())); m != nil {
+		if m := reviewNumber.Get().FindStringSubmatch(strings.TrimSpace(sr.String())); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			o.SourceReview = &n
 			if sn.rev != nil {

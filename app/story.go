@@ -8,13 +8,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
 	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/jsondoc"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
@@ -188,11 +188,11 @@ func (a *App) Show(ctx context.Context, c Caller, id string) (Story, error) {
 	return st, err
 }
 
-var relTime = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`) })
+var relTime = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`) }}
 
 // logTime reads a --since/--until value: a timestamp, or a duration ago.
 func logTime(flag, v string, now time.Time) (time.Time, error) {
-	if m := relTime().FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+	if m := relTime.Get().FindStringSubmatch(strings.TrimSpace(v)); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
 		return now.Add(-time.Duration(n) * unit).UTC(), nil
@@ -302,7 +302,7 @@ func sameRole(got, want string) bool {
 	return strings.EqualFold(got, want) || (g != "" && g == w)
 }
 
-var reviewInSummary = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bR(\d+)\b`) })
+var reviewInSummary = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`\bR(\d+)\b`) }}
 
 // reviewOf is the review an event recorded, answered, merged or rejected
 // (0: none).
@@ -310,7 +310,7 @@ func reviewOf(l LogLine) int {
 	if id := gjson.GetBytes(l.Record, "review_id").Int(); id > 0 {
 		return int(id)
 	}
-	if m := reviewInSummary().FindStringSubmatch(l.Summary); m != nil {
+	if m := reviewInSummary.Get().FindStringSubmatch(l.Summary); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}

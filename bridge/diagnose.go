@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/baton-cli/baton/bridge/schemacheck"
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Problem is one thing wrong with a bridge document, found by the schema
@@ -99,7 +99,7 @@ func describe(k Kind, obj map[string]any, e *schemacheck.Error) []Problem {
 		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s; it must be one of %s", field, show(e.Got), showAll(e.Want.([]any)))}}
 	case schemacheck.KindFormat:
 		format := e.Want.(string)
-		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, not a valid %s%s", field, show(e.Got), format, formatExample()[format])}}
+		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, not a valid %s%s", field, show(e.Got), format, formatExample.Get()[format])}}
 	}
 	msg := e.Error()
 	if field == "" {
@@ -160,12 +160,12 @@ func wrongType(response bool, field, got string, want []string, obj map[string]a
 	return Problem{Code: ProblemWrongType, Field: field, Message: fmt.Sprintf("%q is %s; it must be %s", field, article(got), strings.Join(want, " or "))}
 }
 
-var formatExample = sync.OnceValue(func() map[string]string {
+var formatExample = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{
 		"date-time": " (write an ISO 8601 time such as 2025-11-24T14:22:45Z)",
 		"uuid":      " (such as 550e8400-e29b-41d4-a716-446655440000)",
 	}
-})
+}}
 
 // tidy drops what a named mistake already says and orders the problems:
 // the seed's mistakes first, then fields in the envelope's order.

@@ -20,7 +20,7 @@ var reference = sync.OnceValues(func() (map[Kind]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	out := map[Kind]*jsonschema.Schema{}
-	for k, name := range schemaFiles() {
+	for k, name := range schemaFiles.Get() {
 		raw, err := Schema(k)
 		if err != nil {
 			return nil, err
@@ -168,7 +168,7 @@ func TestSchemaValidatorAgreesWithReference(t *testing.T) {
 	n := 0
 	for _, d := range docs {
 		for _, doc := range append([][]byte{d}, mutations(d)...) {
-			for k := range schemaFiles() {
+			for k := range schemaFiles.Get() {
 				sameVerdict(t, k, doc)
 				n++
 			}
@@ -178,7 +178,7 @@ func TestSchemaValidatorAgreesWithReference(t *testing.T) {
 		t.Fatalf("only %d checks: the corpus is missing", n)
 	}
 	for _, raw := range []string{`{} x`, `{}}`, `{"a":1,}`, ``, `{"request_id": "\ud800"}`, `{"duration_seconds": 1e999999999}`} {
-		for k := range schemaFiles() {
+		for k := range schemaFiles.Get() {
 			sameVerdict(t, k, []byte(raw))
 		}
 	}
@@ -195,7 +195,7 @@ func FuzzSchemaValidatorAgreesWithReference(f *testing.F) {
 		if len(data) > 4096 {
 			return // keeps each run quick
 		}
-		for k := range schemaFiles() {
+		for k := range schemaFiles.Get() {
 			sameVerdict(t, k, data)
 		}
 	})

@@ -119,13 +119,13 @@ func TestBridgeWhatBatonWritesIsValid(t *testing.T) {
 }
 
 func TestBridgeSchemaFilesAreShipped(t *testing.T) {
-	for k := range schemaFiles() {
+	for k := range schemaFiles.Get() {
 		raw, err := Schema(k)
 		if err != nil || len(raw) == 0 {
 			t.Fatalf("%s: %v", k, err)
 		}
 	}
-	if _, err := compiled(); err != nil {
+	if _, err := compiled.Get(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,11 +3,11 @@ package cmd
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/progress"
 	"github.com/baton-cli/baton/reviews"
 )
@@ -32,7 +32,7 @@ const (
 )
 
 // flagCompletions: which flag names complete what, in every command.
-var flagCompletions = sync.OnceValue(func() map[string]string {
+var flagCompletions = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{
 		"feature": compFeature, "feature-id": compFeature, "features": compFeature, "current-feature": compFeature,
 		"review": compReview, "review-id": compReview,
@@ -46,10 +46,10 @@ var flagCompletions = sync.OnceValue(func() map[string]string {
 		"branch": compBranch, "current-branch": compBranch, "from": compBranch,
 		"type": compType,
 	}
-})
+}}
 
 // argCompletions: what a command's positional arguments complete.
-var argCompletions = sync.OnceValue(func() map[string]string {
+var argCompletions = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{
 		"features get": compFeature, "features pass": compFeature, "features pass-batch": compFeature,
 		"features fail": compFeature, "reviews get-fix-count": compFeature, "show": compFeature,
@@ -58,15 +58,15 @@ var argCompletions = sync.OnceValue(func() map[string]string {
 		"progress get-session": compSession,
 		"schema":               compSchema,
 	}
-})
+}}
 
 // addCompletions registers the completion functions across the tree.
 func (a *App) addCompletions(c *cobra.Command) {
-	if kind, ok := argCompletions()[commandKey(c)]; ok && c.ValidArgsFunction == nil {
+	if kind, ok := argCompletions.Get()[commandKey(c)]; ok && c.ValidArgsFunction == nil {
 		c.ValidArgsFunction = a.completer(kind)
 	}
 	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-		kind, ok := flagCompletions()[f.Name]
+		kind, ok := flagCompletions.Get()[f.Name]
 		if !ok || (kind == compPhase && f.Value.Type() != "string") {
 			return
 		}

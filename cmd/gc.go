@@ -2,7 +2,8 @@ package cmd
 
 import (
 	"runtime/debug"
-	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // The collector. Most baton commands live a few milliseconds and their heap
@@ -19,14 +20,14 @@ const oneShotMemoryLimit = 512 << 20
 
 // longRunning are the command paths (after "baton") of the commands that
 // live as long as a session or a whole run.
-var longRunning = sync.OnceValue(func() map[string]bool {
+var longRunning = lazy.Value[map[string]bool]{Build: func() map[string]bool {
 	return map[string]bool{"run": true, "demo": true, "mcp": true, "bridge loop": true}
-})
+}}
 
 // LongRunning says whether args run a command that lives (longRunning).
 func LongRunning(args []string) bool {
 	words := commandWords(args, 2)
-	return len(words) > 0 && (longRunning()[words[0]] || (len(words) == 2 && longRunning()[words[0]+" "+words[1]]))
+	return len(words) > 0 && (longRunning.Get()[words[0]] || (len(words) == 2 && longRunning.Get()[words[0]+" "+words[1]]))
 }
 
 // SetProcessGC sets the collector of a baton process for the command args

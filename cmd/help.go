@@ -6,18 +6,18 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/manpage"
 )
 
 // examples is every command's Example, by its path below baton. Each line is
 // a command a user can run as it stands (ids as in the README's quick start).
-var examples = sync.OnceValue(func() map[string]string {
+var examples = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{
 		"": `baton init -n shop                      # set up the state files
 baton status                            # one screen: where the project is
@@ -114,7 +114,7 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 		"completion fish":       "baton completion fish > ~/.config/fish/completions/baton.fish",
 		"completion powershell": "baton completion powershell | Out-String | Invoke-Expression",
 	}
-})
+}}
 
 // commandKey is c's path below baton ("" for baton itself).
 func commandKey(c *cobra.Command) string {
@@ -123,7 +123,7 @@ func commandKey(c *cobra.Command) string {
 
 // addExamples gives every command in the tree its example.
 func addExamples(c *cobra.Command) {
-	if ex, ok := examples()[commandKey(c)]; ok && c.Example == "" {
+	if ex, ok := examples.Get()[commandKey(c)]; ok && c.Example == "" {
 		c.Example = indent(ex)
 	}
 	for _, sub := range c.Commands() {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Interrupts. A command that may change something runs with a context that
@@ -18,7 +19,7 @@ import (
 // command missing from it is treated as a write.
 
 // readOnly are the command paths that only read the state files.
-var readOnly = sync.OnceValue(func() map[string]bool {
+var readOnly = lazy.Value[map[string]bool]{Build: func() map[string]bool {
 	return map[string]bool{
 		"baton progress get-status": true, "baton progress get-session": true, "baton progress get-review-type": true,
 		"baton progress next-session-id": true, "baton progress list": true,
@@ -28,13 +29,13 @@ var readOnly = sync.OnceValue(func() map[string]bool {
 		"baton features list": true, "baton features stats": true, "baton features next-id": true,
 		"baton features debt-count": true,
 	}
-})
+}}
 
 // trapInterrupt gives c, unless it only reads, a context SIGINT cancels
 // (when the process's signals are this App's: see Main); the returned
 // function ends the trap and notes whether it fired.
 func (a *App) trapInterrupt(c *cobra.Command) func() {
-	if !a.trapSignals || readOnly()[c.CommandPath()] {
+	if !a.trapSignals || readOnly.Get()[c.CommandPath()] {
 		return func() {}
 	}
 	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)

@@ -11,7 +11,7 @@ import (
 func TestReadOnlyCommandsExist(t *testing.T) {
 	a := newApp(Env{Getenv: func(string) string { return "" }})
 	root := a.newRootCmd()
-	for path := range readOnly() {
+	for path := range readOnly.Get() {
 		c, rest, err := root.Find(strings.Fields(path)[1:])
 		if err != nil || len(rest) > 0 || c.CommandPath() != path {
 			t.Errorf("readOnly names %q, which is not a command", path)

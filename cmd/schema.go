@@ -5,11 +5,11 @@ import (
 	"maps"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/jsondoc"
 )
 
@@ -55,7 +55,7 @@ func tStrOrInt() schema { return schema{"type": []string{"string", "integer"}} }
 // are built on first use, not at start-up: few commands read them (`baton
 // schema`, a --field read of a field the record lacks), while every command
 // pays for the package's init.
-var defs = sync.OnceValue(defsTable)
+var defs = lazy.Value[schema]{Build: defsTable}
 
 func defsTable() schema {
 	return schema{
@@ -87,7 +87,7 @@ func defsTable() schema {
 }
 
 // schemas are the documents, by command path below baton.
-var schemas = sync.OnceValue(schemasTable)
+var schemas = lazy.Value[map[string]schema]{Build: schemasTable}
 
 func schemasTable() map[string]schema {
 	m := commandSchemas()
@@ -196,12 +196,12 @@ func withWarnings2(s schema) schema {
 // schemaFor is the whole schema of a command's document ("error" for the
 // error object), with its definitions.
 func schemaFor(name string) (schema, bool) {
-	s, ok := schemas()[name]
+	s, ok := schemas.Get()[name]
 	if !ok {
 		return nil, false
 	}
 	out := schema{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://baton.invalid/schema/" + strings.ReplaceAll(name, " ", "-") + ".json",
-		"title": "baton " + name + " --json", "$defs": defs()}
+		"title": "baton " + name + " --json", "$defs": defs.Get()}
 	for k, v := range s {
 		out[k] = v
 	}
@@ -219,8 +219,8 @@ func Schema(name string) ([]byte, bool) {
 }
 
 func schemaNames() []string {
-	names := make([]string, 0, len(schemas()))
-	for n := range schemas() {
+	names := make([]string, 0, len(schemas.Get()))
+	for n := range schemas.Get() {
 		names = append(names, n)
 	}
 	sort.Strings(names)

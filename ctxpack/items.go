@@ -3,7 +3,8 @@ package ctxpack
 import (
 	"fmt"
 	"strings"
-	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // candidates lists every item the input supports, in reading order.
@@ -128,9 +129,9 @@ func kindOr(k string) string {
 }
 
 // severityRank orders issues: the worse, the more important.
-var severityRank = sync.OnceValue(func() map[string]float64 {
+var severityRank = lazy.Value[map[string]float64]{Build: func() map[string]float64 {
 	return map[string]float64{"critical": 0.94, "major": 0.93, "minor": 0.86, "suggestion": 0.75}
-})
+}}
 
 func reviewItems(in Input) []Item {
 	r := in.Review
@@ -158,7 +159,7 @@ func reviewItems(in Input) []Item {
 		if is.Suggestion != "" {
 			fmt.Fprintf(&b, "Suggestion: %s\n", is.Suggestion)
 		}
-		imp := severityRank()[is.Severity]
+		imp := severityRank.Get()[is.Severity]
 		if imp == 0 {
 			imp = 0.8
 		}

@@ -6,7 +6,8 @@ package errs
 import (
 	"errors"
 	"fmt"
-	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Kind classifies an error by what the caller should do about it.
@@ -39,7 +40,7 @@ const (
 	ExitMaxSessions = 7
 )
 
-var codes = sync.OnceValue(func() map[Kind]int {
+var codes = lazy.Value[map[Kind]int]{Build: func() map[Kind]int {
 	return map[Kind]int{
 		Unexpected:  ExitUnexpected,
 		Usage:       ExitUsage,
@@ -51,9 +52,9 @@ var codes = sync.OnceValue(func() map[Kind]int {
 		Interrupted: ExitInterrupted,
 		MaxSessions: ExitMaxSessions,
 	}
-})
+}}
 
-var names = sync.OnceValue(func() map[Kind]string {
+var names = lazy.Value[map[Kind]string]{Build: func() map[Kind]string {
 	return map[Kind]string{
 		Unexpected:  "unexpected",
 		Usage:       "usage",
@@ -65,10 +66,10 @@ var names = sync.OnceValue(func() map[Kind]string {
 		Interrupted: "interrupted",
 		MaxSessions: "max_sessions",
 	}
-})
+}}
 
 // String names the kind as it appears in JSON error output.
-func (k Kind) String() string { return names()[k] }
+func (k Kind) String() string { return names.Get()[k] }
 
 // Error is an error with a kind. Msg is the whole human message; Err, when
 // set, is the underlying cause kept for errors.Is/As.
@@ -112,7 +113,7 @@ func Code(err error) int {
 	if errors.As(err, &e) && e.Exit != 0 {
 		return e.Exit
 	}
-	return codes()[KindOf(err)]
+	return codes.Get()[KindOf(err)]
 }
 
 // Is reports whether err is of kind k.

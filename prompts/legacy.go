@@ -4,12 +4,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Placeholders maps the predecessor's {{PLACEHOLDER}} names, which its
 // prompts used, to the template fields they stand for.
-var Placeholders = sync.OnceValue(func() map[string]string {
+var Placeholders = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{
 		"PROJECT_NAME":          ".Project",
 		"PROJECT_PATH":          ".ProjectPath",
@@ -28,18 +29,18 @@ var Placeholders = sync.OnceValue(func() map[string]string {
 		"TEST_COMMAND":          ".TestCommand",
 		"CONTEXT":               ".Context",
 	}
-})
+}}
 
-var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`) })
+var placeholder = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`) }}
 
 // legacy turns {{PLACEHOLDER}} names into template fields, keeping every
 // line where it was (so errors name the file's own lines). An unknown
 // name is an error naming its line and the names there are.
 func legacy(origin, src string) (string, error) {
 	var bad *Error
-	out := placeholder().ReplaceAllStringFunc(src, func(m string) string {
-		name := placeholder().FindStringSubmatch(m)[1]
-		if f, ok := Placeholders()[name]; ok {
+	out := placeholder.Get().ReplaceAllStringFunc(src, func(m string) string {
+		name := placeholder.Get().FindStringSubmatch(m)[1]
+		if f, ok := Placeholders.Get()[name]; ok {
 			return "{{" + f + "}}"
 		}
 		if bad == nil {
@@ -56,7 +57,7 @@ func legacy(origin, src string) (string, error) {
 
 func placeholderNames() []string {
 	var n []string
-	for k := range Placeholders() {
+	for k := range Placeholders.Get() {
 		n = append(n, k)
 	}
 	sort.Strings(n)

@@ -18,8 +18,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"text/template"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 //go:embed templates/*.md templates/_common.tmpl
@@ -88,13 +89,15 @@ func (d Data) IssueList() string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-var funcs = template.FuncMap{
-	"join": strings.Join,
-	"first": func(ids string) string {
-		id, _, _ := strings.Cut(ids, ",")
-		return id
-	},
-}
+var funcs = lazy.Value[template.FuncMap]{Build: func() template.FuncMap {
+	return template.FuncMap{
+		"join": strings.Join,
+		"first": func(ids string) string {
+			id, _, _ := strings.Cut(ids, ",")
+			return id
+		},
+	}
+}}
 
 // Error is a template that cannot be used: which file, which line, why.
 type Error struct {
@@ -128,7 +131,7 @@ func Render(overrideDir string, d Data) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := template.New(origin).Option("missingkey=error").Funcs(funcs)
+	t := template.New(origin).Option("missingkey=error").Funcs(funcs.Get())
 	if _, err := t.New("_common.tmpl").Parse(string(common)); err != nil {
 		return "", templateError("built-in _common.tmpl", err)
 	}
@@ -157,10 +160,10 @@ func tidy(s string) string {
 	return strings.TrimSpace(strings.Join(out, "\n")) + "\n"
 }
 
-var templateLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^template: (.*?):(\d+):(?:\d+:)? ?(.*)$`) })
+var templateLine = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^template: (.*?):(\d+):(?:\d+:)? ?(.*)$`) }}
 
 func templateError(origin string, err error) error {
-	m := templateLine().FindStringSubmatch(err.Error())
+	m := templateLine.Get().FindStringSubmatch(err.Error())
 	if m == nil {
 		return &Error{File: origin, Msg: err.Error()}
 	}
@@ -173,7 +176,7 @@ func templateError(origin string, err error) error {
 // IMPLEMENT's), else the built-in one.
 func source(overrideDir, name string) (src, origin string, override bool, err error) {
 	if overrideDir != "" {
-		for _, n := range []string{name, aliasOf()[name]} {
+		for _, n := range []string{name, aliasOf.Get()[name]} {
 			if n == "" {
 				continue
 			}
@@ -195,9 +198,9 @@ func source(overrideDir, name string) (src, origin string, override bool, err er
 }
 
 // aliasOf maps the roles that have another role's rights to it.
-var aliasOf = sync.OnceValue(func() map[string]string {
+var aliasOf = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{"BUGFIX": "IMPLEMENT", "GLOBAL_FIX": "FIX", "BROWNFIELD_INITIALIZER": "INITIALIZER"}
-})
+}}
 
 // Roles lists the roles with a built-in template.
 func Roles() []string {

@@ -4,9 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Ids are written several ways: show-issues prints a review as R3 and its
@@ -16,22 +16,22 @@ import (
 // id it was given when it is the other kind. The forms are compiled on
 // first use: package initialisation is paid by every baton process.
 var (
-	reviewForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[RA](\d+)$`) })
-	fixForm    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^FIX-(\d+)$`) })
-	issueForm  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([RA])(\d+)-[CMS]\d+$`) })
+	reviewForm = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^[RA](\d+)$`) }}
+	fixForm    = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^FIX-(\d+)$`) }}
+	issueForm  = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^([RA])(\d+)-[CMS]\d+$`) }}
 )
 
 // ParseReviewID reads a review id given as 3, R3 or A3 (case-insensitive).
 func ParseReviewID(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, ok := idNumber(t, reviewForm()); ok {
+	if n, ok := idNumber(t, reviewForm.Get()); ok {
 		return n, nil
 	}
 	switch {
-	case fixForm().MatchString(t):
+	case fixForm.Get().MatchString(t):
 		return 0, errs.New(errs.Usage, "%q is a fix id, not a review id: give the id of the review (3 or R3; 'baton reviews list' shows them)", s)
-	case issueForm().MatchString(t):
-		m := issueForm().FindStringSubmatch(t)
+	case issueForm.Get().MatchString(t):
+		m := issueForm.Get().FindStringSubmatch(t)
 		return 0, errs.New(errs.Usage, "%q is an issue id, not a review id: the review it belongs to is R%s", s, m[2])
 	}
 	return 0, errs.New(errs.Usage, "%q is not a review id (write 3 or R3)", s)
@@ -40,10 +40,10 @@ func ParseReviewID(s string) (int, error) {
 // ParseFixID reads a fix id given as 3 or FIX-3 (case-insensitive).
 func ParseFixID(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, ok := idNumber(t, fixForm()); ok {
+	if n, ok := idNumber(t, fixForm.Get()); ok {
 		return n, nil
 	}
-	if reviewForm().MatchString(t) {
+	if reviewForm.Get().MatchString(t) {
 		return 0, errs.New(errs.Usage, "%q is a review id, not a fix id: give the id of the fix (3 or FIX-3; 'baton reviews list' shows them)", s)
 	}
 	return 0, errs.New(errs.Usage, "%q is not a fix id (write 3 or FIX-3)", s)

@@ -168,7 +168,10 @@ func (tx *Tx) planAll(names []string) (map[string]string, map[string]*patchEntry
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		h, m, p := tx.plan(n, dst, tx.staged[n])
+		h, m, p, err := tx.plan(n, dst, tx.staged[n])
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		hashes[n], tx.mids[n] = h, m
 		if p != nil {
 			patches[n] = p

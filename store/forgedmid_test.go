@@ -153,3 +153,60 @@ func TestUntrackedStampIsABaseOnly(t *testing.T) {
 		}
 	}
 }
+
+// A file over 1 MiB is taken by the drift check on its stamp's identity,
+// which an agent can rewrite with an edit of the file. The next write must
+// not hash the edit into the log as baton's: the bytes it takes from the
+// file are checked against the log's hash (from the saved state it resumes
+// from), and the write is refused.
+func TestForgedIdentityEditIsNotAbsorbed(t *testing.T) {
+	s := stampTestStore(t)
+	first := []byte("[\n{\"id\":1,\"pad\":\"" + string(bytes.Repeat([]byte("x"), copyLimit)) + "\"},\n")
+	content := append(bytes.Clone(first), "{\"id\":2,\"who\":\"honest\"}"...)
+	last := int64(len(first))
+	write := func(build func(old []byte) ([][]byte, int64)) error {
+		return s.Update(context.Background(), func(tx *Tx) error {
+			if _, err := tx.Drift(); err != nil {
+				return err
+			}
+			old, _, _, err := tx.ReadTrusted("f.json")
+			if err != nil {
+				return err
+			}
+			pieces, l := build(old)
+			n := len(bytes.Join(pieces, nil))
+			facts, _ := json.Marshal(map[string]any{"a": map[string]any{"count": 2, "last": []int64{l, int64(n)}, "span": []int{0, n}}})
+			tx.WriteSegments("f.json", pieces, facts)
+			tx.Log(Event{Type: "task"})
+			return nil
+		})
+	}
+	for i := 0; i < 2; i++ {
+		if err := write(func([]byte) ([][]byte, int64) { return [][]byte{content}, last }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := bytes.Replace(content, []byte("honest"), []byte("EVIL!!"), 1)
+	if err := os.WriteFile(s.Path("f.json"), edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(s.Path("f.json"))
+	sf, _ := s.loadStamps()
+	st := sf.Files["f.json"]
+	st.ID = identity(fi)
+	sf.Files["f.json"] = st
+	s.writeStamps(sf.Event, sf.Files) // the identity forged, resealed
+	before, _, _ := s.lastEvent()
+	err := write(func(old []byte) ([][]byte, int64) {
+		return [][]byte{old, []byte(",\n{\"id\":3}")}, int64(len(old)) + 2
+	})
+	if err == nil {
+		t.Fatal("the write went ahead on a file that does not hold what the log recorded")
+	}
+	if after, _, _ := s.lastEvent(); after.Hash != before.Hash {
+		t.Fatal("the refused write logged an entry")
+	}
+	if d, _, _ := s.CheckDrift(false); len(d) != 1 {
+		t.Fatalf("verify does not see the edit: %v", d)
+	}
+}

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Roles. HUMAN is a person overriding with --as HUMAN --reason.
@@ -23,13 +24,13 @@ const (
 
 // roleAliases maps the predecessor's extra roles to the role whose rights
 // they have.
-var roleAliases = sync.OnceValue(func() map[string]string {
+var roleAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
 	return map[string]string{
 		"BUGFIX":                 Implement,
 		"GLOBAL_FIX":             Fix,
 		"BROWNFIELD_INITIALIZER": Initializer,
 	}
-})
+}}
 
 // Roles lists every role name baton accepts, aliases included.
 var Roles = []string{Initializer, "BROWNFIELD_INITIALIZER", Implement, "BUGFIX", Review, Fix, "GLOBAL_FIX", Architecture}
@@ -38,7 +39,7 @@ var Roles = []string{Initializer, "BROWNFIELD_INITIALIZER", Implement, "BUGFIX",
 // role at all.
 func Canonical(name string) (string, bool) {
 	n := strings.ToUpper(strings.TrimSpace(name))
-	if r, ok := roleAliases()[n]; ok {
+	if r, ok := roleAliases.Get()[n]; ok {
 		return r, true
 	}
 	switch n {
@@ -71,7 +72,7 @@ const (
 
 // matrix is DESIGN.md's responsibility matrix: for each action, the roles
 // allowed to take it. HUMAN is allowed everything and is not listed.
-var matrix = sync.OnceValue(func() map[Action][]string {
+var matrix = lazy.Value[map[Action][]string]{Build: func() map[Action][]string {
 	return map[Action][]string{
 		CreateFeatureBranch:  {Implement},
 		CreateRefactorBranch: {Implement, Fix},
@@ -88,12 +89,12 @@ var matrix = sync.OnceValue(func() map[Action][]string {
 		RecordSession:        {Initializer, Implement, Review, Fix, Architecture},
 		SetStatus:            {Initializer, Implement},
 	}
-})
+}}
 
 // Actions lists every action of the matrix, sorted.
 func Actions() []Action {
-	out := make([]Action, 0, len(matrix()))
-	for a := range matrix() {
+	out := make([]Action, 0, len(matrix.Get()))
+	for a := range matrix.Get() {
 		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
@@ -101,7 +102,7 @@ func Actions() []Action {
 }
 
 // Allowed returns the roles that may take action.
-func Allowed(action Action) []string { return append([]string(nil), matrix()[action]...) }
+func Allowed(action Action) []string { return append([]string(nil), matrix.Get()[action]...) }
 
 // Refusal explains why a role may not take an action.
 type Refusal struct {
@@ -123,15 +124,15 @@ func (r *Refusal) Error() string {
 func Check(role string, action Action) error {
 	canon, ok := Canonical(role)
 	if !ok {
-		return &Refusal{Role: role, Action: action, Allowed: matrix()[action]}
+		return &Refusal{Role: role, Action: action, Allowed: matrix.Get()[action]}
 	}
 	if canon == Human {
 		return nil
 	}
-	for _, r := range matrix()[action] {
+	for _, r := range matrix.Get()[action] {
 		if r == canon {
 			return nil
 		}
 	}
-	return &Refusal{Role: strings.ToUpper(role), Action: action, Allowed: matrix()[action]}
+	return &Refusal{Role: strings.ToUpper(role), Action: action, Allowed: matrix.Get()[action]}
 }

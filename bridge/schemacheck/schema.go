@@ -24,6 +24,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Schema is one compiled schema or subschema.
@@ -50,20 +52,20 @@ var typeOrder = []string{"null", "boolean", "number", "integer", "string", "arra
 
 // annotations are keywords that say something about a schema to a reader
 // but nothing about which documents are valid.
-var annotations = sync.OnceValue(func() map[string]bool {
+var annotations = lazy.Value[map[string]bool]{Build: func() map[string]bool {
 	return map[string]bool{
 		"$schema": true, "$id": true, "$comment": true, "title": true,
 		"description": true, "default": true, "examples": true,
 	}
-})
+}}
 
 // formats are the formats checked; any other is refused at compile time.
-var formats = sync.OnceValue(func() map[string]func(string) bool {
+var formats = lazy.Value[map[string]func(string) bool]{Build: func() map[string]func(string) bool {
 	return map[string]func(string) bool{
 		"date-time": isDateTime,
 		"uuid":      isUUID,
 	}
-})
+}}
 
 // Compile parses a schema document. Its errors name the keyword and where
 // in the schema it is.
@@ -104,7 +106,7 @@ func compile(v any, at string) (*Schema, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if annotations()[k] {
+		if annotations.Get()[k] {
 			continue
 		}
 		kw, ok := compileKeyword(k)
@@ -243,7 +245,7 @@ func compileEnum(s *Schema, v any, at string) error {
 
 func compileFormat(s *Schema, v any, at string) error {
 	name, ok := v.(string)
-	if !ok || formats()[name] == nil {
+	if !ok || formats.Get()[name] == nil {
 		return fmt.Errorf("%s: format %v is not supported by baton's schema validator (only date-time and uuid)", at, v)
 	}
 	s.format = name

@@ -140,7 +140,7 @@ func (s *Schema) checkValue(v any) *Error {
 	if s.enum != nil && !slices.ContainsFunc(s.enum, func(w any) bool { return equal(v, w) }) {
 		return &Error{Kind: KindEnum, Got: v, Want: s.enum}
 	}
-	if str, ok := v.(string); ok && s.format != "" && !formats()[s.format](str) {
+	if str, ok := v.(string); ok && s.format != "" && !formats.Get()[s.format](str) {
 		return &Error{Kind: KindFormat, Got: v, Want: s.format}
 	}
 	return nil

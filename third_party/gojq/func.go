@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/itchyny/timefmt-go"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // builtinFuncDefs are the builtins defined in jq (builtin.go, generated
@@ -873,7 +875,7 @@ func funcFormat(v, x any) any {
 	return internalFuncTable()[f.Name].callback(v, nil)
 }
 
-var htmlEscaper = sync.OnceValue(func() *strings.Replacer {
+var htmlEscaper = lazy.Value[*strings.Replacer]{Build: func() *strings.Replacer {
 	return strings.NewReplacer(
 		`<`, "&lt;",
 		`>`, "&gt;",
@@ -881,10 +883,10 @@ var htmlEscaper = sync.OnceValue(func() *strings.Replacer {
 		`'`, "&apos;",
 		`"`, "&quot;",
 	)
-})
+}}
 
 func funcToHTML(v any) any {
-	return htmlEscaper().Replace(toString(v))
+	return htmlEscaper.Get().Replace(toString(v))
 }
 
 func funcToURI(v any) any {
@@ -899,20 +901,20 @@ func funcToURId(v any) any {
 	return x
 }
 
-var csvEscaper = sync.OnceValue(func() *strings.Replacer {
+var csvEscaper = lazy.Value[*strings.Replacer]{Build: func() *strings.Replacer {
 	return strings.NewReplacer(
 		`"`, `""`,
 		"\x00", `\0`,
 	)
-})
+}}
 
 func funcToCSV(v any) any {
 	return formatJoin("csv", v, ",", func(s string) string {
-		return `"` + csvEscaper().Replace(s) + `"`
+		return `"` + csvEscaper.Get().Replace(s) + `"`
 	})
 }
 
-var tsvEscaper = sync.OnceValue(func() *strings.Replacer {
+var tsvEscaper = lazy.Value[*strings.Replacer]{Build: func() *strings.Replacer {
 	return strings.NewReplacer(
 		"\t", `\t`,
 		"\r", `\r`,
@@ -920,25 +922,25 @@ var tsvEscaper = sync.OnceValue(func() *strings.Replacer {
 		"\\", `\\`,
 		"\x00", `\0`,
 	)
-})
+}}
 
 func funcToTSV(v any) any {
-	return formatJoin("tsv", v, "\t", tsvEscaper().Replace)
+	return formatJoin("tsv", v, "\t", tsvEscaper.Get().Replace)
 }
 
-var shEscaper = sync.OnceValue(func() *strings.Replacer {
+var shEscaper = lazy.Value[*strings.Replacer]{Build: func() *strings.Replacer {
 	return strings.NewReplacer(
 		"'", `'\''`,
 		"\x00", `\0`,
 	)
-})
+}}
 
 func funcToSh(v any) any {
 	if _, ok := v.([]any); !ok {
 		v = []any{v}
 	}
 	return formatJoin("sh", v, " ", func(s string) string {
-		return "'" + shEscaper().Replace(s) + "'"
+		return "'" + shEscaper.Get().Replace(s) + "'"
 	})
 }
 

@@ -2,8 +2,9 @@ package gojq
 
 import (
 	"encoding/json"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 type lexer struct {
@@ -22,7 +23,7 @@ func newLexer(src string) *lexer {
 
 const eof = -1
 
-var keywords = sync.OnceValue(func() map[string]int {
+var keywords = lazy.Value[map[string]int]{Build: func() map[string]int {
 	return map[string]int{
 		"or":      tokOrOp,
 		"and":     tokAndOp,
@@ -46,7 +47,7 @@ var keywords = sync.OnceValue(func() map[string]int {
 		"reduce":  tokReduce,
 		"foreach": tokForeach,
 	}
-})
+}}
 
 func (l *lexer) Lex(lval *yySymType) (tokenType int) {
 	defer func() { l.tokenType = tokenType }()
@@ -73,7 +74,7 @@ func (l *lexer) Lex(lval *yySymType) (tokenType int) {
 		if isModule {
 			return tokModuleIdent
 		}
-		if tok, ok := keywords()[l.token]; ok {
+		if tok, ok := keywords.Get()[l.token]; ok {
 			return tok
 		}
 		return tokIdent
