@@ -105,7 +105,10 @@ func TestCrashSafety(t *testing.T) {
 				nextDone++
 				op.args = []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", op.feature, "-b", "feature/" + strings.ToLower(op.feature), "-v", "PASS", "-s", sum}
 			} else {
-				op.feature = featureID(1 + i%nFeatures)
+				// a feature at its fix-cycle limit is not asked for changes:
+				// baton decides such a review REJECT, which also rewrites
+				// feature_list.json (the merge and reject loop covers it)
+				op.feature = belowFixLimit(cur, i, nFeatures)
 				op.args = []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", op.feature, "-b", "feature/" + strings.ToLower(op.feature), "-v", "REQUEST_CHANGES", "-s", sum,
 					"--issues", `{"major":[{"description":"m"}],"minor":[{"description":"n"}]}`}
 			}
@@ -360,6 +363,19 @@ func sameFix(a, b fixRec) bool {
 		return *p
 	}
 	return a.FixID == b.FixID && a.ReviewID == b.ReviewID && deref(a.FeatureID) == deref(b.FeatureID)
+}
+
+// belowFixLimit is a feature of the n, from the i-th on, with fewer fixes
+// than the fix-cycle limit (the i-th when the reviews do not parse).
+func belowFixLimit(cur *crashState, i, nFeatures int) string {
+	full, err := reviews.Parse(cur.rev)
+	for k := 0; k < nFeatures; k++ {
+		id := featureID(1 + (i+k)%nFeatures)
+		if err != nil || full.FixCount(id) < reviews.DefaultMaxFixCycles {
+			return id
+		}
+	}
+	return featureID(1 + i%nFeatures)
 }
 
 // fixOp answers the last review asking for changes whose feature is below
