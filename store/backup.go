@@ -28,6 +28,11 @@ import (
 type backupRecord struct {
 	Backup string     `json:"backup"` // the backup's identity, as patched
 	Patch  patchEntry `json:"patch"`  // the file's last patch (to its version Patch.Hash)
+	// Len is the length of the patch's data, which the record does not
+	// hold: the next commit finds those bytes in the file's version it
+	// starts from (Patch.Hash), at Patch.Off (a record of an earlier
+	// version holds them in Patch.Data)
+	Len int64 `json:"len,omitempty"`
 	// Hash is the backup's content hash, for a backup copied whole
 	Hash string `json:"hash,omitempty"`
 }
@@ -82,7 +87,7 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 		}
 		rec, ok := tx.s.readBackupRecord(n)
 		tx.s.dropBackupRecord(n) // first: a kill from here on means a rebuild
-		if ok && b.hash != "" && rec.Patch.Hash == b.hash && sameID(bp, rec.Backup) {
+		if ok && b.hash != "" && rec.Patch.Hash == b.hash && sameID(bp, rec.Backup) && rec.withData(b.data) {
 			rec.Patch.Dst = bp
 			if patchBackup(rec.Patch) == nil {
 				continue
@@ -90,6 +95,22 @@ func (tx *Tx) advanceBackups(patches map[string]*patchEntry) {
 		}
 		copyBackup(bp, b.data)
 	}
+}
+
+// withData gives a record without its patch's data the data from the
+// version the patch made (the file's content now, as its hash was
+// recorded): the bytes the patch wrote are there at its offset. It says
+// whether the patch is whole (false: a record that does not fit the
+// version, which the caller replaces by a copy).
+func (rec *backupRecord) withData(now []byte) bool {
+	if rec.Len == 0 {
+		return true // the data recorded, or none
+	}
+	if rec.Patch.Data != nil || rec.Patch.Size != int64(len(now)) || rec.Patch.Off < 0 || rec.Len < 0 || rec.Patch.Off+rec.Len > int64(len(now)) {
+		return false
+	}
+	rec.Patch.Data = now[rec.Patch.Off : rec.Patch.Off+rec.Len]
+	return true
 }
 
 // copySmallBackup makes the backup of name hold data, through a spare
@@ -185,8 +206,8 @@ func (s *Store) recordBackups(patches map[string]*patchEntry) {
 		if p.Size < patchFrom || !s.tracked(n) {
 			continue // the next commit copies it whole; a cache has none
 		}
-		rec := backupRecord{Patch: *p}
-		rec.Patch.Dst = ""
+		rec := backupRecord{Patch: *p, Len: int64(len(p.Data))}
+		rec.Patch.Dst, rec.Patch.Data = "", nil
 		s.recordBackup(n, rec)
 	}
 }
