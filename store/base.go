@@ -96,11 +96,33 @@ func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntr
 		h, m := hashContent(pieces, marks)
 		return h, m, nil, tx.checkBase(name, b, p, true)
 	}
+	if b.checked && !midsHold(b, p) {
+		b.mids = nil // the content is the log's: hash it whole
+	}
 	h, m, ok := hashPatched(b.data, b.mids, p, pieces, marks)
 	if !ok {
 		h, m = hashContent(pieces, marks)
 	}
 	return h, m, &patchEntry{Dst: dst, Off: p, Data: cut(pieces, p, q), Size: size, Hash: h}, tx.checkBase(name, b, p, !ok)
+}
+
+// midsHold says whether the sha256 state a patch of b at p would resume
+// from gives, over the rest of b, the hash of b. A stamp's states are
+// believed only as far as the log's head records their digest, and an
+// entry an agent appended in its own session could record a forged one;
+// for a base whose bytes the drift check hashed (checked) the content is
+// the log's, and this costs the hash of its tail.
+func midsHold(b *base, p int64) bool {
+	from := resumeFrom(b.mids, p)
+	if from == nil {
+		return true
+	}
+	mh := newMidHasher(from, nil)
+	if mh == nil {
+		return false
+	}
+	mh.Write(b.data[from.At:])
+	return mh.sum() == b.hash
 }
 
 // checkTailMax bounds what checkBase hashes of a base beyond what the
