@@ -3,7 +3,6 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -221,7 +220,7 @@ func (s *Store) stage(names []string, staged map[string][][]byte, hashes map[str
 // leaves no journal behind (removed before the temps it names), or, when
 // even that removal fails, treats the journal as committed.
 func (s *Store) writeJournal(j journal) error {
-	data, _ := json.Marshal(j)
+	pieces := journalPieces(j)
 	path := s.journalPath()
 	fail := func(err error) error {
 		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -239,7 +238,7 @@ func (s *Store) writeJournal(j journal) error {
 		s.discardTemps(j)
 		return err
 	}
-	tmp, err := s.journalTemp(data)
+	tmp, err := s.journalTemp(pieces)
 	if err != nil {
 		s.discardTemps(j)
 		return err
@@ -391,11 +390,11 @@ func (s *Store) journalReady() string { return filepath.Join(s.BatonDir(), "jour
 
 // journalTemp writes the journal's content, synced, to the ready file (or
 // to a new temp file when there is none) and returns that file's path.
-func (s *Store) journalTemp(data []byte) (string, error) {
-	if rewrite(s.journalReady(), [][]byte{data}, true) == nil {
+func (s *Store) journalTemp(pieces [][]byte) (string, error) {
+	if rewrite(s.journalReady(), pieces, true) == nil {
 		return s.journalReady(), nil
 	}
-	return writeTemp(s.journalPath(), ".tmp", [][]byte{data}, 0o644)
+	return writeTemp(s.journalPath(), ".tmp", pieces, 0o644)
 }
 
 // retireJournal removes the journal from its name, keeping the file as
@@ -455,8 +454,8 @@ func (s *Store) recover() error {
 	data, err := ReadRegular(s.journalPath())
 	switch {
 	case err == nil && data != nil:
-		var j journal
-		if jerr := json.Unmarshal(data, &j); jerr != nil {
+		j, jerr := decodeJournal(data)
+		if jerr != nil {
 			return errs.New(errs.Invalid, "%s: unreadable journal (%v); it is written atomically, so this file was changed outside baton — remove it to discard the half-done transaction", s.journalPath(), jerr)
 		}
 		if err := s.replay(j); err != nil {

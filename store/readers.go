@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"strings"
 	"time"
@@ -67,8 +66,8 @@ func (s *Store) pendingJournal() *journal {
 	if err != nil || data == nil {
 		return nil
 	}
-	var j journal
-	if json.Unmarshal(data, &j) != nil {
+	j, err := decodeJournal(data)
+	if err != nil {
 		return nil
 	}
 	return &j

@@ -126,6 +126,9 @@ type journal struct {
 	Patches []patchEntry   `json:"patches,omitempty"`
 	Append  *appendEntry   `json:"append,omitempty"`
 	Remove  []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
+	// Blobs are the lengths of the patches' data, which follow the JSON
+	// line in the file as they are (see journalfile.go), not in it
+	Blobs []int64 `json:"blobs,omitempty"`
 }
 
 type journalEntry struct {
