@@ -56,12 +56,45 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	}
 	data, err := readAll(f, fi.Size())
 	if err != nil || !vouched {
+		if err == nil && fi.Size() > copyLimit {
+			err = tx.vouchRead(name, f, fi, data)
+		}
 		return data, nil, err
 	}
 	// read, not mapped, and patched all the same: a replacement would
 	// create a file (and sync two directories) for every small write
 	tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: func() {}})
 	return data, &st, nil
+}
+
+// vouchRead vouches for a large file read whole because no stamp the log's
+// head records vouches for it — its stamp is hash-only, or from a log
+// before the stamps' digests, and the drift check took it on its identity
+// unread — when the bytes read hash to what the log's head recorded. The
+// transaction that validates them then stamps their facts and its event
+// records the stamp's digest, so that the writes after it take the file as
+// baton's instead of reading it whole every time. Bytes that hash to
+// something else, under the identity the drift check took as recorded,
+// were changed outside baton (and the stamp with them): the transaction is
+// refused, as checkBase refuses a base.
+func (tx *Tx) vouchRead(name string, f *os.File, fi os.FileInfo, data []byte) error {
+	if _, ok := tx.vouched[name]; ok || tx.driftHead == "" {
+		return nil
+	}
+	last, _, err := tx.s.lastEvent()
+	if err != nil || last == nil || last.Hash != tx.driftHead {
+		return nil
+	}
+	want := last.Metadata.Files[tx.s.key(name)]
+	after, err := f.Stat()
+	if want == "" || err != nil || identity(after) != identity(fi) {
+		return nil
+	}
+	if HashContent(data) != want {
+		return tx.changedOutside(name)
+	}
+	tx.vouch(name, driftRead{data: data, id: identity(fi), asRecorded: true}, want)
+	return nil
 }
 
 func (tx *Tx) keepBase(name string, b *base) {
@@ -157,6 +190,12 @@ func (tx *Tx) checkBase(name string, b *base, p int64, whole bool) error {
 	if h == b.hash {
 		return nil
 	}
+	return tx.changedOutside(name)
+}
+
+// changedOutside is the refusal of a file that does not hold what the log
+// recorded though its stamp says it is unchanged.
+func (tx *Tx) changedOutside(name string) error {
 	return errs.New(errs.Invalid, "%s was changed outside baton: it does not hold what the last audit event recorded, though baton's record of the file says it is unchanged — nothing was written; baton records no more changes until a person reconciles this. Stop and report it", tx.s.Path(name))
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/baton-cli/baton/errs"
 )
 
 // newBig is a store tracking a small and a large file (above copyLimit),
@@ -293,5 +295,77 @@ func TestSizeIs(t *testing.T) {
 		if got := sizeIs(tt.id, tt.n); got != tt.want {
 			t.Errorf("sizeIs(%q, %d) = %v", tt.id, tt.n, got)
 		}
+	}
+}
+
+// A large file the drift check takes on its identity but no stamp the log
+// vouches for covers (a hash-only stamp, or one from before the stamps'
+// digests) is vouched for by the transaction that reads it whole, when the
+// bytes hash to what the log recorded: its facts are stamped with the next
+// event, and the writes after it take the file as baton's instead of
+// reading and validating it whole every time. An edited copy is not.
+func TestLargeFileReadWholeIsVouched(t *testing.T) {
+	s, _ := newBig(t)
+	restore(t, s, "big.json")
+	driftOnly(t, s, nil) // stamps it hash-only
+	if st, _ := stampOf(s, "big.json"); !st.HashOnly {
+		t.Fatalf("big.json's stamp: %+v, want hash-only", st)
+	}
+	validate := func() {
+		t.Helper()
+		if err := s.Update(context.Background(), func(tx *Tx) error {
+			if _, err := tx.Drift(); err != nil {
+				return err
+			}
+			if _, _, ok, err := tx.ReadTrusted("big.json"); ok || err != nil {
+				t.Errorf("a hash-only stamp was trusted (%v) or the read failed: %v", ok, err)
+			}
+			tx.Validated("big.json", []byte(`{"k":{"count":1}}`))
+			tx.Log(Event{Type: "task"})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	validate()
+	driftOnly(t, s, func(tx *Tx) {
+		if _, facts, ok, _ := tx.ReadTrusted("big.json"); !ok || string(facts) != `{"k":{"count":1}}` {
+			t.Errorf("after a transaction validated it: big.json trusted %v, facts %s", ok, facts)
+		}
+	})
+}
+
+// A large file edited outside baton under the identity its stamp records
+// (the stamp rewritten with the edit) is taken by the drift check unread;
+// the transaction that then reads it whole finds bytes the log did not
+// record and is refused, rather than write the edit back as baton's.
+func TestLargeFileEditUnderStampedIdentityIsRefused(t *testing.T) {
+	s, big := newBig(t)
+	restore(t, s, "big.json")
+	driftOnly(t, s, nil) // stamps it hash-only, under the copy's identity
+	edited := bytes.Replace(big, []byte(`"aaa`), []byte(`"bbb`), 1)
+	if err := os.WriteFile(s.Path("big.json"), edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sf, _ := s.loadStamps()
+	st := sf.Files[s.key("big.json")]
+	fi, _ := os.Stat(s.Path("big.json"))
+	st.ID = identity(fi)
+	sf.Files[s.key("big.json")] = st
+	s.writeStamps(sf.Event, sf.Files)
+	err := s.Update(context.Background(), func(tx *Tx) error {
+		if _, err := tx.Drift(); err != nil {
+			return err
+		}
+		data, _, _, err := tx.ReadTrusted("big.json")
+		if err != nil {
+			return err
+		}
+		tx.Write("big.json", data)
+		tx.Log(Event{Type: "task"})
+		return nil
+	})
+	if errs.KindOf(err) != errs.Invalid {
+		t.Fatalf("an edit under the stamped identity: %v, want a refusal (invalid state)", err)
 	}
 }
