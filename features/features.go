@@ -68,13 +68,25 @@ func Parse(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
-	return parse(data, false)
+	doc, err := jsondoc.ParseDoc(data, "features")
+	if err != nil {
+		return nil, err
+	}
+	return parse(doc, false)
 }
 
 // ParseTrusted reads a feature list baton itself wrote (or validated in
 // full): neither the JSON nor the records' shapes are checked again; the
-// records are still read.
-func ParseTrusted(data []byte, _ jsondoc.Facts) (*File, error) { return parse(data, true) }
+// records are still read. With the facts its stamp recorded, the list is
+// found where they say (the document around it is read, not the list
+// scanned twice); facts that do not fit the data are not used.
+func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
+	doc, err := jsondoc.ParseDocTrusted(data, facts, "features")
+	if err != nil {
+		return nil, err
+	}
+	return parse(doc, true)
+}
 
 // Facts returns what the last Bytes wrote, for the next command.
 func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
@@ -84,11 +96,7 @@ func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
 // reads the records again and needs no more than that they were valid.
 func (f *File) StampFacts() jsondoc.Facts { return f.doc.ReadFacts() }
 
-func parse(data []byte, trusted bool) (*File, error) {
-	doc, err := jsondoc.ParseDoc(data, "features")
-	if err != nil {
-		return nil, err
-	}
+func parse(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
 		return nil, err
 	}

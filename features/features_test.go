@@ -494,3 +494,49 @@ func TestSplitAndCheckIDs(t *testing.T) {
 		t.Errorf("CheckIDs = %v", err)
 	}
 }
+
+// A trusted parse with the facts a stamp records reads the list where they
+// say and gives what a full parse gives, and so does an edit of it; facts
+// that do not fit the data (another array's span, one moved, none) are not
+// used, never read as the list.
+func TestParseTrustedWithFacts(t *testing.T) {
+	orig := mustParse(t, sample)
+	if _, err := orig.SetPasses([]string{"F002"}, true, "s", ""); err != nil {
+		t.Fatal(err)
+	}
+	data := orig.Bytes() // as baton wrote it
+	full := mustParse(t, string(data))
+	facts := full.StampFacts()
+	trailer := bytes.Index(data, []byte("[1,2]"))
+	span := facts["features"].Span
+	moved := func(d int) jsondoc.Facts {
+		f := jsondoc.Facts{"features": facts["features"]}
+		a := f["features"]
+		a.Span = [2]int{span[0] + d, span[1] + d}
+		f["features"] = a
+		return f
+	}
+	other := jsondoc.Facts{"features": facts["features"]}
+	o := other["features"]
+	o.Span = [2]int{trailer, trailer + len("[1,2]")}
+	other["features"] = o
+	for name, fc := range map[string]jsondoc.Facts{"stamped": facts, "none": nil, "another array's span": other, "moved": moved(1), "moved back": moved(-1)} {
+		got, err := features.ParseTrusted(data, fc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if ids(got.All()) != ids(full.All()) || !bytes.Equal(got.Bytes(), data) {
+			t.Errorf("%s: read %s, want %s", name, ids(got.All()), ids(full.All()))
+			continue
+		}
+		if _, err := got.SetPasses([]string{"BUG-001"}, true, "s2", ""); err != nil {
+			t.Fatal(err)
+		}
+		want := mustParse(t, string(data))
+		want.SetPasses([]string{"BUG-001"}, true, "s2", "")
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: an edit encodes\n%s\nwant\n%s", name, got.Bytes(), want.Bytes())
+		}
+	}
+}

@@ -99,6 +99,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 	type cut struct {
 		name string
 		s, e int
+		at   int // where its [] stands in the hollow document
 	}
 	var cuts []cut
 	for _, name := range arrays {
@@ -107,16 +108,18 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		if !ok || sp[0] <= 0 || sp[1] > len(data) || sp[1]-sp[0] < 2 || data[sp[0]] != '[' || data[sp[1]-1] != ']' {
 			return parseTop(data, arrays)
 		}
-		cuts = append(cuts, cut{name, sp[0], sp[1]})
+		cuts = append(cuts, cut{name: name, s: sp[0], e: sp[1]})
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i].s < cuts[j].s })
 	hollow := make([]byte, 0, 4096)
 	prev := 0
-	for _, c := range cuts {
+	for i, c := range cuts {
 		if c.s < prev {
 			return parseTop(data, arrays)
 		}
-		hollow = append(append(hollow, data[prev:c.s]...), '[', ']')
+		hollow = append(hollow, data[prev:c.s]...)
+		cuts[i].at = len(hollow)
+		hollow = append(hollow, '[', ']')
 		prev = c.e
 	}
 	hollow = append(hollow, data[prev:]...)
@@ -125,6 +128,11 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		return nil, err
 	}
 	d.src = data
+	for _, c := range cuts { // each span is the value of its own member, not another's
+		if i := d.Top.index(c.name); i < 0 || d.Top.Members[i].Offset != c.at {
+			return parseTop(data, arrays)
+		}
+	}
 	// map hollow offsets back to data, and the arrays to their real bytes
 	back := func(off int) int {
 		shift := 0

@@ -29,6 +29,14 @@ func TestTrustedParseMatchesFullParse(t *testing.T) {
 	}{
 		{"full", func() (*jsondoc.Doc, error) { return jsondoc.ParseDoc(written, "a", "b") }},
 		{"trusted", func() (*jsondoc.Doc, error) { return jsondoc.ParseDocTrusted(written, facts, "a", "b") }},
+		{"trusted, spans swapped", func() (*jsondoc.Doc, error) {
+			// each span frames an array, but another member's: not used
+			swapped := jsondoc.Facts{"a": facts["a"], "b": facts["b"]}
+			a, b := swapped["a"], swapped["b"]
+			a.Span, b.Span = b.Span, a.Span
+			swapped["a"], swapped["b"] = a, b
+			return jsondoc.ParseDocTrusted(written, swapped, "a", "b")
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := tc.parse()
