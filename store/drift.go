@@ -142,14 +142,12 @@ func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead
 	if h := HashContent(r.data); !stamped || h != st.Hash {
 		return h, r, nil
 	}
-	if st.Facts == nil {
-		// as stamped, with no facts (hashed as it was when a transaction
-		// adopted it): the transaction that validates it notes them
-		return st.Hash, r, nil
-	}
 	// as stamped: the transaction takes these bytes, not the file read
-	// again (an edit made since would be read unhashed), and may trust
-	// their facts when the log vouches for the stamp (verifiedStamp)
+	// again (an edit made since would be read unhashed), patches them in
+	// place, and may trust their facts when the log vouches for the stamp
+	// (verifiedStamp); a stamp with no facts (a file written without them,
+	// or hashed as it was when a transaction adopted it) gets them from the
+	// transaction that validates it (Drift vouches for it)
 	r.stamped, r.hash = true, st.Hash
 	return st.Hash, r, nil
 }
@@ -359,7 +357,7 @@ func (tx *Tx) Drift() ([]Drift, error) {
 				tx.driftBases = map[string]driftRead{}
 			}
 			tx.driftBases[n] = r // the base readBase takes: see hashNow
-			if _, ok := tx.verified(n); !ok && r.asRecorded {
+			if v, ok := tx.verified(n); (!ok || v.Facts == nil) && r.asRecorded {
 				tx.vouch(n, r, r.hash) // its facts vouched for by no event: this one may
 			}
 			continue
