@@ -96,11 +96,6 @@ func ParseDocTrusted(data []byte, facts Facts, arrays ...string) (*Doc, error) {
 // by empty arrays, then puts the arrays' bytes back: the cost is that of
 // the rest of the document, however long the arrays are.
 func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
-	type cut struct {
-		name string
-		s, e int
-		at   int // where its [] stands in the hollow document
-	}
 	var cuts []cut
 	for _, name := range arrays {
 		f, ok := facts[name]
@@ -109,6 +104,11 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 			return parseTop(data, arrays)
 		}
 		cuts = append(cuts, cut{name: name, s: sp[0], e: sp[1]})
+		if sp[1] < len(data) && data[sp[1]] == ',' {
+			if e := blankRun(data, sp[1]+1); e > sp[1]+1 {
+				cuts = append(cuts, cut{s: sp[1] + 1, e: e})
+			}
+		}
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i].s < cuts[j].s })
 	hollow := make([]byte, 0, 4096)
@@ -119,7 +119,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		}
 		hollow = append(hollow, data[prev:c.s]...)
 		cuts[i].at = len(hollow)
-		hollow = append(hollow, '[', ']')
+		hollow = append(hollow, c.stand()...)
 		prev = c.e
 	}
 	hollow = append(hollow, data[prev:]...)
@@ -129,7 +129,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 	}
 	d.src = data
 	for _, c := range cuts { // each span is the value of its own member, not another's
-		if i := d.Top.index(c.name); i < 0 || d.Top.Members[i].Offset != c.at {
+		if i := d.Top.index(c.name); c.name != "" && (i < 0 || d.Top.Members[i].Offset != c.at) {
 			return parseTop(data, arrays)
 		}
 	}
@@ -138,7 +138,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		shift := 0
 		for _, c := range cuts {
 			if off > c.s-shift {
-				shift += (c.e - c.s) - 2
+				shift += (c.e - c.s) - len(c.stand())
 			}
 		}
 		return off + shift
@@ -148,6 +148,9 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		m.Offset = back(m.Offset) // Raw stays the parsed copy: data may be a mapping the caller releases
 	}
 	for _, c := range cuts {
+		if c.name == "" {
+			continue
+		}
 		i := d.Top.index(c.name)
 		if i < 0 {
 			return parseTop(data, arrays)
@@ -156,6 +159,43 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		d.arrays[c.name] = &Array{raw: data[c.s:c.e:c.e], rawOff: c.s}
 	}
 	return d, nil
+}
+
+// cut is a stretch of the data parseHollow leaves out.
+type cut struct {
+	name string // "": the blank lines of a gap after an array
+	s, e int
+	at   int // where what stands for it is in the hollow document
+}
+
+// stand is what stands for a cut in the hollow document.
+func (c cut) stand() []byte {
+	if c.name == "" {
+		return []byte{'\n'}
+	}
+	return []byte("[]")
+}
+
+// blankMin is the shortest run of blank lines parseHollow leaves out.
+const blankMin = 4 << 10
+
+// blankRun returns the end of the blank lines (a gap: see Gap) at pos when
+// they are blankMin or more and only the next member's indent follows
+// them, else pos. They are found by the next quote, not scanned byte by
+// byte.
+func blankRun(data []byte, pos int) int {
+	q := bytes.IndexByte(data[pos:], '"')
+	if q < blankMin {
+		return pos
+	}
+	end := pos + q
+	for end > pos && data[end-1] == ' ' {
+		end--
+	}
+	if !isNewlines(data[pos:end]) {
+		return pos
+	}
+	return end
 }
 
 func parseTop(data []byte, arrays []string) (*Doc, error) {
