@@ -74,23 +74,31 @@ func (s *Store) writeAnchor(e *Event) {
 	write, watch := s.anchorPaths()
 	for i, p := range append(write, watch...) {
 		if i >= len(write) {
-			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-				_, _ = f.WriteAt(b, 0)
-				f.Close()
+			if f, err := os.OpenFile(p, os.O_WRONLY|noFollow|nonBlock, 0); err == nil {
+				writeRegular(f, b)
 			}
 			continue
 		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
 		if errors.Is(err, fs.ErrNotExist) {
 			_ = os.MkdirAll(filepath.Dir(p), 0o700)
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o600)
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
 		}
 		if err != nil {
 			continue
 		}
-		_, _ = f.WriteAt(b, 0)
-		f.Close()
+		writeRegular(f, b)
 	}
+}
+
+// writeRegular writes an anchor over the start of f, and closes it; a FIFO
+// or a device planted in an anchor's place is written nothing (verify
+// then reports the anchor unreadable).
+func writeRegular(f *os.File, b []byte) {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		_, _ = f.WriteAt(b, 0)
+	}
+	f.Close()
 }
 
 // LogHead returns the sequence and hash of the log's last entry (0 and ""
@@ -116,12 +124,12 @@ func (s *Store) Anchors() ([]AnchorAt, error) {
 	paths := append(append([]string(nil), write...), watch...)
 	sort.Strings(paths)
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		b, err := ReadRegular(p) // a FIFO here would block a plain read
 		if err != nil {
 			return out, err
+		}
+		if b == nil {
+			continue
 		}
 		var a Anchor
 		if err := json.Unmarshal(b, &a); err != nil {

@@ -12,3 +12,6 @@ func openOverwrite(string) (*os.File, error) { return nil, errNotOverwritable }
 
 // noFollow is 0 here: there is no O_NOFOLLOW to refuse a link with.
 const noFollow = 0
+
+// nonBlock is 0 here.
+const nonBlock = 0

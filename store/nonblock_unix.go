@@ -64,3 +64,8 @@ func openOverwrite(path string) (*os.File, error) {
 // a symbolic link planted in their place, rather than create or write the
 // file it leads to.
 const noFollow = syscall.O_NOFOLLOW
+
+// nonBlock makes an open of a FIFO planted in place of one of baton's files
+// return at once instead of waiting for the other end (the file's type is
+// then refused); it changes nothing for a regular file.
+const nonBlock = syscall.O_NONBLOCK
