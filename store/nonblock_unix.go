@@ -59,3 +59,8 @@ func openOverwrite(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// noFollow makes an open of baton's own files (the locks, the log) fail on
+// a symbolic link planted in their place, rather than create or write the
+// file it leads to.
+const noFollow = syscall.O_NOFOLLOW

@@ -44,6 +44,12 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
+// notRegularLock is the error for a lock file of baton's that is not a
+// regular file.
+func notRegularLock(path string, fi os.FileInfo) error {
+	return errs.New(errs.Invalid, "%s is %s, not baton's lock file (a regular file): nothing was written. Stop and report it; a person removes it, and baton makes it again", path, describeMode(fi.Mode()))
+}
+
 // NotRegular is the error for a state path that is not a regular file.
 func NotRegular(path string, fi os.FileInfo) error {
 	return errs.New(errs.Invalid, "%s is %s, not a regular file: baton keeps its state only in regular files and read nothing from it; nothing was written. A person must put the file back (its last version is in .baton/backup/)", path, describeMode(fi.Mode()))
@@ -53,6 +59,8 @@ func describeMode(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:

@@ -237,8 +237,13 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", s.BatonDir(), err)
 	}
-	if fi, err := os.Lstat(s.lockPath()); err == nil && !fi.Mode().IsRegular() {
-		return nil, NotRegular(s.lockPath(), fi) // a FIFO here would block the open
+	// a FIFO here would block the open, and a link would be followed by
+	// no open (noFollow): the apply lock is checked before the commit
+	// point, which it must not stop a committed journal at
+	for _, p := range []string{s.lockPath(), filepath.Join(s.BatonDir(), applyLockName)} {
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			return nil, notRegularLock(p, fi)
+		}
 	}
 	timeout := s.LockTimeout
 	if timeout <= 0 {
