@@ -86,11 +86,15 @@ func (tx *Tx) vouchRead(name string, f *os.File, fi os.FileInfo, data []byte) er
 		return nil
 	}
 	want := last.Metadata.Files[tx.s.key(name)]
-	after, err := f.Stat()
-	if want == "" || err != nil || identity(after) != identity(fi) {
+	if want == "" {
 		return nil
 	}
-	if HashContent(data) != want {
+	// the drift check took the file on its stamp's identity: under the
+	// lock only an outsider changes it, before or during this read
+	after, err := f.Stat()
+	sf, _ := tx.s.loadStamps()
+	st := sf.Files[tx.s.key(name)]
+	if err != nil || identity(after) != identity(fi) || identity(fi) != st.ID || HashContent(data) != want {
 		return tx.changedOutside(name)
 	}
 	tx.vouch(name, driftRead{data: data, id: identity(fi), asRecorded: true}, want)
@@ -129,8 +133,15 @@ func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntr
 		h, m := hashContent(pieces, marks)
 		return h, m, nil, tx.checkBase(name, b, p, true)
 	}
-	if b.checked && !midsHold(b, p) {
-		b.mids = nil // the content is the log's: hash it whole
+	if b.checked {
+		// the content is the log's: resume only from the state checked
+		// against it (the others are kept in no stamp of baton's), or
+		// hash it whole
+		if from := resumeFrom(b.mids, p); from != nil && midsHold(b, p) {
+			b.mids = []mid{*from}
+		} else {
+			b.mids = nil
+		}
 	}
 	h, m, ok := hashPatched(b.data, b.mids, p, pieces, marks)
 	if !ok {

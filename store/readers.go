@@ -30,6 +30,9 @@ func (s *Store) RecoverIfNeeded(ctx context.Context) error {
 	if !s.pending() {
 		return nil
 	}
+	if err := s.locksRegular(); err != nil {
+		return err // a link here would be followed by flock's open
+	}
 	fl := flock.New(s.lockPath())
 	ok, err := fl.TryLock()
 	if err != nil || !ok {
@@ -219,7 +222,7 @@ func (s *Store) ReadConsistent(ctx context.Context, fn func() error) error {
 // journal exists and the lock is held). A journal left by a killed writer
 // on a state this process cannot recover is read through instead.
 func (s *Store) applying() bool {
-	if !exists(s.journalPath()) {
+	if !exists(s.journalPath()) || s.locksRegular() != nil {
 		return false
 	}
 	fl := flock.New(s.lockPath())

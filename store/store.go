@@ -161,6 +161,17 @@ func (s *Store) ReadFileInfo(ctx context.Context, name string) ([]byte, os.FileI
 	return bytes.Clone(data), fi, nil
 }
 
+// locksRegular refuses lock files that are not regular files (a link, a
+// FIFO planted in their place): exit 6.
+func (s *Store) locksRegular() error {
+	for _, p := range []string{s.lockPath(), filepath.Join(s.BatonDir(), applyLockName)} {
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			return notRegularLock(p, fi)
+		}
+	}
+	return nil
+}
+
 // Update runs fn as one transaction under the state lock and commits what it
 // staged. If fn returns an error nothing is written.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
@@ -240,10 +251,8 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	// a FIFO here would block the open, and a link would be followed by
 	// no open (noFollow): the apply lock is checked before the commit
 	// point, which it must not stop a committed journal at
-	for _, p := range []string{s.lockPath(), filepath.Join(s.BatonDir(), applyLockName)} {
-		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-			return nil, notRegularLock(p, fi)
-		}
+	if err := s.locksRegular(); err != nil {
+		return nil, err
 	}
 	timeout := s.LockTimeout
 	if timeout <= 0 {

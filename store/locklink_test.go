@@ -1,0 +1,105 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/baton-cli/baton/errs"
+)
+
+// leaveJournal is a store whose last transaction committed and was killed
+// before its journal was removed: the next command recovers it.
+func leaveJournal(t *testing.T) *Store {
+	t.Helper()
+	s := New(t.TempDir())
+	s.Create = true
+	s.Tracked = []string{"a.json"}
+	write := func(content string) error {
+		return s.Update(context.Background(), func(tx *Tx) error {
+			tx.Write("a.json", []byte(content))
+			tx.Log(Event{Type: "task"})
+			return nil
+		})
+	}
+	if err := write("{\"a\": 1}\n"); err != nil {
+		t.Fatal(err)
+	}
+	SetFaultHook(func(step string) error {
+		if step == StepJournalRemove {
+			return errors.New("killed")
+		}
+		return nil
+	})
+	_ = write("{\"a\": 2}\n")
+	SetFaultHook(nil)
+	if !exists(s.journalPath()) {
+		t.Fatal("no journal left")
+	}
+	return s
+}
+
+// TestReaderRecoveryFollowsNoLockLink: a reader that finds a journal to
+// recover does not open a link planted at either lock file (which would
+// create the file it leads to): it refuses (exit 6), as a writer does.
+func TestReaderRecoveryFollowsNoLockLink(t *testing.T) {
+	for _, lock := range []string{"lock", applyLockName} {
+		t.Run(lock, func(t *testing.T) {
+			s := leaveJournal(t)
+			target := filepath.Join(t.TempDir(), "planted")
+			p := filepath.Join(s.BatonDir(), lock)
+			os.Remove(p)
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RecoverIfNeeded(context.Background()); errs.KindOf(err) != errs.Invalid {
+				t.Errorf("a reader's recovery: %v, want a refusal (invalid state)", err)
+			}
+			if s.applying() {
+				t.Error("a link at a lock file was taken for a writer applying")
+			}
+			if _, err := os.Stat(target); err == nil {
+				t.Errorf("%s was created through the link at .baton/%s", target, lock)
+			}
+		})
+	}
+}
+
+// TestVouchReadRefusesAChangeDuringTheRead: a large file the drift check
+// took on its stamp's identity, changed by an outsider after the check and
+// again while the transaction reads it whole, is refused — the bytes read
+// are not the version the stamp and the log vouch for.
+func TestVouchReadRefusesAChangeDuringTheRead(t *testing.T) {
+	s, big := newBig(t)
+	edited := bytes.Replace(big, []byte(`"x"`), []byte(`"z"`), 1)
+	err := s.Update(context.Background(), func(tx *Tx) error {
+		if _, err := tx.Drift(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(s.Path("big.json"), edited, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, fi, err := OpenRegular(s.Path("big.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		data, err := readAll(f, fi.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.Path("big.json"), append(edited, ' '), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.vouchRead("big.json", f, fi, data); errs.KindOf(err) != errs.Invalid {
+			t.Errorf("edited bytes whose file changed during the read: %v, want a refusal", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
