@@ -103,3 +103,25 @@ func TestVouchReadRefusesAChangeDuringTheRead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPendingJournalRewrittenDuringTheRead: a reader whose read of the
+// journal overlaps its file's reuse for a later commit (retired, then
+// rewritten in place) does not take those bytes as the committed journal.
+func TestPendingJournalRewrittenDuringTheRead(t *testing.T) {
+	s := leaveJournal(t)
+	if s.pendingJournal() == nil {
+		t.Fatal("the journal left is not read")
+	}
+	defer func(f func(string)) { afterJournalRead = f }(afterJournalRead)
+	afterJournalRead = func(path string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("\n"))
+		f.Close()
+	}
+	if j := s.pendingJournal(); j != nil {
+		t.Fatal("a journal rewritten during the read was taken as committed")
+	}
+}

@@ -65,8 +65,20 @@ func (s *Store) ReadPath(name string) string {
 
 // pendingJournal is the journal a writer is applying or left (nil: none).
 func (s *Store) pendingJournal() *journal {
-	data, err := ReadRegular(s.journalPath())
-	if err != nil || data == nil {
+	f, fi, err := OpenRegular(s.journalPath())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := readAll(f, fi.Size())
+	if err != nil {
+		return nil
+	}
+	// a journal is retired once applied and its file later rewritten in
+	// place for another commit: bytes read while that happened are not
+	// the committed journal's (whose changes the files hold by then)
+	afterJournalRead(s.journalPath())
+	if after, err := f.Stat(); err != nil || identity(after) != identity(fi) {
 		return nil
 	}
 	j, err := decodeJournal(data)
@@ -75,6 +87,10 @@ func (s *Store) pendingJournal() *journal {
 	}
 	return &j
 }
+
+// afterJournalRead runs between a reader's read of the journal and its
+// check that the file held still (a test rewrites it there).
+var afterJournalRead = func(string) {}
 
 // journalPatch is the patch a committed journal makes to the file at path
 // (nil: none).
