@@ -89,15 +89,15 @@ func (tx *Tx) vouchRead(name string, f *os.File, fi os.FileInfo, data []byte) er
 	if want == "" {
 		return nil
 	}
-	// the drift check took the file on its stamp's identity: under the
-	// lock only an outsider changes it, before or during this read
-	after, err := f.Stat()
-	sf, _ := tx.s.loadStamps()
-	st := sf.Files[tx.s.key(name)]
-	if err != nil || identity(after) != identity(fi) || identity(fi) != st.ID || HashContent(data) != want {
+	// the drift check took the file on its stamp's identity, unread: bytes
+	// that differ from the log's record were changed outside baton (the
+	// same bytes under a new identity — restored, touched — were not)
+	if HashContent(data) != want {
 		return tx.changedOutside(name)
 	}
-	tx.vouch(name, driftRead{data: data, id: identity(fi), asRecorded: true}, want)
+	if after, err := f.Stat(); err == nil && identity(after) == identity(fi) {
+		tx.vouch(name, driftRead{data: data, id: identity(fi), asRecorded: true}, want)
+	}
 	return nil
 }
 
@@ -134,14 +134,9 @@ func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntr
 		return h, m, nil, tx.checkBase(name, b, p, true)
 	}
 	if b.checked {
-		// the content is the log's: resume only from the state checked
-		// against it (the others are kept in no stamp of baton's), or
-		// hash it whole
-		if from := resumeFrom(b.mids, p); from != nil && midsHold(b, p) {
-			b.mids = []mid{*from}
-		} else {
-			b.mids = nil
-		}
+		// the content is the log's: resume from, and carry into the new
+		// stamp, only the states checked against it
+		b.mids = heldMids(b)
 	}
 	h, m, ok := hashPatched(b.data, b.mids, p, pieces, marks)
 	if !ok {
@@ -150,23 +145,23 @@ func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntr
 	return h, m, &patchEntry{Dst: dst, Off: p, Data: cut(pieces, p, q), Size: size, Hash: h}, tx.checkBase(name, b, p, !ok)
 }
 
-// midsHold says whether the sha256 state a patch of b at p would resume
-// from gives, over the rest of b, the hash of b. A stamp's states are
-// believed only as far as the log's head records their digest, and an
-// entry an agent appended in its own session could record a forged one;
-// for a base whose bytes the drift check hashed (checked) the content is
-// the log's, and this costs the hash of its tail.
-func midsHold(b *base, p int64) bool {
-	from := resumeFrom(b.mids, p)
-	if from == nil {
-		return true
+// heldMids are the saved sha256 states of b that give, over the rest of
+// b, the hash of b. A stamp's states are believed only as far as the
+// log's head records their digest, and an entry an agent appended in its
+// own session could record a forged one; for a base whose bytes the drift
+// check hashed (checked) the content is the log's, and this costs the hash
+// of each state's tail (the file is under copyLimit).
+func heldMids(b *base) []mid {
+	var held []mid
+	for _, m := range b.mids {
+		if mh := newMidHasher(&m, nil); mh != nil {
+			mh.Write(b.data[m.At:])
+			if mh.sum() == b.hash {
+				held = append(held, m)
+			}
+		}
 	}
-	mh := newMidHasher(from, nil)
-	if mh == nil {
-		return false
-	}
-	mh.Write(b.data[from.At:])
-	return mh.sum() == b.hash
+	return held
 }
 
 // checkTailMax bounds what checkBase hashes of a base beyond what the
