@@ -154,14 +154,22 @@ func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntr
 func heldMids(b *base) []mid {
 	var held []mid
 	for _, m := range b.mids {
-		if mh := newMidHasher(&m, nil); mh != nil {
-			mh.Write(b.data[m.At:])
-			if mh.sum() == b.hash {
-				held = append(held, m)
-			}
+		if b.resumesTo(&m) == b.hash {
+			held = append(held, m)
 		}
 	}
 	return held
+}
+
+// resumesTo is the hash of b's content resumed from the saved state m over
+// the rest of b ("" when m cannot be resumed from).
+func (b *base) resumesTo(m *mid) string {
+	mh := newMidHasher(m, nil)
+	if mh == nil {
+		return ""
+	}
+	mh.Write(b.data[m.At:])
+	return mh.sum()
 }
 
 // checkTailMax bounds what checkBase hashes of a base beyond what the
@@ -186,10 +194,7 @@ func (tx *Tx) checkBase(name string, b *base, p int64, whole bool) error {
 		if int64(len(b.data))-from.At > checkTailMax {
 			return nil
 		}
-		if mh := newMidHasher(from, nil); mh != nil {
-			mh.Write(b.data[from.At:])
-			h = mh.sum()
-		}
+		h = b.resumesTo(from)
 	} else {
 		h = HashContent(b.data)
 	}

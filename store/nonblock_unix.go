@@ -42,7 +42,7 @@ func openFd(path string, flags int) (int, error) {
 // link, never waiting on a FIFO, and only a regular file with no other
 // link (so that the write changes no other name's content).
 func openOverwrite(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|nonBlock|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
