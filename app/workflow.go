@@ -42,16 +42,8 @@ func backlogOf(feat *features.File) workflow.Backlog {
 	if feat == nil {
 		return b
 	}
-	for _, f := range feat.Pending("") {
-		switch f.Kind() {
-		case "BUG":
-			b.Bugs = append(b.Bugs, f.ID)
-		case "DEBT":
-			b.Debt = append(b.Debt, f.ID)
-		default:
-			b.Features = append(b.Features, f.ID)
-		}
-	}
+	pending := feat.PendingIDs()
+	b.Bugs, b.Debt, b.Features = pending["BUG"], pending["DEBT"], pending["FEAT"]
 	return b
 }
 

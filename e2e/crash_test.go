@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -262,10 +260,7 @@ func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
 	return n
 }
 
-func hashOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
+func hashOf(b []byte) string { return contentHash(b) }
 
 // crashBudget bounds the kill loop, so that a slow or busy machine runs
 // fewer iterations instead of timing out.

@@ -55,6 +55,10 @@ type File struct {
 	doc   *jsondoc.Doc
 	items []Feature
 	index map[string]int
+	// light marks the items of a trusted read that hold only their id,
+	// type and passes (nil: every item is whole); item reads the rest of
+	// one when it is asked for.
+	light []bool
 }
 
 // New returns an empty feature list.
@@ -100,6 +104,16 @@ func parse(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
 		return nil, err
 	}
+	if trusted {
+		if f, ok := parseLight(doc); ok {
+			return f, nil
+		}
+	}
+	return parseItems(doc, trusted)
+}
+
+// parseItems reads every item whole.
+func parseItems(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	f := &File{doc: doc, index: map[string]int{}}
 	arr := doc.Array("features")
 	for i, raw := range arr.Elems() {
@@ -183,7 +197,13 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 func (f *File) Bytes() []byte { return f.doc.Bytes() }
 
 // All returns every feature in file order.
-func (f *File) All() []Feature { return append([]Feature(nil), f.items...) }
+func (f *File) All() []Feature {
+	out := make([]Feature, len(f.items))
+	for i := range f.items {
+		out[i] = f.item(i)
+	}
+	return out
+}
 
 // Raw returns the stored record of id.
 func (f *File) Raw(id string) ([]byte, bool) {
@@ -200,7 +220,7 @@ func (f *File) Get(id string) (Feature, error) {
 	if !ok {
 		return Feature{}, errs.New(errs.NotFound, "Feature %s not found in %s", id, FileName)
 	}
-	return f.items[i], nil
+	return f.item(i), nil
 }
 
 // Has reports whether id exists.
@@ -273,9 +293,22 @@ func NormalizeKind(t string) (string, error) {
 // order.
 func (f *File) Pending(kind string) []Feature {
 	var out []Feature
-	for _, it := range f.items {
+	for i, it := range f.items {
 		if !it.Passes && (kind == "" || it.Kind() == kind) {
-			out = append(out, it)
+			out = append(out, f.item(i))
+		}
+	}
+	return out
+}
+
+// PendingIDs returns the ids of the items not passing, by kind (BUG,
+// DEBT, FEAT), each in file order: Pending without the items' other
+// fields.
+func (f *File) PendingIDs() map[string][]string {
+	out := map[string][]string{}
+	for _, it := range f.items {
+		if !it.Passes {
+			out[it.Kind()] = append(out[it.Kind()], it.ID)
 		}
 	}
 	return out
@@ -507,16 +540,17 @@ func (f *File) StatsWith(debtThreshold int) Stats {
 const DefaultDebtThreshold = 5
 
 func (f *File) nextWork(debtThreshold int) string {
-	bugs, debt, feats := f.Pending("BUG"), f.Pending("DEBT"), f.Pending("FEAT")
+	pending := f.PendingIDs()
+	bugs, debt, feats := pending["BUG"], pending["DEBT"], pending["FEAT"]
 	switch {
 	case len(bugs) > 0:
-		return bugs[0].ID + " (bug - priority)"
+		return bugs[0] + " (bug - priority)"
 	case len(debt) >= debtThreshold:
 		return fmt.Sprintf("GLOBAL_FIX (%d tech debt items accumulated)", len(debt))
 	case len(feats) > 0:
-		return feats[0].ID
+		return feats[0]
 	case len(debt) > 0:
-		return debt[0].ID + " (tech debt)"
+		return debt[0] + " (tech debt)"
 	}
 	return "All done!"
 }

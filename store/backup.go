@@ -152,7 +152,7 @@ func (s *Store) BackupIntact(name string) bool {
 		return sameID(s.BackupPath(name), rec.Backup)
 	}
 	b, err := ReadRegular(s.BackupPath(name))
-	return err == nil && b != nil && HashContent(b) == rec.Hash
+	return err == nil && sameContent(b, rec.Hash)
 }
 
 // copyBackup replaces the backup at bp by a new file holding data.

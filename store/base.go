@@ -15,6 +15,7 @@ type base struct {
 	data    []byte
 	id      string // the file's identity when mapped
 	hash    string // its content's hash, as stamped
+	sums    []byte // its blocks' sums, as stamped (see contentHash)
 	mids    []mid  // sha256 states saved at record boundaries
 	checked bool   // its bytes were hashed against the log (the drift check's)
 	release func()
@@ -33,7 +34,7 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 		if !ok || st.ID != r.id || st.HashOnly || r.hash != st.Hash {
 			return r.data, nil, nil
 		}
-		tx.keepBase(name, &base{data: r.data, id: st.ID, hash: st.Hash, mids: st.Mids, checked: true, release: func() {}})
+		tx.keepBase(name, &base{data: r.data, id: st.ID, hash: st.Hash, sums: r.sums, mids: st.Mids, checked: true, release: func() {}})
 		return r.data, &st, nil
 	}
 	f, fi, err := OpenRegular(tx.s.Path(name))
@@ -51,7 +52,7 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: release})
+		tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, sums: sumsOf(st.Hash, fi.Size(), st.Blocks), mids: st.Mids, release: release})
 		return data, &st, nil
 	}
 	data, err := readAll(f, fi.Size())
@@ -63,7 +64,7 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	}
 	// read, not mapped, and patched all the same: a replacement would
 	// create a file (and sync two directories) for every small write
-	tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, mids: st.Mids, release: func() {}})
+	tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, sums: sumsOf(st.Hash, fi.Size(), st.Blocks), mids: st.Mids, release: func() {}})
 	return data, &st, nil
 }
 
@@ -92,11 +93,12 @@ func (tx *Tx) vouchRead(name string, f *os.File, fi os.FileInfo, data []byte) er
 	// the drift check took the file on its stamp's identity, unread: bytes
 	// that differ from the log's record were changed outside baton (the
 	// same bytes under a new identity — restored, touched — were not)
-	if HashContent(data) != want {
+	h, sums := contentHash(data)
+	if h != want && !legacyMatch(want, data) {
 		return tx.changedOutside(name)
 	}
 	if after, err := f.Stat(); err == nil && identity(after) == identity(fi) {
-		tx.vouch(name, driftRead{data: data, id: identity(fi), asRecorded: true}, want)
+		tx.vouch(name, driftRead{data: data, id: identity(fi), asRecorded: true, sums: sums}, want)
 	}
 	return nil
 }
@@ -118,90 +120,91 @@ func (tx *Tx) releaseBases() {
 
 // plan decides how a staged file is committed: as a patch of its mapped
 // base (when the base is still the file and the change is a short tail),
-// or replaced whole. It returns the new content's hash and the sha256
-// states saved at its record boundaries, or the error of a base that does
-// not hold what its stamp says (checkBase).
-func (tx *Tx) plan(name, dst string, pieces [][]byte) (string, []mid, *patchEntry, error) {
+// or replaced whole. It returns the new content's hash, its blocks' sums
+// and the sha256 states saved at its record boundaries, or the error of a
+// base that does not hold what its stamp says (checkBase).
+func (tx *Tx) plan(name, dst string, pieces [][]byte) (hashed, *patchEntry, error) {
 	marks := marksOf(tx.facts[name])
 	b := tx.bases[name]
 	if b == nil || !patching || !sameID(dst, b.id) {
-		h, m := hashContent(pieces, marks)
-		return h, m, nil, tx.checkBase(name, b, 0, true)
+		return hashContent(pieces, marks), nil, tx.checkBase(name, b, nil)
 	}
 	p, q, size := changed(b.data, pieces)
 	if q-p > patchMax {
-		h, m := hashContent(pieces, marks)
-		return h, m, nil, tx.checkBase(name, b, p, true)
+		return hashContent(pieces, marks), nil, tx.checkBase(name, b, nil)
 	}
 	if b.checked {
 		// the content is the log's: resume from, and carry into the new
 		// stamp, only the states checked against it
 		b.mids = heldMids(b)
 	}
-	h, m, ok := hashPatched(b.data, b.mids, p, pieces, marks)
+	h, read, ok := patchedHash(b, p, q, size, pieces, marks)
 	if !ok {
-		h, m = hashContent(pieces, marks)
+		return hashContent(pieces, marks), nil, tx.checkBase(name, b, nil)
 	}
-	return h, m, &patchEntry{Dst: dst, Off: p, Data: cut(pieces, p, q), Size: size, Hash: h}, tx.checkBase(name, b, p, !ok)
+	return h, &patchEntry{Dst: dst, Off: p, Data: cut(pieces, p, q), Size: size, Hash: h.hash}, tx.checkBase(name, b, read)
 }
 
 // heldMids are the saved sha256 states of b that give, over the rest of
-// b, the hash of b. A stamp's states are believed only as far as the
-// log's head records their digest, and an entry an agent appended in its
-// own session could record a forged one; for a base whose bytes the drift
-// check hashed (checked) the content is the log's, and this costs the hash
-// of each state's tail (the file is under copyLimit).
+// their block, the sum of that block. A stamp's states are believed only as
+// far as the log's head records their digest, and an entry an agent
+// appended in its own session could record a forged one; for a base whose
+// bytes the drift check hashed (checked) the sums are the content's own,
+// and this costs the hash of each state's block.
 func heldMids(b *base) []mid {
 	var held []mid
 	for _, m := range b.mids {
-		if b.resumesTo(&m) == b.hash {
+		if b.resumesTo(&m) {
 			held = append(held, m)
 		}
 	}
 	return held
 }
 
-// resumesTo is the hash of b's content resumed from the saved state m over
-// the rest of b ("" when m cannot be resumed from).
-func (b *base) resumesTo(m *mid) string {
-	mh := newMidHasher(m, nil)
-	if mh == nil {
-		return ""
+// resumesTo says whether the saved state m, resumed over the rest of its
+// block of b, gives that block's sum.
+func (b *base) resumesTo(m *mid) bool {
+	i := m.At / blockSize
+	if b.sums == nil || m.At > int64(len(b.data)) || (i+1)*sumLen > int64(len(b.sums)) {
+		return false
 	}
-	mh.Write(b.data[m.At:])
-	return mh.sum()
+	mh := newMidHasher(0, m, nil)
+	if mh == nil {
+		return false
+	}
+	mh.Write(b.data[m.At:min((i+1)*blockSize, int64(len(b.data)))])
+	return string(mh.finish()) == string(b.sums[i*sumLen:(i+1)*sumLen])
 }
-
-// checkTailMax bounds what checkBase hashes of a base beyond what the
-// commit hashes anyway.
-const checkTailMax = 256 << 10
 
 // checkBase makes sure that a base its stamp vouched for by identity alone
 // (a file the drift check did not hash: over 1 MiB) holds the content the
 // log recorded, as far as the commit takes bytes from it: the identity in
 // .baton/stamps.json can be rewritten with an edit of the file, and the
 // edit would otherwise be hashed into the log as baton's. Replaced whole
-// (whole), the base is hashed whole; patched, from the saved state the new
-// hash resumes from (which the log vouches for) to its end — unless that is
-// over checkTailMax (the fixes after the reviews of a long reviews.json),
-// which is left to verify. A file the log does not hash is not checked.
-func (tx *Tx) checkBase(name string, b *base, p int64, whole bool) error {
+// (read nil), the base is hashed whole; patched, each block the new hash
+// read bytes of is hashed against its sum (which the log vouches for, as
+// it does the state the block's hash resumes from). A file the log does
+// not hash is not checked.
+func (tx *Tx) checkBase(name string, b *base, read *blockSpan) error {
 	if b == nil || b.checked || b.hash == "" {
 		return nil
 	}
-	h := ""
-	if from := resumeFrom(b.mids, p); !whole && from != nil {
-		if int64(len(b.data))-from.At > checkTailMax {
+	if read == nil {
+		if sameContent(b.data, b.hash) {
 			return nil
 		}
-		h = b.resumesTo(from)
-	} else {
-		h = HashContent(b.data)
+		return tx.changedOutside(name)
 	}
-	if h == b.hash {
-		return nil
+	for _, i := range read.blocks {
+		m := &mid{At: i * blockSize, State: emptyState()}
+		if i == read.resumed && read.from != nil {
+			m = read.from
+		}
+		if !b.resumesTo(m) {
+			return tx.changedOutside(name)
+		}
 	}
-	return tx.changedOutside(name)
+	return nil
 }
 
 // changedOutside is the refusal of a file that does not hold what the log

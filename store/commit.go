@@ -167,11 +167,11 @@ func (tx *Tx) planAll(names []string) (map[string]string, map[string]*patchEntry
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		h, m, p, err := tx.plan(n, dst, tx.staged[n])
+		h, p, err := tx.plan(n, dst, tx.staged[n])
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		hashes[n], tx.mids[n] = h, m
+		hashes[n], tx.hashed[n] = h.hash, h
 		if p != nil {
 			patches[n] = p
 		} else {

@@ -102,15 +102,6 @@ func EventMAC(key []byte, hash string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// HashContent is the hash recorded for a file's content.
-func HashContent(b []byte) string {
-	if b == nil {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
 func ChainHash(e Event) string {
 	e.Hash, e.MAC = "", ""

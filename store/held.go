@@ -90,12 +90,23 @@ func (s *Store) VouchedContent(name string, h *Held) (json.RawMessage, bool) {
 // size, modification and change time, or size and modification time where
 // there is no inode) names a file of n bytes.
 func sizeIs(id string, n int) bool {
+	size, ok := idSize(id)
+	return ok && size == int64(n)
+}
+
+// idSize is the size an identity (see fileID) records.
+func idSize(id string) (int64, bool) {
 	f := strings.Split(id, ":")
+	i := -1
 	switch len(f) {
 	case 5:
-		return f[2] == strconv.Itoa(n)
+		i = 2
 	case 2:
-		return f[0] == strconv.Itoa(n)
+		i = 0
 	}
-	return false
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[i], 10, 64)
+	return n, err == nil && n >= 0
 }

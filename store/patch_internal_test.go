@@ -45,45 +45,96 @@ func TestChanged(t *testing.T) {
 	}
 }
 
-// The hash resumed from a saved state equals sha256 of the whole content,
-// over many random appends, replaced last records and cuts.
-func TestHashPatchedEqualsFullHash(t *testing.T) {
+// The hash of patched content, from the base's block sums and a state
+// saved in the changed block, equals the content's hash computed whole,
+// with the same sums and saved states, over many random appends, replaced
+// last records, cuts and changes in the middle (which keep the size, or
+// do not), as the content grows over many blocks.
+func TestPatchedHashEqualsFullHash(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	content := []byte("{\n  \"a\": [\n")
 	last := int64(len(content))
 	content = append(content, "    {\"id\":0}"...)
-	var mids []mid
-	_, mids = hashContent([][]byte{content}, []int64{last})
-	for i := 1; i < 500; i++ {
-		base := content
+	b := &base{data: content}
+	full := hashContent([][]byte{content}, []int64{last})
+	b.sums, b.mids = full.sums, full.mids
+	for i := 1; i < 400; i++ {
 		var pieces [][]byte
-		rec := []byte(fmt.Sprintf("    {\"id\":%d,\"pad\":%q}", i, bytes.Repeat([]byte("x"), rng.IntN(300))))
-		switch rng.IntN(3) {
-		case 0: // append a record
-			pieces = [][]byte{base, []byte(",\n"), rec}
-			last = int64(len(base) + 2)
-		case 1: // replace the last record
-			pieces = [][]byte{base[:last], rec}
-		default: // cut into the last record and write it again
-			pieces = [][]byte{base[:last+int64(rng.IntN(int(int64(len(base))-last)+1))], []byte("}")}
+		rec := []byte(fmt.Sprintf("    {\"id\":%d,\"pad\":%q}", i, bytes.Repeat([]byte("x"), rng.IntN(20000))))
+		data := b.data
+		switch rng.IntN(5) {
+		case 0, 1: // append a record
+			pieces = [][]byte{data, []byte(",\n"), rec}
+			last = int64(len(data) + 2)
+		case 2: // replace the last record
+			pieces = [][]byte{data[:last], rec}
+		case 3: // cut into the last record and write it again
+			pieces = [][]byte{data[:last+int64(rng.IntN(int(int64(len(data))-last)+1))], []byte("}")}
+		default: // change bytes in the middle, keeping the size or not
+			at := int64(rng.IntN(int(last) + 1))
+			n := int64(rng.IntN(3000))
+			end := min(at+n, last)
+			mid := bytes.Repeat([]byte("y"), int(end-at)+rng.IntN(2)*rng.IntN(50))
+			pieces = [][]byte{data[:at], mid, data[end:]}
+			last += int64(len(mid)) - (end - at)
 		}
-		p, _, _ := changed(base, pieces)
+		p, q, size := changed(data, pieces)
 		marks := []int64{last}
-		got, newMids, ok := hashPatched(base, mids, p, pieces, marks)
+		got, _, ok := patchedHash(b, p, q, size, pieces, marks)
 		content = bytes.Join(pieces, nil)
-		sum := sha256.Sum256(content)
-		if !ok || got != hex.EncodeToString(sum[:]) {
-			t.Fatalf("step %d: resumed hash %s (ok %v), sha256 %x", i, got, ok, sum)
+		want := hashContent([][]byte{content}, marks)
+		if !ok || got.hash != want.hash || got.hash != HashContent(content) || !bytes.Equal(got.sums, want.sums) {
+			t.Fatalf("step %d (%d bytes, change [%d, %d)): patched hash %s (ok %v), whole %s", i, len(content), p, q, got.hash, ok, want.hash)
 		}
-		full, fullMids := hashContent([][]byte{content}, marks)
-		if full != got || len(newMids) != 1 || !bytes.Equal(newMids[0].State, fullMids[0].State) {
-			t.Fatalf("step %d: saved states differ from a full hash's", i)
+		if len(got.mids) != 1 || got.mids[0].At != want.mids[0].At || !bytes.Equal(got.mids[0].State, want.mids[0].State) {
+			t.Fatalf("step %d: saved states %v differ from a whole hash's %v", i, got.mids, want.mids)
 		}
-		mids = newMids
+		b = &base{data: content, sums: got.sums, mids: got.mids}
 	}
-	if _, _, ok := hashPatched(content, nil, 5, [][]byte{content}, nil); ok {
-		t.Error("a hash resumed without a saved state")
+	if len(content) < 4*blockSize {
+		t.Fatalf("the content grew to %d bytes only: too few blocks to test", len(content))
 	}
+	if _, _, ok := patchedHash(&base{data: content}, 5, 6, int64(len(content)), [][]byte{content}, nil); ok {
+		t.Error("a hash patched without the base's sums")
+	}
+}
+
+// The content hash is plain sha256 for one block, and the hash of the
+// blocks' sums for more, computed alike on one processor or several.
+func TestContentHash(t *testing.T) {
+	for _, n := range []int{0, 1, blockSize - 1, blockSize, blockSize + 1, 3 * blockSize, 20*blockSize + 7} {
+		data := bytes.Repeat([]byte{'z'}, n)
+		got := HashContent(data)
+		if n <= blockSize {
+			s := sha256.Sum256(data)
+			if got != hex.EncodeToString(s[:]) {
+				t.Errorf("%d bytes: %s, want plain sha256", n, got)
+			}
+			continue
+		}
+		var sums []byte
+		for i := 0; i < n; i += blockSize {
+			s := sha256.Sum256(data[i:min(i+blockSize, n)])
+			sums = append(sums, s[:]...)
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "baton blocks %d %d\n", blockSize, n)
+		h.Write(sums)
+		if want := blocksPrefix + hex.EncodeToString(h.Sum(nil)); got != want || hashContent([][]byte{data}, nil).hash != want {
+			t.Errorf("%d bytes: %s, want %s", n, got, want)
+		}
+		if !legacyMatch(hex.EncodeToString(sha256Of(data)), data) || legacyMatch(got, data) {
+			t.Errorf("%d bytes: an older baton's plain sha256 is not recognised", n)
+		}
+	}
+	if HashContent(nil) != "" {
+		t.Error("no content has a hash")
+	}
+}
+
+func sha256Of(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
 }
 
 // patchState is a store whose one tracked file, "f.json", holds records

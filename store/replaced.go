@@ -45,7 +45,7 @@ func (s *Store) ReplacedHeld(name string, fi os.FileInfo, h *Held) (*Drift, erro
 			return nil, nil
 		}
 		now, read, err := s.hashHeld(name, fi, h)
-		if err != nil || now == want {
+		if err != nil || now == want || legacyMatch(want, read) {
 			return nil, err
 		}
 		d = &Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}

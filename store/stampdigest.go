@@ -27,10 +27,13 @@ import (
 
 // stampFor is the stamp a commit records for content hashed hash, before
 // its identity is known.
-func stampFor(hash string, facts json.RawMessage, mids []mid) stamp {
+func stampFor(hash string, facts json.RawMessage, h hashed) stamp {
 	st := stamp{Hash: hash, Facts: facts}
-	if hash != "" {
-		st.Mids = mids // states of the content the event hashed
+	if hash != "" && h.hash == hash { // states and sums of the content the event hashed
+		st.Mids = h.mids
+		if len(h.sums) > sumLen {
+			st.Blocks = h.sums
+		}
 	}
 	return st
 }
@@ -66,7 +69,7 @@ func (tx *Tx) stampDigests(head *Event, files map[string]string) map[string]stri
 		}
 		k := tx.s.key(n)
 		if h := files[k]; h != "" {
-			out[k] = stampDigest(stampFor(h, tx.facts[n], tx.mids[n]))
+			out[k] = stampDigest(stampFor(h, tx.facts[n], tx.hashed[n]))
 		} else {
 			delete(out, k)
 		}
@@ -99,11 +102,16 @@ func (s *Store) verifiedIn(sf stampsFile, ok bool, head *Event, name string) (st
 		// a file the log does not hash (the reviews index, which the
 		// facts of the file it indexes name by digest): its identity
 		// makes it a base to patch, and nothing else is taken
-		st.Hash, st.Facts, st.Mids = "", nil, nil
+		st.Hash, st.Facts, st.Mids, st.Blocks = "", nil, nil, nil
 		return st, true
 	}
 	want, recorded := head.Metadata.Stamps[k]
 	if !ok || !recorded || st.Hash == "" || st.Hash != head.Metadata.Files[k] || stampDigest(st) != want {
+		return stamp{}, false
+	}
+	if size, ok := idSize(st.ID); !ok || sumsOf(st.Hash, size, st.Blocks) == nil {
+		// a file of more than one block hashed whole by an older baton,
+		// or sums that do not give the hash: the file is read
 		return stamp{}, false
 	}
 	return st, true

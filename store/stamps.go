@@ -28,6 +28,10 @@ type stamp struct {
 	// Mids are sha256's states at record boundaries of the content, so
 	// that the next commit hashes only what follows the last one.
 	Mids []mid `json:"mids,omitempty"`
+	// Blocks are the sums of the content's blocks when it has more than
+	// one (see contentHash), so that a commit hashes only the blocks it
+	// changes.
+	Blocks []byte `json:"blocks,omitempty"`
 	// HashOnly marks a stamp that vouches for the content's hash, not for
 	// its validity (see vouch.go): the drift check uses it, readers do not.
 	HashOnly bool `json:"hash_only,omitempty"`
@@ -111,7 +115,7 @@ func (s *Store) readStamps() map[string]stamp {
 // .baton/recorded, so that a later change outside baton can be shown as a
 // difference. Called under the lock, after a commit; prev is the log's
 // head before it.
-func (s *Store) recordStamps(names []string, staged map[string][][]byte, facts map[string]json.RawMessage, mids map[string][]mid, hashes map[string]string, event, prev string, add map[string]stamp) {
+func (s *Store) recordStamps(names []string, staged map[string][][]byte, facts map[string]json.RawMessage, hs map[string]hashed, hashes map[string]string, event, prev string, add map[string]stamp) {
 	sf, ok := s.loadStamps()
 	stamps := sf.Files
 	if stamps == nil {
@@ -141,7 +145,7 @@ func (s *Store) recordStamps(names []string, staged map[string][][]byte, facts m
 			s.linkRecorded(n, staged[n]) // first: a new link changes the file's change time
 		}
 		if fi, err := os.Stat(s.Path(n)); err == nil {
-			st := stampFor(hashes[s.key(n)], facts[n], mids[n])
+			st := stampFor(hashes[s.key(n)], facts[n], hs[n])
 			st.ID = identity(fi)
 			stamps[s.key(n)] = st
 		} else {

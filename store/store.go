@@ -188,7 +188,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, mids: map[string][]mid{}}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, hashed: map[string]hashed{}}
 	defer tx.releaseBases()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer cutWhileMapped(&err, tx)
@@ -301,7 +301,7 @@ type Tx struct {
 	bases  map[string]*base // vouched files mapped instead of read
 	// committed is set once the journal is durable (the commit point)
 	committed bool
-	mids      map[string][]mid // sha256 states of the committed contents
+	hashed    map[string]hashed // the committed contents' hashes, sums and states
 	// vouched are the files the drift check read as the last event
 	// recorded them (vouch.go), driftHead that event's hash.
 	vouched   map[string]vouched

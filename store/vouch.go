@@ -29,6 +29,7 @@ type driftRead struct {
 	asRecorded bool   // it hashes to what the last event recorded, and the stamps were current
 	stamped    bool   // it hashes to what its current stamp says (a base the transaction may patch)
 	hash       string // that hash, when stamped
+	sums       []byte // the sums of its blocks (see contentHash)
 }
 
 // vouched is what a transaction knows of a file it read as recorded.
@@ -36,6 +37,7 @@ type vouched struct {
 	id, hash string
 	size     int64
 	facts    json.RawMessage
+	sums     []byte // its blocks' sums, when known
 }
 
 // readStable reads the file at path with the identity of the version read
@@ -64,7 +66,7 @@ func (tx *Tx) vouch(name string, r driftRead, hash string) {
 	if tx.vouched == nil {
 		tx.vouched = map[string]vouched{}
 	}
-	tx.vouched[name] = vouched{id: r.id, hash: hash, size: int64(len(r.data))}
+	tx.vouched[name] = vouched{id: r.id, hash: hash, size: int64(len(r.data)), sums: r.sums}
 }
 
 // Validated tells the transaction that it parsed and validated in full the
@@ -103,7 +105,7 @@ func (s *Store) renewStamps(tx *Tx, committed bool) {
 	if event != "" && event == after {
 		add = s.vouchedStamps(tx)
 	}
-	s.recordStamps(names, tx.staged, tx.facts, tx.mids, hashes, event, tx.prevHead, add)
+	s.recordStamps(names, tx.staged, tx.facts, tx.hashed, hashes, event, tx.prevHead, add)
 }
 
 // vouchedStamps are the stamps of the files tx vouched for and neither
@@ -115,6 +117,9 @@ func (s *Store) vouchedStamps(tx *Tx) map[string]stamp {
 			continue
 		}
 		st := stamp{ID: v.id, Hash: v.hash, Facts: v.facts}
+		if len(v.sums) > sumLen && sumsOf(v.hash, v.size, v.sums) != nil {
+			st.Blocks = v.sums
+		}
 		if v.facts == nil {
 			if v.size <= copyLimit {
 				continue // read and hashed by every drift check anyway
@@ -152,7 +157,7 @@ func (s *Store) recordVouched(tx *Tx, event string) {
 }
 
 func equalStamp(a, b stamp) bool {
-	return a.ID == b.ID && a.Hash == b.Hash && a.HashOnly == b.HashOnly && bytes.Equal(a.Facts, b.Facts) && len(a.Mids) == 0 && len(b.Mids) == 0
+	return a.ID == b.ID && a.Hash == b.Hash && a.HashOnly == b.HashOnly && bytes.Equal(a.Facts, b.Facts) && len(a.Mids) == 0 && len(b.Mids) == 0 && len(a.Blocks) == 0 && len(b.Blocks) == 0
 }
 
 // stampsAfter is the event the stamps on disk should be sealed with after
