@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -136,4 +137,63 @@ func (g *repo) readHead() (branch, hash string, found, sure bool) {
 	}
 	hash, found, sure = g.readRef(target)
 	return branch, hash, found, sure
+}
+
+// noRefNamed says whether git surely has no ref that a revision name could
+// mean (plumbing.RefRevParseRules: name itself, refs/name, refs/tags/name,
+// refs/heads/name, refs/remotes/name, refs/remotes/name/HEAD), as a loose
+// file under the git directory or the common one or as a line of
+// packed-refs, reading packed-refs once. It answers only for a name of hex
+// digits (an abbreviated hash, which git takes as a ref first when one of
+// that name exists); false means go-git must look.
+func (g *repo) noRefNamed(name string) bool {
+	if len(name) < 4 || len(name) >= 2*len(plumbing.ZeroHash) || strings.Trim(name, "0123456789abcdefABCDEF") != "" {
+		return false
+	}
+	dirs := []string{g.loc.GitDir}
+	if g.loc.CommonDir != g.loc.GitDir {
+		dirs = append(dirs, g.loc.CommonDir)
+	}
+	want := map[string]bool{}
+	for _, rule := range plumbing.RefRevParseRules {
+		ref := fmt.Sprintf(rule, name)
+		for _, d := range dirs {
+			if _, err := os.Lstat(filepath.Join(d, filepath.FromSlash(ref))); !errors.Is(err, fs.ErrNotExist) {
+				return false
+			}
+		}
+		want[ref] = true
+	}
+	for _, d := range dirs {
+		if !g.packedLacks(d, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// packedLacks says whether dir's packed-refs (none: no refs) surely names
+// none of the refs in want.
+func (g *repo) packedLacks(dir string, want map[string]bool) bool {
+	f, err := os.Open(filepath.Join(dir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		_, ref, ok := strings.Cut(line, " ")
+		if !ok || want[ref] {
+			return false
+		}
+	}
+	return sc.Err() == nil
 }
