@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -22,7 +23,10 @@ import (
 // would refuse) is left to go-git.
 
 // readRef returns the commit the ref name (refs/...) points at: found
-// false when git has no such ref, sure false when go-git must answer.
+// false when git has no such ref, sure false when go-git must answer. A
+// loose file that holds neither a hash nor a symbolic ref (empty, garbage)
+// is a broken ref, which git's reads pass over as missing, without
+// looking in packed-refs.
 func (g *repo) readRef(name string) (hash string, found, sure bool) {
 	if plumbing.ReferenceName(name).Validate() != nil {
 		return "", false, false
@@ -30,12 +34,52 @@ func (g *repo) readRef(name string) (hash string, found, sure bool) {
 	b, err := readFile(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
-		h, ok := hashLine(b)
-		return h, ok, ok
+		h, kind := looseValue(b)
+		return h, kind == refHash, kind != refSymbolic
+	case errors.Is(err, syscall.EISDIR): // refs/heads/a when a/b exists
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", false, false
 	}
 	return g.packedRef(name)
+}
+
+// refKind is what a loose ref file holds.
+type refKind int
+
+const (
+	refBroken   refKind = iota // neither a hash nor a symbolic ref: empty, garbage
+	refHash                    // a commit's hash
+	refSymbolic                // "ref: <another ref>"
+)
+
+// looseValue reads a loose ref file's content as git does: "ref:" starts a
+// symbolic ref; otherwise a full hash, followed by nothing or by white
+// space (and whatever comes after it); anything else is broken.
+func looseValue(b []byte) (string, refKind) {
+	if bytes.HasPrefix(b, []byte("ref:")) {
+		return "", refSymbolic
+	}
+	n := 2 * len(plumbing.ZeroHash)
+	if len(b) < n || !plumbing.IsHash(string(b[:n])) || len(b) > n && !isSpace(b[n]) {
+		return "", refBroken
+	}
+	return strings.ToLower(string(b[:n])), refHash
+}
+
+// isSpace is git's isspace (its own table, not the C library's): space,
+// tab, newline and carriage return.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// branchExists says whether refs/heads/name exists as git's reads see it:
+// a loose file holding a hash or a symbolic ref, else a packed-refs line.
+// A broken loose file (empty, garbage) is no branch.
+func (g *repo) branchExists(name string) bool {
+	full := plumbing.NewBranchReferenceName(name)
+	if _, found, sure := g.readRef(full.String()); sure {
+		return found
+	}
+	_, err := g.r.Reference(full, false)
+	return err == nil
 }
 
 // packedRef looks name up in packed-refs (no file: no such ref).

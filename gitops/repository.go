@@ -110,15 +110,6 @@ func (r *repository) CommitObject(h plumbing.Hash) (*commit, error) {
 // errParentNotFound means a revision asks for a parent a commit lacks.
 var errParentNotFound = errors.New("parent commit not found")
 
-// Branches iterates over the local branches.
-func (r *repository) Branches() (storer.ReferenceIter, error) {
-	refs, err := r.Storer.IterReferences()
-	if err != nil {
-		return nil, err
-	}
-	return storer.NewReferenceFilteredIter(func(ref *plumbing.Reference) bool { return ref.Name().IsBranch() }, refs), nil
-}
-
 // ConfigScoped is the repository's config merged over the config of scope
 // (global: the user's; system too) as go-git merges them: a field set in
 // the repository's config wins, its raw sections are the repository's own.
