@@ -22,12 +22,20 @@ import (
 // review and fix. It is derived from the file alone and valid only for the
 // exact version whose stamp carries its digest (Facts): any other index —
 // stale, lost, edited by hand — is ignored and rebuilt from the records.
+//
+// The digest is that of the index's head, which holds the digest of each
+// of its other parts (the branches, the features): a write checks only
+// the parts it reads, when it first reads them, and hashes again only the
+// parts it changes; a part it neither reads nor changes keeps its digest
+// and its bytes as they were — one edited meanwhile still does not match
+// that digest, for whichever write reads it next. A part that does not
+// match its digest when read makes the index built again from the records.
 
 // IndexName is where the index of reviews.json lives, beside the stamps.
 const IndexName = ".baton/reviews-index"
 
 // indexVersion changes whenever what the index holds changes.
-const indexVersion = 1
+const indexVersion = 2
 
 // Index is the index of one version of reviews.json.
 type Index struct {
@@ -42,7 +50,18 @@ type Index struct {
 	bcache map[string][]string
 	dirty  map[string]bool // "f"+id, "b"+branch
 	passed map[string]bool
+	// checked says which parts (partBranches, partFeatures) were read
+	// against their digest in the head (or built); broken, that one did
+	// not match it: the index must then be built from the records.
+	checked [2]bool
+	broken  bool
 }
+
+// The parts of the index besides its head, as numbered in indexHead.Parts.
+const (
+	partBranches = iota
+	partFeatures
+)
 
 // indexHead is the index's first line.
 type indexHead struct {
@@ -58,6 +77,9 @@ type indexHead struct {
 	SinceArch []string `json:"since_arch"`
 	// Passed are the features a review of their work let through.
 	Passed []string `json:"passed"`
+	// Parts are the digests of the branches and of the features as
+	// encoded (Digest).
+	Parts [2]string `json:"parts"`
 }
 
 // FeatureFacts are the facts of one feature id, encoded as one list of
@@ -97,7 +119,24 @@ func (ff *FeatureFacts) UnmarshalJSON(b []byte) error {
 
 func newIndex() *Index {
 	return &Index{head: indexHead{Version: indexVersion, Ordered: true, SinceArch: []string{}, Passed: []string{}},
-		features: lazyObject{raw: []byte("{}")}, branches: lazyObject{raw: []byte("{}")}}
+		features: lazyObject{raw: []byte("{}")}, branches: lazyObject{raw: []byte("{}")}, checked: [2]bool{true, true}}
+}
+
+// part returns part i, checked against its digest on first use; one that
+// does not match is read as empty, and the index marked broken.
+func (x *Index) part(i int) *lazyObject {
+	o := &x.branches
+	if i == partFeatures {
+		o = &x.features
+	}
+	if !x.checked[i] {
+		x.checked[i] = true
+		if Digest(o.raw) != x.head.Parts[i] {
+			x.broken = true
+			*o = lazyObject{raw: []byte("{}")}
+		}
+	}
+	return o
 }
 
 func (x *Index) feature(id string) FeatureFacts {
@@ -105,7 +144,7 @@ func (x *Index) feature(id string) FeatureFacts {
 		return ff
 	}
 	var ff FeatureFacts
-	if raw := x.features.get(id); raw != nil {
+	if raw := x.part(partFeatures).get(id); raw != nil {
 		_ = json.Unmarshal(raw, &ff) // baton wrote it (the digest says so)
 	}
 	if x.fcache == nil {
@@ -133,10 +172,10 @@ func (x *Index) flush() {
 	for key := range x.dirty {
 		if id, ok := strings.CutPrefix(key, "f"); ok {
 			raw, _ := json.Marshal(x.fcache[id])
-			x.features.set(id, raw)
+			x.part(partFeatures).set(id, raw)
 		} else {
 			raw, _ := json.Marshal(x.bcache[key[1:]])
-			x.branches.set(key[1:], raw)
+			x.part(partBranches).set(key[1:], raw)
 		}
 	}
 	x.dirty = nil
@@ -276,7 +315,7 @@ func (x *Index) branchFeatures(branch string) []string {
 		return slices.Clone(ids)
 	}
 	var out []string
-	if raw := x.branches.get(branch); raw != nil {
+	if raw := x.part(partBranches).get(branch); raw != nil {
 		_ = json.Unmarshal(raw, &out)
 	}
 	if x.bcache == nil {
@@ -325,22 +364,31 @@ func (x *Index) fixCount(featureIDs string) int {
 }
 
 // segments encodes the index in pieces, one line each: its branches, its
-// features, then its head. The parts that grow come first and change
-// least (a new branch is added at the end of its line), so that a commit
-// patches the index from the features on; pieces unchanged are the bytes
-// read, not copies.
-func (x *Index) segments() [][]byte {
+// features, then its head, and returns the digest that names it (that of
+// its head). The parts that grow come first and change least (a new
+// branch is added at the end of its line), so that a commit patches the
+// index from the features on; pieces unchanged are the bytes read, not
+// copies, and a part unchanged keeps its digest.
+func (x *Index) segments() ([][]byte, string) {
 	x.flush()
+	var parts [2][][]byte
+	for i, o := range []*lazyObject{&x.branches, &x.features} {
+		parts[i] = o.segments()
+		if x.checked[i] && (len(o.over) > 0 || x.head.Parts[i] == "") {
+			x.head.Parts[i] = Digest(parts[i]...)
+		}
+	}
 	head, _ := json.Marshal(x.head)
 	nl := []byte("\n")
-	return slices.Concat(x.branches.segments(), [][]byte{nl}, x.features.segments(), [][]byte{nl, head})
+	return slices.Concat(parts[partBranches], [][]byte{nl}, parts[partFeatures], [][]byte{nl, head}), Digest(head)
 }
 
-// parseIndex reads an encoded index whose digest the stamp vouched for
-// (nil when it is not one).
-func parseIndex(data []byte) *Index {
+// parseIndex reads an encoded index whose head hashes to digest, the one
+// the stamp vouched for (nil when it is not one). Its other parts are
+// checked when first read (part).
+func parseIndex(data []byte, digest string) *Index {
 	lines := bytes.SplitN(data, []byte("\n"), 3)
-	if len(lines) != 3 {
+	if len(lines) != 3 || Digest(lines[2]) != digest {
 		return nil
 	}
 	x := &Index{}
@@ -356,8 +404,19 @@ func parseIndex(data []byte) *Index {
 	return x
 }
 
-// Digest is how the stamp of reviews.json names the index of its version
-// (given in pieces).
+// IndexDigest is how the stamp of reviews.json names an encoded index:
+// the digest of its head ("" when it has none).
+func IndexDigest(encoded []byte) string {
+	i := bytes.LastIndexByte(encoded, '\n')
+	if i < 0 {
+		return ""
+	}
+	return Digest(encoded[i+1:])
+}
+
+// Digest is the sha256 of the pieces given, in hex: of the index's head,
+// how the stamp of reviews.json names the index of its version; of each
+// other part, how the head names it.
 func Digest(pieces ...[]byte) string {
 	h := sha256.New()
 	for _, p := range pieces {

@@ -340,3 +340,76 @@ func TestLazyObject(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexParts: each part of the index is checked against the digest in
+// its head when a write first reads it, and only then: a part edited by
+// hand is never used, also when a write that did not read it carried it
+// into the next version, and a write reads and hashes no part it does not
+// need (a fix reads the features, not the branches).
+func TestIndexParts(t *testing.T) {
+	f := New()
+	ids := []string{"F1", "F2"}
+	for i := 0; i < 4; i++ {
+		id, b := ids[i%2], fmt.Sprintf("feature/%s-%d", ids[i%2], i)
+		rv, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.AddFix(NewFix{ReviewID: rv.ReviewID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, facts, good := f.Bytes(), f.Facts(), slices.Clone(f.IndexBytes())
+	edits := map[string][2]string{
+		"branches": {`"feature/F1-0":["F1"]`, `"feature/F1-0":["F2"]`},
+		"features": {`"F1":[0,0,1,1,3,3]`, `"F1":[0,0]`},
+		"head":     {`"fixes":4`, `"fixes":4 `},
+	}
+	read := func(data, idx []byte, facts jsondoc.Facts) *File {
+		g, err := ParseTrusted(data, facts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetIndexSource(func() []byte { return idx })
+		return g
+	}
+	check := func(name string, g *File, fixes int) {
+		t.Helper()
+		if n := g.FixCount("F1"); n != fixes {
+			t.Errorf("%s: FixCount(F1) = %d, want %d", name, n, fixes)
+		}
+		if got := g.BranchFeatures("feature/F1-0"); !slices.Equal(got, []string{"F1"}) {
+			t.Errorf("%s: BranchFeatures = %q", name, got)
+		}
+	}
+	for part, e := range edits {
+		edited := []byte(strings.Replace(string(good), e[0], e[1], 1))
+		if bytes.Equal(edited, good) {
+			t.Fatalf("%s: the edit changed nothing in %s", part, good)
+		}
+		check(part+" edited", read(data, edited, facts), 2)
+		// a fix, which reads the features only, carries the rest
+		g := read(data, edited, facts)
+		if _, err := g.AddFix(NewFix{ReviewID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		data2, facts2 := g.Bytes(), g.Facts()
+		if part == "branches" && g.idx.checked[partBranches] {
+			t.Errorf("%s edited: a fix read and checked the branches", part)
+		}
+		check(part+" edited, then a fix written", read(data2, bytes.Join(g.IndexSegments(), nil), facts2), 3)
+	}
+	// unedited: the fix reads the features and nothing else
+	g := read(data, good, facts)
+	if _, err := g.AddFix(NewFix{ReviewID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if g.idx == nil || g.idx.checked[partBranches] || !g.idx.checked[partFeatures] {
+		t.Fatalf("a fix checked the parts %v (want the features only) of an index as written", g.idx)
+	}
+	data2, facts2 := g.Bytes(), g.Facts()
+	check("written by a fix", read(data2, bytes.Join(g.IndexSegments(), nil), facts2), 3)
+	if got, want := bytes.Join(g.IndexSegments(), nil), read(data2, nil, facts2).IndexBytes(); !bytes.Equal(got, want) {
+		t.Fatalf("the index a fix wrote:\n%s\nbuilt from the records:\n%s", got, want)
+	}
+}
