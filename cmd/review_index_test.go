@@ -167,9 +167,13 @@ func TestForgedIndexAndStamps(t *testing.T) {
 	if bytes.Equal(forged, idx) {
 		t.Fatalf("unexpected index:\n%s", idx)
 	}
-	// and the digest of the features in its head
+	// and the digest of the features' part in its head
 	was, now := bytes.Split(idx, []byte("\n")), bytes.Split(forged, []byte("\n"))
-	forged = bytes.Replace(forged, []byte(reviews.Digest(was[1])), []byte(reviews.Digest(now[1])), 1)
+	for i := range was {
+		if !bytes.Equal(was[i], now[i]) {
+			forged = bytes.Replace(forged, []byte(reviews.Digest(was[i])), []byte(reviews.Digest(now[i])), 1)
+		}
+	}
 	if err := os.WriteFile(idxPath, forged, 0o644); err != nil {
 		t.Fatal(err)
 	}
