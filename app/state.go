@@ -123,6 +123,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 			return err
 		}
 	}
+	warmCodecs(fileName)
 	var refused error
 	var who *actor
 	var task *string

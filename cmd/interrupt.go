@@ -44,6 +44,16 @@ func (a *App) trapInterrupt(c *cobra.Command) func() {
 		if ctx.Err() != nil {
 			a.sigintSeen = true
 		}
+		if a.env.OneShot {
+			// The process exits next: SIGINT gets its default action back
+			// at once (the trap is the only SIGINT channel of a one-shot
+			// process). signal.Stop would first wait, yielding in a loop,
+			// until os/signal's goroutine is scheduled: on cores that
+			// concurrent writers keep busy, a spin of a few percent of a
+			// write's CPU.
+			signal.Reset(os.Interrupt)
+			return
+		}
 		stop()
 	}
 }

@@ -1,8 +1,17 @@
 package cmd
 
 import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // Every command readOnly names exists: a renamed read leaves no entry
@@ -66,5 +75,64 @@ func TestLazyGroups(t *testing.T) {
 				t.Errorf("%s %s alone builds %v", group, c.Name(), built)
 			}
 		}
+	}
+}
+
+// TestTrapReleased: a write's trap cancels its context on SIGINT, and
+// its release notes whether it fired, in a process that lives on as in one
+// that exits next (the test keeps a channel of its own registered, so that
+// the signal does not end the test binary; what a SIGINT after the release
+// does is TestTrapReleasedOneShot's).
+func TestTrapReleased(t *testing.T) {
+	guard := make(chan os.Signal, 4)
+	signal.Notify(guard, os.Interrupt)
+	defer signal.Stop(guard)
+	for _, oneShot := range []bool{false, true} {
+		for _, fire := range []bool{true, false} {
+			a := newApp(Env{Getenv: func(string) string { return "" }, OneShot: oneShot})
+			a.trapSignals = true
+			c := &cobra.Command{Use: "add-session"}
+			c.SetContext(context.Background())
+			release := a.trapInterrupt(c)
+			if fire {
+				signal.Notify(guard, os.Interrupt) // a one-shot release resets every channel
+				if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+				<-guard
+				<-c.Context().Done() // the trap relays it
+			}
+			release()
+			if a.sigintSeen != fire {
+				t.Errorf("one-shot %v, SIGINT %v: sigintSeen %v", oneShot, fire, a.sigintSeen)
+			}
+		}
+	}
+}
+
+// TestTrapReleasedOneShot: in a process that exits once the command
+// returns, a SIGINT after the trap was released ends the process by the
+// signal's default action, as before any trap (run in a child process).
+func TestTrapReleasedOneShot(t *testing.T) {
+	if os.Getenv("BATON_TEST_TRAP_CHILD") == "1" {
+		a := newApp(Env{Getenv: func(string) string { return "" }, OneShot: true})
+		a.trapSignals = true
+		c := &cobra.Command{Use: "add-session"}
+		c.SetContext(context.Background())
+		a.trapInterrupt(c)()
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+		time.Sleep(5 * time.Second) // killed by then; never a pass
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTrapReleasedOneShot$")
+	cmd.Env = append(os.Environ(), "BATON_TEST_TRAP_CHILD=1")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("the child was not ended by SIGINT: %v", err)
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Fatalf("the child ended with %v, not by SIGINT", err)
 	}
 }

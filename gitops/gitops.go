@@ -96,12 +96,17 @@ type repo struct {
 // Open opens the repository enclosing dir; linked worktrees share their
 // main repository's objects and refs.
 func Open(dir string) (Repo, error) {
-	r, err := openRepository(dir)
+	loc, err := Locate(dir)
 	if err != nil {
 		return nil, err
 	}
-	loc, _ := Locate(dir)
-	return &repo{r: r, loc: loc}, nil
+	r, err := openLocated(loc)
+	if err != nil {
+		return nil, err
+	}
+	g := &repo{r: r, loc: loc}
+	r.noRefNamed = g.noRefNamed
+	return g, nil
 }
 
 // Location is where a repository's parts are: the worktree's top, its git
@@ -167,6 +172,11 @@ func openRepository(dir string) (*repository, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openLocated(loc)
+}
+
+// openLocated is openRepository of the repository Locate found.
+func openLocated(loc Location) (*repository, error) {
 	var fs billy.Filesystem = osfs.New(loc.GitDir)
 	if loc.CommonDir != loc.GitDir {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(loc.CommonDir))
@@ -255,6 +265,12 @@ func (g *repo) Resolve(rev string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("revision %q: %w", rev, err)
 	}
+	g.mu.Lock()
+	if g.commits == nil {
+		g.commits = map[plumbing.Hash]bool{}
+	}
+	g.commits[*h] = true // a revision resolves to a commit, read as one
+	g.mu.Unlock()
 	return h.String(), nil
 }
 

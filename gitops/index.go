@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -52,6 +51,7 @@ func (c *checkout) writeIndex(idx *index.Index) error {
 	for _, o := range old {
 		os.Remove(o)
 	}
+	removeStaleTemps(filepath.Dir(path)) // lock contents takeLock staged
 	f, err := os.CreateTemp(filepath.Dir(path), "index.baton-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -73,7 +73,7 @@ func (c *checkout) writeIndex(idx *index.Index) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	lock := path + ".lock"
-	if err := takeLock(lock); err != nil {
+	if err := takeLock(lock, filepath.Dir(path)); err != nil {
 		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return c.checkUnlocked()
@@ -90,13 +90,8 @@ func (c *checkout) writeIndex(idx *index.Index) error {
 }
 
 // takeLock creates lock exclusively with batonLock as its content, whole
-// from its first moment (a hard link of a file already written), so that a
-// kill never leaves a lock baton cannot recognise as its own.
-func takeLock(lock string) error {
-	tmp := lock + ".baton-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(batonLock), 0o644); err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	return os.Link(tmp, lock)
+// from its first moment (a hard link of a file already written in tmpDir),
+// so that a kill never leaves a lock baton cannot recognise as its own.
+func takeLock(lock, tmpDir string) error {
+	return placeFile(tmpDir, lock, []byte(batonLock), false, os.Link)
 }

@@ -64,13 +64,15 @@ func (g *repo) Branch(name string) (string, error) {
 }
 
 // CreateBranch creates refs/heads/name at commit; an existing branch is
-// left alone and reported.
+// left alone and reported. A broken ref of that name (a file holding no
+// hash, which git's reads pass over as missing) is replaced, and so are
+// the empty directories a killed deletion left at its place.
 func (g *repo) CreateBranch(name, at string) error {
 	refName := plumbing.NewBranchReferenceName(name)
 	if err := refName.Validate(); err != nil || strings.HasPrefix(name, "-") || name == "HEAD" {
 		return fmt.Errorf("%q is not a valid branch name", name)
 	}
-	if _, err := g.r.Reference(refName, false); err == nil {
+	if g.branchExists(name) {
 		return fmt.Errorf("branch %s already exists", name)
 	}
 	if err := g.nameClash(name); err != nil {
@@ -841,26 +843,6 @@ func (c *checkout) writeGitlink(idx *index.Index, f treeEntry, path string) erro
 	}
 	*e = index.Entry{Name: f.Name, Hash: f.Hash, Mode: filemode.Submodule}
 	return nil
-}
-
-// Heads lists the repository's branches and the commits they point at.
-func Heads(r Repo) (map[string]string, error) {
-	g, ok := r.(*repo)
-	if !ok {
-		return nil, errors.New("gitops: Heads needs a repository opened by Open")
-	}
-	it, err := g.r.Branches()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	err = it.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Name().Validate() == nil && ref.Type() == plumbing.HashReference { // git skips names it would refuse (a killed write's temp file)
-			out[ref.Name().Short()] = ref.Hash().String()
-		}
-		return nil
-	})
-	return out, err
 }
 
 // NewestTrailer walks main's first-parent line back from head, at most

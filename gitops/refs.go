@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,19 +15,18 @@ import (
 
 // writeRef sets the loose ref refs/heads/name to commit so that a process
 // killed at any moment leaves the old value or the new one: the new value
-// is written and synced to a temp file beside the ref (named with a leading
-// dot, which git never reads as a ref) and renamed over it. go-git's own
-// reference writes truncate the file in place, and a kill there left the
-// branch empty — gone. The ref must be at old ("" when it must not exist),
-// read just before the rename (compare-and-swap), under git's lock of the
-// ref (name.lock, held from the read to the rename, so a git process
-// cannot move the ref in between; see lockRef).
-// The change is logged in the branch's reflog, as git logs it (msg says
-// why).
+// is written and synced to a temp file outside refs/ (staging.go) and
+// renamed over it. go-git's own reference writes truncate the file in
+// place, and a kill there left the branch empty — gone. The ref must be at
+// old ("" when it must not exist), read just before the rename
+// (compare-and-swap), under git's lock of the ref (name.lock, held from
+// the read to the rename, so a git process cannot move the ref in between;
+// see lockRef). The change is logged in the branch's reflog, as git logs
+// it (msg says why).
 func (g *repo) writeRef(name, old, commit, msg string) error {
 	refName := plumbing.NewBranchReferenceName(name)
 	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(refName.String()))
-	unlock, err := lockRef(name, path)
+	unlock, err := g.lockRef(name, path)
 	if err != nil {
 		return err
 	}
@@ -38,47 +36,54 @@ func (g *repo) writeRef(name, old, commit, msg string) error {
 	case old == "" && err == nil:
 		return fmt.Errorf("branch %s already exists", name)
 	case old == "" && errors.Is(err, ErrNoBranch):
+		removeEmptyDirs(path)
 	case err != nil:
 		return err
 	case cur != old:
 		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(old))
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".baton-"+strconv.Itoa(os.Getpid()))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(commit + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := placeFile(g.loc.CommonDir, path, []byte(commit+"\n"), true, os.Rename); err != nil {
 		return fmt.Errorf("writing %s: %w", refName, err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
+	afterStep("ref written")
 	g.logRef(name, old, commit, msg)
 	return nil
 }
 
-// lockRef takes git's lock of a ref (path.lock, created exclusively with
-// baton's content, as for the index), so that no git process updates the
-// ref meanwhile; a lock a killed baton left is removed first (baton holds
-// its state lock, so no other baton is writing the ref), one a git process
-// holds refuses. It returns the release.
-func lockRef(name, path string) (func(), error) {
+// removeEmptyDirs removes the directory tree at path if it holds nothing
+// but empty directories — what a branch deletion killed before it removed
+// them leaves — so that a branch of that name can be made, as git does.
+// A file anywhere in it keeps it.
+func removeEmptyDirs(path string) {
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			removeEmptyDirs(filepath.Join(path, e.Name()))
+		}
+	}
+	_ = os.Remove(path) // fails unless empty
+}
+
+// lockRef takes git's lock of a ref (path.lock, created exclusively and
+// whole, with baton's marker as its content: takeLock), so that no git
+// process updates the ref meanwhile. It returns the release.
+//
+// Which locks are safe to remove: one holding baton's marker was left by a
+// killed baton — baton holds its state lock while it writes refs, so no
+// other baton holds it, and no git writes that content. Any other lock,
+// empty included, may be a live git's: git creates its lock empty and
+// writes the new value after, and keeps it empty while it deletes the ref
+// (for as long as 'git update-ref --stdin' waits between prepare and
+// commit). baton never makes an empty lock (its locks are whole from their
+// first moment), so such a lock is refused, never removed.
+func (g *repo) lockRef(name, path string) (func(), error) {
 	lock := path + ".lock"
 	if b, err := os.ReadFile(lock); err == nil && string(b) == batonLock {
 		_ = os.Remove(lock)
@@ -86,12 +91,13 @@ func lockRef(name, path string) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	if err := takeLock(lock); err != nil {
+	if err := takeLock(lock, g.loc.CommonDir); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for it to finish and retry", ErrRefMoved, name, lock)
+			return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", ErrRefMoved, name, lock)
 		}
 		return nil, fmt.Errorf("locking %s: %w", name, err)
 	}
+	afterStep("locked")
 	return func() { os.Remove(lock) }, nil
 }
 
@@ -127,14 +133,11 @@ func (g *repo) logRef(name, old, commit, msg string) {
 	}
 }
 
-// removeStaleRefTemps removes the temp files of ref writes a killed baton
-// left (harmless to git, which ignores them, but clutter).
+// removeStaleRefTemps removes the temp files killed ref writes left: in
+// the common directory, and beside the branch where older versions of
+// baton staged them (harmless to git and to baton's readers, which skip
+// them, but clutter).
 func (g *repo) removeStaleRefTemps(name string) {
-	dir := filepath.Dir(filepath.Join(g.loc.CommonDir, "refs", "heads", filepath.FromSlash(name)))
-	stale, _ := filepath.Glob(filepath.Join(dir, ".*.baton-*"))
-	for _, s := range stale {
-		if err := os.Remove(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-	}
+	removeStaleTemps(g.loc.CommonDir)
+	removeStaleTemps(filepath.Dir(filepath.Join(g.loc.CommonDir, "refs", "heads", filepath.FromSlash(name))))
 }

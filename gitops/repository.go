@@ -21,6 +21,10 @@ import (
 // what go-git v5's does.
 type repository struct {
 	Storer *tolerantStorage
+	// noRefNamed, when set, says that git surely has no ref a revision
+	// of that name could mean, so that a short hash is not looked up in
+	// every ref namespace through go-git (see repo.noRefNamed).
+	noRefNamed func(name string) bool
 }
 
 // ErrRepositoryNotExists is what opening a directory without HEAD gives.
@@ -105,15 +109,6 @@ func (r *repository) CommitObject(h plumbing.Hash) (*commit, error) {
 
 // errParentNotFound means a revision asks for a parent a commit lacks.
 var errParentNotFound = errors.New("parent commit not found")
-
-// Branches iterates over the local branches.
-func (r *repository) Branches() (storer.ReferenceIter, error) {
-	refs, err := r.Storer.IterReferences()
-	if err != nil {
-		return nil, err
-	}
-	return storer.NewReferenceFilteredIter(func(ref *plumbing.Reference) bool { return ref.Name().IsBranch() }, refs), nil
-}
 
 // ConfigScoped is the repository's config merged over the config of scope
 // (global: the user's; system too) as go-git merges them: a field set in
@@ -241,16 +236,18 @@ func (r *repository) commitNamed(name string) (*commit, error) {
 	if len(name) == 2*len(plumbing.ZeroHash) {
 		try = r.hashesWithPrefix(name)
 	}
-	for _, rule := range plumbing.RefRevParseRules {
-		if ref, err := storer.ResolveReference(r.Storer, plumbing.ReferenceName(fmt.Sprintf(rule, name))); err == nil {
-			try = append(try, ref.Hash())
-			break
+	if r.noRefNamed == nil || !r.noRefNamed(name) {
+		for _, rule := range plumbing.RefRevParseRules {
+			if ref, err := storer.ResolveReference(r.Storer, plumbing.ReferenceName(fmt.Sprintf(rule, name))); err == nil {
+				try = append(try, ref.Hash())
+				break
+			}
 		}
 	}
 	if len(try) == 0 {
-		var err error
-		if try, err = r.abbreviated(name); err != nil {
-			return nil, err
+		c, err := r.abbreviated(name)
+		if err != nil || c != nil {
+			return c, err
 		}
 	}
 	for _, h := range try {
@@ -264,24 +261,28 @@ func (r *repository) commitNamed(name string) (*commit, error) {
 	return nil, plumbing.ErrReferenceNotFound
 }
 
-// abbreviated lists the objects an abbreviated hash names that are
-// commits or tags, refusing one that several of them share.
-func (r *repository) abbreviated(name string) ([]plumbing.Hash, error) {
-	var out []plumbing.Hash
+// abbreviated returns the commit an abbreviated hash names (a tag's peeled
+// to its commit; nil for none), refusing a hash several commits or tags
+// start with.
+func (r *repository) abbreviated(name string) (*commit, error) {
+	var out []*commit
 	if len(name) < 4 {
 		return nil, nil // git reads no hash shorter than 4 digits
 	}
 	for _, h := range r.hashesWithPrefix(name) {
-		if _, err := r.CommitObject(h); err == nil {
-			out = append(out, h)
-		} else if _, err := r.peelTag(h); err == nil {
-			out = append(out, h)
+		if c, err := r.CommitObject(h); err == nil {
+			out = append(out, c)
+		} else if c, err := r.peelTag(h); err == nil {
+			out = append(out, c)
 		}
 	}
 	if len(out) > 1 {
 		return nil, fmt.Errorf("short hash %s is ambiguous: %d commits start with it; give more of the hash", name, len(out))
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out[0], nil
 }
 
 // hashesWithPrefix lists the objects whose hash s (hex, full or

@@ -21,9 +21,11 @@ func TestResolveMatchesGit(t *testing.T) {
 	head := r.git("rev-parse", "HEAD")
 	other := r.git("rev-parse", "feature/2")
 	r.git("tag", other[:8], "main~2") // a tag named like another commit's abbreviation: git takes the tag
+	r.git("branch", head[:10], "main~3") // and a branch named like one
+	r.git("update-ref", "refs/remotes/"+other[:11]+"/HEAD", "main~1") // and a remote's HEAD
 	revs := []string{
 		"HEAD", "@", "main", "refs/heads/main", "heads/main", "feature/2", "light", "v1", "refs/tags/v1",
-		head, head[:7], head[:12], head[:9], other[:8], other[:9],
+		head, head[:7], head[:12], head[:9], head[:10], other[:8], other[:9], other[:11], other[:10],
 		"HEAD~1", "HEAD~", "HEAD^", "HEAD^1", "HEAD^2", "HEAD^0", "HEAD~1^2", "HEAD~1^2~1", "HEAD~3^2", "main~3", "v1~1", "@~1", "HEAD~~^",
 		"HEAD^3", "HEAD~100", "nosuch", "feature", "0000000", "light^2",
 	}

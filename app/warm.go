@@ -1,0 +1,28 @@
+package app
+
+import (
+	"github.com/baton-cli/baton/features"
+	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/progress"
+	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/workflow"
+)
+
+// warmCodecs builds, before a write takes the lock, encoding/json's tables
+// for the types its transaction encodes and decodes while it holds it (see
+// store.WarmCodecs): the audit entry's payload, the open sessions, the
+// status and its decision, the facts, and the records of the group's file
+// (fileName; "" for a command of no group).
+func warmCodecs(fileName string) {
+	store.WarmCodecs()
+	store.WarmJSON(eventPayload{}, progress.OpenSessions{}, progress.Status{}, workflow.Decision{}, jsondoc.Facts{})
+	switch fileName {
+	case progress.FileName:
+		store.WarmJSON(progress.Session{})
+	case reviews.FileName:
+		store.WarmJSON(reviews.Review{}, reviews.Fix{})
+	case features.FileName:
+		store.WarmJSON(features.Feature{})
+	}
+}

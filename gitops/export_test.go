@@ -1,0 +1,9 @@
+package gitops
+
+// SetAfterStep makes f be called between the steps of every ref write,
+// with the step's name, until the returned restore is called.
+func SetAfterStep(f func(step string)) (restore func()) {
+	old := afterStep
+	afterStep = f
+	return func() { afterStep = old }
+}

@@ -1,0 +1,107 @@
+package gitops
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Files baton writes while it changes a ref — the ref's new value, and the
+// content of git's lock of the ref — are written whole into a temp file in
+// the repository's common directory, outside refs/, and only then put in
+// place: the value by a rename over the ref, the lock by a hard link
+// (link(2) fails when the lock exists: git's exclusive creation). A
+// process killed at any moment therefore never leaves under refs/ a file
+// that is empty or half-written — readers of refs (git, go-git, baton's
+// own) find the old ref or the new one, and no lock or one that holds
+// baton's marker. What a kill can leave is a temp file in the common
+// directory, where no reader of refs looks; a later write removes it once
+// it is older than any live write can be (staleTempAge).
+
+// tempPrefix starts the name of every temp file baton stages a ref's file
+// in: a dot-file, which git never reads as a ref.
+const tempPrefix = ".baton-tmp-"
+
+// staleTempAge is the age past which a temp file is a killed write's: a
+// live write holds its temp file for one write and sync, and removing one
+// younger could pull it from under a write of another baton process.
+const staleTempAge = time.Hour
+
+// afterStep is called between the steps of a ref write, named; tests set
+// it to kill the process at each step in turn.
+var afterStep = func(string) {}
+
+// stageFile writes content into a new temp file in dir, synced when sync
+// is set, and returns its path.
+func stageFile(dir string, content []byte, sync bool) (string, error) {
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	if err != nil {
+		return "", err
+	}
+	afterStep("temp created")
+	_, err = f.Write(content)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	afterStep("temp written")
+	return f.Name(), nil
+}
+
+// placeFile puts content at dest, by place (os.Rename or os.Link) from a
+// temp file written whole in tmpDir. When dest is on another file system
+// than tmpDir (refs/ mounted apart), the temp file is staged beside dest
+// instead, under a dot-name git and baton's ref readers skip.
+func placeFile(tmpDir, dest string, content []byte, sync bool, place func(tmp, dest string) error) error {
+	for _, dir := range []string{tmpDir, filepath.Dir(dest)} {
+		tmp, err := stageFile(dir, content, sync)
+		if err != nil {
+			return err
+		}
+		err = place(tmp, dest)
+		afterStep("placed")
+		_ = os.Remove(tmp) // already gone after a rename; a link leaves it
+		if !errors.Is(err, syscall.EXDEV) {
+			return err
+		}
+	}
+	return &os.LinkError{Op: "place", Old: tmpDir, New: dest, Err: syscall.EXDEV}
+}
+
+// removeStaleTemps removes from dir the temp files killed writes left:
+// baton's current ones (tempPrefix) once older than staleTempAge, and
+// those older versions of baton staged beside a ref — ".NAME.baton-PID"
+// (a value) and "NAME.lock.baton-PID" (a lock's content, a name git
+// reports as a broken ref) — at any age, since no baton writes them any
+// more, so none belongs to a live write.
+func removeStaleTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, e := range ents {
+		name := e.Name()
+		old := strings.HasPrefix(name, ".") && strings.Contains(name, ".baton-") && !strings.HasPrefix(name, tempPrefix) ||
+			strings.Contains(name, ".lock.baton-")
+		if !old && strings.HasPrefix(name, tempPrefix) {
+			info, err := e.Info()
+			old = err == nil && now.Sub(info.ModTime()) > staleTempAge
+		}
+		if old && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		}
+	}
+}
