@@ -165,7 +165,7 @@ func heldMids(b *base) []mid {
 // block of b, gives that block's sum.
 func (b *base) resumesTo(m *mid) bool {
 	i := m.At / blockSize
-	if b.sums == nil || m.At > int64(len(b.data)) || (i+1)*sumLen > int64(len(b.sums)) {
+	if b.sums == nil || m.At < 0 || m.At > int64(len(b.data)) || (i+1)*sumLen > int64(len(b.sums)) {
 		return false
 	}
 	mh := newMidHasher(0, m, nil)

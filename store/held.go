@@ -28,11 +28,17 @@ type Held struct {
 func Hold(data []byte) *Held {
 	h := &Held{data: data, done: make(chan struct{})}
 	go func() {
-		h.sum = HashContent(data)
-		close(h.done)
+		defer close(h.done)
+		if faultOf(func() { h.sum = HashContent(data) }) != nil {
+			h.sum = cutSum // cut while hashed: it is no version the log recorded
+		}
 	}()
 	return h
 }
+
+// cutSum is the hash of content that was cut while it was hashed: no
+// content has it.
+const cutSum = "cut while read"
 
 // held is a Held hashed on first use, on the caller's goroutine.
 func held(data []byte) *Held { return &Held{data: data} }

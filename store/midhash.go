@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -64,15 +65,38 @@ func contentHash(b []byte) (string, []byte) {
 		return sumsHash(int64(len(b)), sums), sums
 	}
 	var wg sync.WaitGroup
+	faults := make([]any, workers)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sumBlocks(b, sums, int64(w), n, int64(workers))
+			faults[w] = faultOf(func() { sumBlocks(b, sums, int64(w), n, int64(workers)) })
 		}()
 	}
 	wg.Wait()
+	for _, f := range faults {
+		if f != nil {
+			panic(f) // on the caller's goroutine, which knows what a cut file means
+		}
+	}
 	return sumsHash(int64(len(b)), sums), sums
+}
+
+// faultOf runs fn, returning the fault of a read of a mapped file that was
+// cut meanwhile (SIGBUS, as a runtime error with the address) rather than
+// letting it kill the process; any other panic goes on.
+func faultOf(fn func()) (fault any) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			fault = r
+		}
+	}()
+	fn()
+	return nil
 }
 
 // sumBlocks sums the blocks i, i+step, ... below n of b into sums.

@@ -29,6 +29,9 @@ func patchedHash(b *base, p, q, size int64, pieces [][]byte, marks []int64) (has
 	}
 	k := p / blockSize
 	from := resumeFrom(b.mids, p)
+	if from != nil && from.At%blockSize == 0 {
+		from = nil // a block's start: sha256's initial state, never a saved one
+	}
 	start := k * blockSize
 	if from != nil {
 		start = from.At

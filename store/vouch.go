@@ -157,7 +157,7 @@ func (s *Store) recordVouched(tx *Tx, event string) {
 }
 
 func equalStamp(a, b stamp) bool {
-	return a.ID == b.ID && a.Hash == b.Hash && a.HashOnly == b.HashOnly && bytes.Equal(a.Facts, b.Facts) && len(a.Mids) == 0 && len(b.Mids) == 0 && len(a.Blocks) == 0 && len(b.Blocks) == 0
+	return a.ID == b.ID && a.Hash == b.Hash && a.HashOnly == b.HashOnly && bytes.Equal(a.Facts, b.Facts) && len(a.Mids) == 0 && len(b.Mids) == 0 && bytes.Equal(a.Blocks, b.Blocks)
 }
 
 // stampsAfter is the event the stamps on disk should be sealed with after
