@@ -239,7 +239,7 @@ func (g *repo) Head() (string, error) {
 func (g *repo) Top() string { return g.loc.Top }
 
 func (g *repo) CurrentBranch() (string, error) {
-	if b, err := os.ReadFile(filepath.Join(g.loc.GitDir, "HEAD")); err == nil {
+	if b, err := readFile(filepath.Join(g.loc.GitDir, "HEAD")); err == nil {
 		if _, detached := hashLine(b); detached {
 			return "", nil
 		}

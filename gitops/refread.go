@@ -31,7 +31,7 @@ func (g *repo) readRef(name string) (hash string, found, sure bool) {
 	if plumbing.ReferenceName(name).Validate() != nil {
 		return "", false, false
 	}
-	b, err := os.ReadFile(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
+	b, err := readFile(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
 		h, kind := looseValue(b)
@@ -84,7 +84,7 @@ func (g *repo) branchExists(name string) bool {
 
 // packedRef looks name up in packed-refs (no file: no such ref).
 func (g *repo) packedRef(name string) (hash string, found, sure bool) {
-	f, err := os.Open(filepath.Join(g.loc.CommonDir, "packed-refs"))
+	f, err := openRead(filepath.Join(g.loc.CommonDir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, true
 	}
@@ -123,7 +123,7 @@ func hashLine(b []byte) (string, bool) {
 // commit it is at (found false on an unborn branch); sure false when
 // go-git must answer.
 func (g *repo) readHead() (branch, hash string, found, sure bool) {
-	b, err := os.ReadFile(filepath.Join(g.loc.GitDir, "HEAD"))
+	b, err := readFile(filepath.Join(g.loc.GitDir, "HEAD"))
 	if err != nil {
 		return "", "", false, false
 	}
@@ -175,7 +175,7 @@ func (g *repo) noRefNamed(name string) bool {
 // packedLacks says whether dir's packed-refs (none: no refs) surely names
 // none of the refs in want.
 func (g *repo) packedLacks(dir string, want map[string]bool) bool {
-	f, err := os.Open(filepath.Join(dir, "packed-refs"))
+	f, err := openRead(filepath.Join(dir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}

@@ -20,8 +20,8 @@ func TestResolveMatchesGit(t *testing.T) {
 	r.git("tag", "-a", "-m", "annotated", "v1", "main~1^2")
 	head := r.git("rev-parse", "HEAD")
 	other := r.git("rev-parse", "feature/2")
-	r.git("tag", other[:8], "main~2") // a tag named like another commit's abbreviation: git takes the tag
-	r.git("branch", head[:10], "main~3") // and a branch named like one
+	r.git("tag", other[:8], "main~2")                                 // a tag named like another commit's abbreviation: git takes the tag
+	r.git("branch", head[:10], "main~3")                              // and a branch named like one
 	r.git("update-ref", "refs/remotes/"+other[:11]+"/HEAD", "main~1") // and a remote's HEAD
 	revs := []string{
 		"HEAD", "@", "main", "refs/heads/main", "heads/main", "feature/2", "light", "v1", "refs/tags/v1",

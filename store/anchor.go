@@ -74,15 +74,15 @@ func (s *Store) writeAnchor(e *Event) {
 	write, watch := s.anchorPaths()
 	for i, p := range append(write, watch...) {
 		if i >= len(write) {
-			if f, err := os.OpenFile(p, os.O_WRONLY|noFollow|nonBlock, 0); err == nil {
+			if f, err := OpenFile(p, os.O_WRONLY|noFollow|nonBlock, 0); err == nil {
 				writeRegular(f, b)
 			}
 			continue
 		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
+		f, err := OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
 		if errors.Is(err, fs.ErrNotExist) {
 			_ = os.MkdirAll(filepath.Dir(p), 0o700)
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
+			f, err = OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
 		}
 		if err != nil {
 			continue

@@ -54,7 +54,7 @@ func writeTemp(path, suffix string, data [][]byte, perm os.FileMode) (string, er
 
 // SyncDir fsyncs a directory so that renames in it are durable.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func patchBackup(p patchEntry) error {
 	if err := fault(StepBackupPatch); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p.Dst, os.O_RDWR, 0)
+	f, err := OpenFile(p.Dst, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}

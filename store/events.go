@@ -256,7 +256,7 @@ type appendEntry struct {
 // is there already; it returns the log, open, for the caller to sync and
 // close (nil when the entry was there).
 func applyAppend(a appendEntry) (*os.File, error) {
-	f, err := os.OpenFile(a.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenFile(a.Path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -27,9 +27,9 @@ func lockWait(ctx context.Context, path string) (release func(), acquired bool, 
 // of its own would be created and removed by every transaction, inside
 // the lock.
 func lockWaitAs(ctx context.Context, path string, holder func() string) (release func(), acquired bool, err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|noFollow, 0o600)
+	f, err := OpenFile(path, os.O_CREATE|os.O_RDWR|noFollow, 0o600)
 	if errors.Is(err, fs.ErrPermission) {
-		f, err = os.OpenFile(path, os.O_RDONLY|noFollow, 0) // a read-only lock file: held, unnamed
+		f, err = OpenFile(path, os.O_RDONLY|noFollow, 0) // a read-only lock file: held, unnamed
 	}
 	if err != nil {
 		return nil, false, err
@@ -110,7 +110,7 @@ const applyLockName = "apply.lock"
 
 // applyLock takes the apply lock exclusive; a patch is applied under it.
 func (s *Store) applyLock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDWR|noFollow, 0o644)
+	f, err := OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDWR|noFollow, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,7 @@ import (
 func openNonblock(path string) (*os.File, error) {
 	fd, err := openFd(path, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err == nil {
-		err = syscall.SetNonblock(fd, false)
-		if err != nil {
-			syscall.Close(fd)
-		}
+		err = clearNonblock(fd)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -42,7 +39,7 @@ func openFd(path string, flags int) (int, error) {
 // link, never waiting on a FIFO, and only a regular file with no other
 // link (so that the write changes no other name's content).
 func openOverwrite(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|nonBlock|noFollow, 0)
+	f, err := OpenFile(path, os.O_WRONLY|nonBlock|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -69,3 +66,15 @@ const noFollow = syscall.O_NOFOLLOW
 // return at once instead of waiting for the other end (the file's type is
 // then refused); it changes nothing for a regular file.
 const nonBlock = syscall.O_NONBLOCK
+
+// clearNonblock makes the descriptor fd, opened with O_NONBLOCK and none
+// of the other flags F_SETFL sets (O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME),
+// blocking: one fcntl, where syscall.SetNonblock reads the flags first. On
+// an error fd is closed.
+func clearNonblock(fd int) error {
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFL, 0); e != 0 {
+		syscall.Close(fd)
+		return e
+	}
+	return nil
+}

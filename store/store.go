@@ -430,7 +430,7 @@ func tempOf(name, prefix string) bool {
 // left over (one reading of the directory: it is the project's top, and
 // this runs in every transaction).
 func removeMatching(dir string, stale func(name string) bool) {
-	f, err := os.Open(dir)
+	f, err := OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return
 	}
