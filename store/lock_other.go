@@ -71,3 +71,6 @@ func (s *Store) readLock() (func(), bool) {
 	}
 	return func() { _ = fl.Unlock() }, true
 }
+
+// replaceCache replaces path, a cache readers write, through a temp file.
+func replaceCache(_, path string, data []byte) error { return writeReplace(path, data) }

@@ -60,7 +60,7 @@ func (s *Store) Remember(name string, fi os.FileInfo, facts json.RawMessage) {
 	if err != nil {
 		return
 	}
-	_ = writeReplace(s.validatedPath(), b)
+	_ = replaceCache(s.validatedPath()+".spare", s.validatedPath(), b)
 }
 
 // validatedAs returns the facts a reader remembered with the file's
