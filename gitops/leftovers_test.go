@@ -245,3 +245,4 @@ func TestDeleteBranchAsGit(t *testing.T) {
 	}
 	r.git("fsck", "--strict", "--no-progress")
 }
+
