@@ -22,27 +22,60 @@ import (
 // review and fix. It is derived from the file alone and valid only for the
 // exact version whose stamp carries its digest (Facts): any other index —
 // stale, lost, edited by hand — is ignored and rebuilt from the records.
+//
+// The digest is that of the index's head, which holds the digest of each
+// of its other parts (the branches, the recent branches, the features): a
+// write checks only the parts it reads, when it first reads them, and
+// hashes again only the parts it changes; a part it neither reads nor
+// changes keeps its digest and its bytes as they were — one edited
+// meanwhile still does not match that digest, for whichever write reads
+// it next. A part that does not match its digest when read makes the index
+// built again from the records. The features each branch's reviews named
+// are kept in two parts: a review adds its branch's to the recent ones,
+// which it reads and hashes, not the others (every review has a branch,
+// most a new one); the recent part is folded into the other when it has
+// grown to foldSize.
 
 // IndexName is where the index of reviews.json lives, beside the stamps.
 const IndexName = ".baton/reviews-index"
 
 // indexVersion changes whenever what the index holds changes.
-const indexVersion = 1
+const indexVersion = 2
 
 // Index is the index of one version of reviews.json.
 type Index struct {
 	head indexHead
 	// features (id → FeatureFacts) and branches (branch → the feature ids
-	// its reviews named) are the parts that grow: kept as read and looked
-	// up by key, with the entries changed since on top.
-	features, branches lazyObject
+	// its reviews named; those named since the last fold in recent) are
+	// the parts that grow: kept as read and looked up by key, with the
+	// entries changed since on top.
+	features, branches, recent lazyObject
 	// the entries read or changed, decoded (changed: dirty), and the
 	// passed features as a set: encoded into the objects by segments
 	fcache map[string]FeatureFacts
-	bcache map[string][]string
-	dirty  map[string]bool // "f"+id, "b"+branch
+	bcache map[string][]string // the branches part's entries read
+	rcache map[string][]string // the recent part's entries read or changed
+	dirty  map[string]bool     // "f"+id, "r"+branch
 	passed map[string]bool
+	// checked says which parts (partBranches, ...) were read against
+	// their digest in the head (or built); broken, that one did not match
+	// it: the index must then be built from the records.
+	checked [numParts]bool
+	broken  bool
 }
+
+// The parts of the index besides its head, in the order they are encoded
+// and numbered in indexHead.Parts.
+const (
+	partBranches = iota
+	partRecent
+	partFeatures
+	numParts
+)
+
+// foldSize is the size of the recent branches' part at which a write
+// folds it into the branches' part (a variable for the tests).
+var foldSize = 32 << 10
 
 // indexHead is the index's first line.
 type indexHead struct {
@@ -58,6 +91,8 @@ type indexHead struct {
 	SinceArch []string `json:"since_arch"`
 	// Passed are the features a review of their work let through.
 	Passed []string `json:"passed"`
+	// Parts are the digests of the other parts as encoded (Digest).
+	Parts [numParts]string `json:"parts"`
 }
 
 // FeatureFacts are the facts of one feature id, encoded as one list of
@@ -97,7 +132,26 @@ func (ff *FeatureFacts) UnmarshalJSON(b []byte) error {
 
 func newIndex() *Index {
 	return &Index{head: indexHead{Version: indexVersion, Ordered: true, SinceArch: []string{}, Passed: []string{}},
-		features: lazyObject{raw: []byte("{}")}, branches: lazyObject{raw: []byte("{}")}}
+		features: lazyObject{raw: []byte("{}")}, branches: lazyObject{raw: []byte("{}")}, recent: lazyObject{raw: []byte("{}")},
+		checked: [numParts]bool{true, true, true}}
+}
+
+func (x *Index) object(i int) *lazyObject {
+	return [numParts]*lazyObject{&x.branches, &x.recent, &x.features}[i]
+}
+
+// part returns part i, checked against its digest on first use; one that
+// does not match is read as empty, and the index marked broken.
+func (x *Index) part(i int) *lazyObject {
+	o := x.object(i)
+	if !x.checked[i] {
+		x.checked[i] = true
+		if Digest(o.raw) != x.head.Parts[i] {
+			x.broken = true
+			*o = lazyObject{raw: []byte("{}")}
+		}
+	}
+	return o
 }
 
 func (x *Index) feature(id string) FeatureFacts {
@@ -105,7 +159,7 @@ func (x *Index) feature(id string) FeatureFacts {
 		return ff
 	}
 	var ff FeatureFacts
-	if raw := x.features.get(id); raw != nil {
+	if raw := x.part(partFeatures).get(id); raw != nil {
 		_ = json.Unmarshal(raw, &ff) // baton wrote it (the digest says so)
 	}
 	if x.fcache == nil {
@@ -133,10 +187,10 @@ func (x *Index) flush() {
 	for key := range x.dirty {
 		if id, ok := strings.CutPrefix(key, "f"); ok {
 			raw, _ := json.Marshal(x.fcache[id])
-			x.features.set(id, raw)
+			x.part(partFeatures).set(id, raw)
 		} else {
-			raw, _ := json.Marshal(x.bcache[key[1:]])
-			x.branches.set(key[1:], raw)
+			raw, _ := json.Marshal(x.rcache[key[1:]])
+			x.part(partRecent).set(key[1:], raw)
 		}
 	}
 	x.dirty = nil
@@ -270,36 +324,86 @@ func (x *Index) addFix(f gjson.Result) {
 	}
 }
 
-// branchFeatures returns the feature ids the reviews of branch named.
+// branchFeatures returns the feature ids the reviews of branch named, in
+// the order they were first named.
 func (x *Index) branchFeatures(branch string) []string {
-	if ids, ok := x.bcache[branch]; ok {
-		return slices.Clone(ids)
+	ids, ok := x.bcache[branch]
+	if !ok {
+		if raw := x.part(partBranches).get(branch); raw != nil {
+			_ = json.Unmarshal(raw, &ids)
+		}
+		if x.bcache == nil {
+			x.bcache = map[string][]string{}
+		}
+		x.bcache[branch] = ids
 	}
-	var out []string
-	if raw := x.branches.get(branch); raw != nil {
-		_ = json.Unmarshal(raw, &out)
-	}
-	if x.bcache == nil {
-		x.bcache = map[string][]string{}
-	}
-	x.bcache[branch] = out
-	return slices.Clone(out)
+	return union(ids, x.recentFeatures(branch))
 }
 
-// addBranch adds ids to the features branch's reviews named.
-func (x *Index) addBranch(branch string, ids []string) {
-	cur := x.branchFeatures(branch)
-	grown := cur
-	for _, id := range ids {
-		if !slices.Contains(grown, id) {
-			grown = append(grown, id)
+// recentFeatures are the feature ids of branch in the recent part.
+func (x *Index) recentFeatures(branch string) []string {
+	if ids, ok := x.rcache[branch]; ok {
+		return ids
+	}
+	var ids []string
+	if raw := x.part(partRecent).get(branch); raw != nil {
+		_ = json.Unmarshal(raw, &ids)
+	}
+	if x.rcache == nil {
+		x.rcache = map[string][]string{}
+	}
+	x.rcache[branch] = ids
+	return ids
+}
+
+// union is a then the ids of b not in a, as a new list (nil when both are
+// empty).
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, id := range b {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
 		}
 	}
+	return out
+}
+
+// addBranch adds ids to the features branch's reviews named, in the
+// recent part (which may repeat ids the other part holds).
+func (x *Index) addBranch(branch string, ids []string) {
+	cur := x.recentFeatures(branch)
+	grown := union(cur, ids)
 	if cur != nil && len(grown) == len(cur) {
 		return
 	}
-	x.bcache[branch] = grown
-	x.markDirty("b" + branch)
+	x.rcache[branch] = grown
+	x.markDirty("r" + branch)
+}
+
+// fold moves the recent part's entries into the branches' part.
+func (x *Index) fold() {
+	recent := x.part(partRecent)
+	var keys []string
+	for k := range x.rcache {
+		keys = append(keys, k)
+	}
+	for _, k := range recent.keys() {
+		if _, ok := x.rcache[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	branches := x.part(partBranches)
+	for _, k := range keys {
+		if len(x.recentFeatures(k)) == 0 { // a branch looked up, not added
+			continue
+		}
+		merged := x.branchFeatures(k)
+		raw, _ := json.Marshal(merged)
+		branches.set(k, raw)
+		x.bcache[k] = merged
+	}
+	*recent = lazyObject{raw: []byte("{}")}
+	x.rcache, x.head.Parts[partRecent] = nil, ""
 }
 
 // fixCount counts as File.FixCount documents.
@@ -325,39 +429,63 @@ func (x *Index) fixCount(featureIDs string) int {
 }
 
 // segments encodes the index in pieces, one line each: its branches, its
-// features, then its head. The parts that grow come first and change
-// least (a new branch is added at the end of its line), so that a commit
-// patches the index from the features on; pieces unchanged are the bytes
-// read, not copies.
-func (x *Index) segments() [][]byte {
+// recent branches, its features, then its head, and returns the digest
+// that names it (that of its head). The parts that grow come first and
+// change least (a new branch is added at the end of the recent ones), so
+// that a commit patches the index from there on; pieces unchanged are the
+// bytes read, not copies, and a part unchanged keeps its digest.
+func (x *Index) segments() ([][]byte, string) {
 	x.flush()
+	if x.recent.size() >= foldSize {
+		x.fold()
+	}
+	var out [][]byte
+	for i := range numParts {
+		o := x.object(i)
+		piece := o.segments()
+		if x.checked[i] && (len(o.over) > 0 || x.head.Parts[i] == "") {
+			x.head.Parts[i] = Digest(piece...)
+		}
+		out = append(append(out, piece...), []byte("\n"))
+	}
 	head, _ := json.Marshal(x.head)
-	nl := []byte("\n")
-	return slices.Concat(x.branches.segments(), [][]byte{nl}, x.features.segments(), [][]byte{nl, head})
+	return append(out, head), Digest(head)
 }
 
-// parseIndex reads an encoded index whose digest the stamp vouched for
-// (nil when it is not one).
-func parseIndex(data []byte) *Index {
-	lines := bytes.SplitN(data, []byte("\n"), 3)
-	if len(lines) != 3 {
+// parseIndex reads an encoded index whose head hashes to digest, the one
+// the stamp vouched for (nil when it is not one). Its other parts are
+// checked when first read (part).
+func parseIndex(data []byte, digest string) *Index {
+	lines := bytes.SplitN(data, []byte("\n"), numParts+1)
+	if len(lines) != numParts+1 || Digest(lines[numParts]) != digest {
 		return nil
 	}
 	x := &Index{}
-	if json.Unmarshal(lines[2], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
+	if json.Unmarshal(lines[numParts], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
 		return nil
 	}
-	for _, l := range lines[:2] {
+	for i, l := range lines[:numParts] {
 		if len(l) < 2 || l[0] != '{' || l[len(l)-1] != '}' {
 			return nil
 		}
+		x.object(i).raw = l
 	}
-	x.branches.raw, x.features.raw = lines[0], lines[1]
 	return x
 }
 
-// Digest is how the stamp of reviews.json names the index of its version
-// (given in pieces).
+// IndexDigest is how the stamp of reviews.json names an encoded index:
+// the digest of its head ("" when it has none).
+func IndexDigest(encoded []byte) string {
+	i := bytes.LastIndexByte(encoded, '\n')
+	if i < 0 {
+		return ""
+	}
+	return Digest(encoded[i+1:])
+}
+
+// Digest is the sha256 of the pieces given, in hex: of the index's head,
+// how the stamp of reviews.json names the index of its version; of each
+// other part, how the head names it.
 func Digest(pieces ...[]byte) string {
 	h := sha256.New()
 	for _, p := range pieces {
@@ -385,6 +513,26 @@ func (o *lazyObject) get(key string) json.RawMessage {
 		return nil
 	}
 	return o.raw[at:end]
+}
+
+// size is about the length of the object encoded (the entries set since
+// counted whole, as if added).
+func (o *lazyObject) size() int {
+	n := len(o.raw)
+	for k, v := range o.over {
+		n += len(k) + len(v) + 4
+	}
+	return n
+}
+
+// keys are the keys of the entries as read.
+func (o *lazyObject) keys() []string {
+	var out []string
+	gjson.ParseBytes(o.raw).ForEach(func(k, _ gjson.Result) bool {
+		out = append(out, k.Str)
+		return true
+	})
+	return out
 }
 
 func (o *lazyObject) set(key string, val json.RawMessage) {

@@ -210,9 +210,12 @@ func randomFix(r *rand.Rand, f *File) (NewFix, bool) {
 // TestIndexEquivalence: over generated histories of reviews, fixes,
 // rejections, merges and architecture reviews, written and read back as
 // transactions do, every answer of the index equals the answer read from
-// every record. It fails when an incremental update is wrong.
+// every record. It fails when an incremental update is wrong. Half the
+// histories fold the recent branches into the others at every write.
 func TestIndexEquivalence(t *testing.T) {
+	defer func(n int) { foldSize = n }(foldSize)
 	for seed := uint64(1); seed <= 16; seed++ {
+		foldSize = []int{32 << 10, 24}[seed%2]
 		r := rand.New(rand.NewPCG(seed, 7))
 		f := New()
 		for step := 0; step < 100; step++ {
@@ -339,4 +342,92 @@ func TestLazyObject(t *testing.T) {
 			t.Errorf("get(%q) = %s, want %s", key, got, want)
 		}
 	}
+}
+
+// TestIndexParts: each part of the index is checked against the digest in
+// its head when a write first reads it, and only then: a part edited by
+// hand is never used, also when a write that did not read it carried it
+// into the next version, and a write reads and hashes no part it does not
+// need (a fix reads the features, a review the recent branches and the
+// features, neither the branches folded).
+func TestIndexParts(t *testing.T) {
+	defer func(n int) { foldSize = n }(foldSize)
+	f := New()
+	ids := []string{"F1", "F2"}
+	review := func(f *File, i int) int {
+		id, b := ids[i%2], fmt.Sprintf("feature/%s-%d", ids[i%2], i)
+		rv, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rv.ReviewID
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := f.AddFix(NewFix{ReviewID: review(f, i)}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 { // the branches so far folded, the fifth's recent
+			foldSize = 1
+			f.Bytes()
+			f.Facts()
+			foldSize = 32 << 10
+		}
+	}
+	data, facts, good := f.Bytes(), f.Facts(), slices.Clone(f.IndexBytes())
+	edits := map[string][2]string{
+		"branches": {`"feature/F1-0":["F1"]`, `"feature/F1-0":["F2"]`},
+		"recent":   {`"feature/F1-4":["F1"]`, `"feature/F1-4":["F2"]`},
+		"features": {`"F1":[0,0,1,1,3,3,5,5]`, `"F1":[0,0]`},
+		"head":     {`"fixes":5`, `"fixes":5 `},
+	}
+	read := func(data, idx []byte, facts jsondoc.Facts) *File {
+		g, err := ParseTrusted(data, facts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetIndexSource(func() []byte { return idx })
+		return g
+	}
+	check := func(name string, g *File, fixes int) {
+		t.Helper()
+		if n := g.FixCount("F1"); n != fixes {
+			t.Errorf("%s: FixCount(F1) = %d, want %d", name, n, fixes)
+		}
+		for _, b := range []string{"feature/F1-0", "feature/F1-4"} {
+			if got := g.BranchFeatures(b); !slices.Equal(got, []string{"F1"}) {
+				t.Errorf("%s: BranchFeatures(%s) = %q", name, b, got)
+			}
+		}
+	}
+	for part, e := range edits {
+		edited := []byte(strings.Replace(string(good), e[0], e[1], 1))
+		if bytes.Equal(edited, good) {
+			t.Fatalf("%s: the edit changed nothing in %s", part, good)
+		}
+		check(part+" edited", read(data, edited, facts), 3)
+		// a fix, which reads the features only, carries the rest
+		g := read(data, edited, facts)
+		if _, err := g.AddFix(NewFix{ReviewID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		data2, facts2 := g.Bytes(), g.Facts()
+		if part != "head" && part != "features" && (g.idx.checked[partBranches] || g.idx.checked[partRecent]) {
+			t.Errorf("%s edited: a fix read and checked the branches", part)
+		}
+		check(part+" edited, then a fix written", read(data2, bytes.Join(g.IndexSegments(), nil), facts2), 4)
+	}
+	// unedited: a fix reads the features, a review the recent branches too
+	g := read(data, good, facts)
+	if _, err := g.AddFix(NewFix{ReviewID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if g.idx == nil || g.idx.checked != [numParts]bool{partFeatures: true} {
+		t.Fatalf("a fix checked the parts %v (want the features only) of an index as written", g.idx)
+	}
+	review(g, 5)
+	if g.idx == nil || g.idx.checked != [numParts]bool{partFeatures: true, partRecent: true} {
+		t.Fatalf("a review checked the parts %v (want the features and the recent branches) of an index as written", g.idx)
+	}
+	data2, facts2 := g.Bytes(), g.Facts()
+	check("written by a fix and a review", read(data2, bytes.Join(g.IndexSegments(), nil), facts2), 4)
 }

@@ -262,16 +262,32 @@ func (f *File) index() *Index {
 		return f.idx
 	}
 	if f.digest != "" && f.idxSource != nil {
-		if raw := f.idxSource(); raw != nil && Digest(raw) == f.digest {
-			if x := parseIndex(raw); x != nil && x.head.Reviews == f.doc.Array("reviews").Len() && x.head.Fixes == f.doc.Array("fixes").Len() {
+		if raw := f.idxSource(); raw != nil {
+			if x := parseIndex(raw, f.digest); x != nil && x.head.Reviews == f.doc.Array("reviews").Len() && x.head.Fixes == f.doc.Array("fixes").Len() {
 				f.idx = x
 				return x
 			}
 		}
 	}
+	return f.rebuildIndex()
+}
+
+// rebuildIndex builds the index from the records as they are now.
+func (f *File) rebuildIndex() *Index {
 	f.digest = ""
 	f.idx = buildIndex(f.rv(), f.fx())
 	return f.idx
+}
+
+// ask answers q from the index, and again from one built from the
+// records when a part q read did not match its digest.
+func ask[T any](f *File, q func(x *Index) T) T {
+	x := f.index()
+	v := q(x)
+	if x.broken {
+		v = q(f.rebuildIndex())
+	}
+	return v
 }
 
 // IndexSegments is the index as the last Facts encoded it (in pieces,
@@ -279,21 +295,23 @@ func (f *File) index() *Index {
 // with the file.
 func (f *File) IndexSegments() [][]byte {
 	if f.idxSegs == nil {
-		f.idxSegs = f.index().segments()
+		f.idxSegs, _ = f.index().segments()
 	}
 	return f.idxSegs
 }
 
 // IndexBytes is the index of the records as they are now, encoded.
-func (f *File) IndexBytes() []byte { return bytes.Join(f.index().segments(), nil) }
+func (f *File) IndexBytes() []byte {
+	segs, _ := f.index().segments()
+	return bytes.Join(segs, nil)
+}
 
 // Facts returns what the last Bytes wrote, for the next command.
 func (f *File) Facts() jsondoc.Facts {
 	facts := f.doc.Facts()
 	r, x := facts["reviews"], facts["fixes"]
 	r.MaxID, x.MaxID = f.maxRev, f.maxFix
-	f.idxSegs = f.index().segments()
-	r.Digest = Digest(f.idxSegs...)
+	f.idxSegs, r.Digest = f.index().segments()
 	facts["reviews"], facts["fixes"] = r, x
 	return facts
 }
@@ -447,7 +465,7 @@ func (f *File) AddReview(in NewReview) (Review, error) {
 	if f.reviews != nil {
 		f.reviews = append(f.reviews, view)
 	}
-	if !x.addReview(view) {
+	if !x.addReview(view) || x.broken {
 		f.idx, f.digest = nil, ""
 	}
 	f.maxRev = id
@@ -519,7 +537,9 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 	if f.fixes != nil {
 		f.fixes = append(f.fixes, view)
 	}
-	x.addFix(view)
+	if x.addFix(view); x.broken {
+		f.idx, f.digest = nil, ""
+	}
 	f.maxFix = fix.FixID
 	return fix, nil
 }
@@ -527,7 +547,9 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 // FixCount counts the fixes recorded for a feature or batch since its last
 // rejection (a rejected feature is re-implemented and starts its fix cycles
 // afresh): a fix counts when its feature ids and the asked ids share one.
-func (f *File) FixCount(featureIDs string) int { return f.index().fixCount(featureIDs) }
+func (f *File) FixCount(featureIDs string) int {
+	return ask(f, func(x *Index) int { return x.fixCount(featureIDs) })
+}
 
 // Field is one field to set on a stored record.
 type Field struct {
@@ -617,7 +639,7 @@ func (f *File) MergedSinceArchitecture() []string {
 
 // BranchFeatures returns the feature ids the reviews of branch named.
 func (f *File) BranchFeatures(branch string) []string {
-	return f.index().branchFeatures(branch)
+	return ask(f, func(x *Index) []string { return x.branchFeatures(branch) })
 }
 
 // IssueCount counts a stored review's issues in either form.
