@@ -142,6 +142,9 @@ func checkGitAgrees(t *testing.T, dir string, git func(...string) string, i int,
 	if _, err := os.Stat(filepath.Join(dir, ".baton", "intent.json")); err == nil {
 		t.Fatalf("%s: an intent is left", when)
 	}
+	if refs := git("for-each-ref", "--format=%(refname)"); strings.Contains(refs, "warning:") {
+		t.Fatalf("%s: git finds a broken ref (an empty or half-written file under refs/):\n%s", when, refs)
+	}
 	var rv map[string]any
 	mustUnmarshal(t, baton(t, dir, "--json", "reviews", "get-review", strconv.Itoa(reviewID)), &rv)
 	branchGone := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "refs/heads/"+branch).Run() != nil

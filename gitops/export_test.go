@@ -7,3 +7,6 @@ func SetAfterStep(f func(step string)) (restore func()) {
 	afterStep = f
 	return func() { afterStep = old }
 }
+
+// WithoutPacked is withoutPacked, for its table test.
+var WithoutPacked = withoutPacked

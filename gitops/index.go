@@ -51,7 +51,7 @@ func (c *checkout) writeIndex(idx *index.Index) error {
 	for _, o := range old {
 		os.Remove(o)
 	}
-	removeStaleTemps(filepath.Dir(path)) // lock contents takeLock staged
+	clearKilledLeftovers(filepath.Dir(path), false) // lock contents takeLock staged
 	f, err := os.CreateTemp(filepath.Dir(path), "index.baton-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -118,26 +118,35 @@ func TestRefLeftoversIgnoredAsGit(t *testing.T) {
 	}
 }
 
-// TestStaleTempsRemoved: a branch write removes the temp files killed
-// writes left beside it — those older versions of baton staged in refs/
-// at once, baton's own in the common directory once they are older than
-// any live write — and leaves a fresh one, which may be a live write's,
-// and every lock but one holding baton's marker.
-func TestStaleTempsRemoved(t *testing.T) {
-	r := leftoverRepo(t, map[string]string{
+// TestKilledWritesCleared: a branch write first removes what killed
+// writes left anywhere in refs/heads and in the git directory — the temps
+// older versions of baton staged in refs/ at once, baton's own in the
+// common directory once they are older than any live write, locks holding
+// baton's marker (of any branch, and of packed-refs) — and leaves a fresh
+// temp, which may be a live write's, and every other lock.
+func TestKilledWritesCleared(t *testing.T) {
+	const marker = "baton: writing the index\n"
+	left := map[string]string{
 		"refs/heads/feature/.b.baton-1":      "",
 		"refs/heads/feature/b.lock.baton-2":  "baton: wri",
+		"refs/heads/deep/er/.x.baton-3":      "",
 		"refs/heads/feature/c.lock":          "",
+		"refs/heads/feature/d.lock":          marker,
+		"refs/heads/gone.lock":               marker,
+		"refs/heads/git.lock":                "1111111111111111111111111111111111111111\n",
+		"packed-refs.lock":                   marker,
 		".baton-tmp-old":                     "",
-		".baton-tmp-fresh":                   "baton: writing the index\n",
+		".baton-tmp-fresh":                   marker,
 		"refs/heads/feature/.keep-not-baton": "",
-	})
+	}
+	gone := map[string]bool{"refs/heads/feature/.b.baton-1": true, "refs/heads/feature/b.lock.baton-2": true, "refs/heads/deep/er/.x.baton-3": true,
+		"refs/heads/feature/d.lock": true, "refs/heads/gone.lock": true, "packed-refs.lock": true, ".baton-tmp-old": true}
+	r := leftoverRepo(t, left)
 	old := time.Now().Add(-2 * time.Hour)
 	must(t, os.Chtimes(filepath.Join(r.dir, ".git", ".baton-tmp-old"), old, old))
 	main := r.git("rev-parse", "main")
 	must(t, r.open().CreateBranch("feature/b", main))
-	gone := map[string]bool{"refs/heads/feature/.b.baton-1": true, "refs/heads/feature/b.lock.baton-2": true, ".baton-tmp-old": true}
-	for _, p := range []string{"refs/heads/feature/.b.baton-1", "refs/heads/feature/b.lock.baton-2", ".baton-tmp-old", ".baton-tmp-fresh", "refs/heads/feature/c.lock", "refs/heads/feature/.keep-not-baton"} {
+	for p := range left {
 		_, err := os.Stat(filepath.Join(r.dir, ".git", filepath.FromSlash(p)))
 		if errors.Is(err, os.ErrNotExist) != gone[p] {
 			t.Errorf("%s: removed %v, want %v", p, err != nil, gone[p])
@@ -168,4 +177,71 @@ func TestEmptyRefLockRefused(t *testing.T) {
 	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWithoutPacked: a ref is dropped from packed-refs with its peeled
+// line, and nothing else is.
+func TestWithoutPacked(t *testing.T) {
+	const header = "# pack-refs with: peeled fully-peeled sorted \n"
+	const a, b, c = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222", "3333333333333333333333333333333333333333"
+	for _, tc := range []struct {
+		name, in, ref, want string
+		dropped             bool
+	}{
+		{"a branch", header + a + " refs/heads/a\n" + b + " refs/heads/ab\n", "refs/heads/a", header + b + " refs/heads/ab\n", true},
+		{"a name that only starts like it", header + b + " refs/heads/ab\n", "refs/heads/a", header + b + " refs/heads/ab\n", false},
+		{"with its peeled line", a + " refs/tags/v1\n^" + c + "\n" + b + " refs/tags/v2\n^" + c + "\n", "refs/tags/v1", b + " refs/tags/v2\n^" + c + "\n", true},
+		{"the last line, unterminated", header + b + " refs/heads/x\n" + a + " refs/heads/a", "refs/heads/a", header + b + " refs/heads/x\n", true},
+		{"CRLF", a + " refs/heads/a\r\n" + b + " refs/heads/b\r\n", "refs/heads/a", b + " refs/heads/b\r\n", true},
+		{"empty", "", "refs/heads/a", "", false},
+	} {
+		got, dropped := gitops.WithoutPacked([]byte(tc.in), tc.ref)
+		if string(got) != tc.want || dropped != tc.dropped {
+			t.Errorf("%s: got %q, %v; want %q, %v", tc.name, got, dropped, tc.want, tc.dropped)
+		}
+	}
+}
+
+// TestDeleteBranchAsGit: a packed branch is deleted from packed-refs (the
+// rest kept, as git reads it) and its loose file; a lock of packed-refs a
+// git process holds refuses the deletion with nothing changed; files
+// baton writes are made as git makes its own (mode 0666 less the umask).
+func TestDeleteBranchAsGit(t *testing.T) {
+	r := featureRepo(t)
+	r.git("tag", "-a", "-m", "annotated", "v1", "feature/a")
+	r.git("branch", "other", "feature/a~1")
+	r.git("pack-refs", "--all")
+	r.git("checkout", "-q", "feature/a")
+	r.commit("f.txt", "feature 3")
+	r.git("checkout", "-q", "main")
+	head := r.git("rev-parse", "feature/a")
+	lock := filepath.Join(r.dir, ".git", "packed-refs.lock")
+	must(t, os.WriteFile(lock, nil, 0o644)) // as git holds it
+	if err := r.open().DeleteBranch("feature/a", head); !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "feature/a") != head {
+		t.Fatalf("packed-refs locked by git: %v", err)
+	}
+	must(t, os.Remove(lock))
+	var wantRefs []string
+	for _, l := range strings.Split(r.git("for-each-ref", "--format=%(objectname) %(*objectname) %(refname)"), "\n") {
+		if !strings.HasSuffix(l, " refs/heads/feature/a") {
+			wantRefs = append(wantRefs, l)
+		}
+	}
+	must(t, r.open().DeleteBranch("feature/a", head))
+	if got, want := r.git("for-each-ref", "--format=%(objectname) %(*objectname) %(refname)"), strings.Join(wantRefs, "\n"); got != want {
+		t.Errorf("refs after the deletion (with tags peeled):\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Contains(read(t, r.dir, ".git/packed-refs"), "refs/heads/feature/a") {
+		t.Error("feature/a is still in packed-refs")
+	}
+	must(t, r.open().CreateBranch("baton-made", head))
+	r.git("branch", "git-made", head)
+	for _, pair := range [][2]string{{"refs/heads/baton-made", "refs/heads/git-made"}, {"packed-refs", "refs/heads/git-made"}} {
+		a, errA := os.Stat(filepath.Join(r.dir, ".git", pair[0]))
+		b, errB := os.Stat(filepath.Join(r.dir, ".git", pair[1]))
+		if errA != nil || errB != nil || a.Mode() != b.Mode() {
+			t.Errorf("%s is %v, git's %s %v (%v, %v)", pair[0], a.Mode(), pair[1], b.Mode(), errA, errB)
+		}
+	}
+	r.git("fsck", "--strict", "--no-progress")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,7 @@ func (g *repo) CreateBranch(name, at string) error {
 	if _, err := g.r.CommitObject(plumbing.NewHash(at)); err != nil {
 		return fmt.Errorf("%w: %s", ErrUnknownRevision, at)
 	}
-	g.removeStaleRefTemps(name)
+	g.clearKilledWrites()
 	return g.writeRef(name, "", at, "branch: Created from "+at)
 }
 
@@ -118,10 +119,33 @@ func next(s string, i int) int {
 	return -1
 }
 
-// DeleteBranch removes refs/heads/name if it still points at expect. The
-// ref is removed through the storer (loose and packed): go-git's
-// DeleteBranch only removes the branch's config.
+// DeleteBranch removes refs/heads/name if it still points at expect, as
+// git deletes a ref: under git's lock of it, from packed-refs first and
+// then its loose file, so that neither a reader nor a kill between the two
+// sees an older packed value come back (go-git removes the loose file
+// first; its DeleteBranch only removes the branch's config).
 func (g *repo) DeleteBranch(name, expect string) error {
+	if _, err := g.Branch(name); err != nil {
+		return err // before the lock, which would make the ref's directories
+	}
+	g.clearKilledWrites()
+	refName := plumbing.NewBranchReferenceName(name)
+	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(refName.String()))
+	unlock, err := g.lockRef(name, path)
+	if err != nil {
+		return err
+	}
+	err = g.deleteLocked(name, expect, path)
+	unlock()
+	if err != nil {
+		return err
+	}
+	g.removeRefLeftovers(name)
+	return nil
+}
+
+// deleteLocked is DeleteBranch's work under the ref's lock.
+func (g *repo) deleteLocked(name, expect, path string) error {
 	cur, err := g.Branch(name)
 	if err != nil {
 		return err
@@ -129,10 +153,13 @@ func (g *repo) DeleteBranch(name, expect string) error {
 	if expect != "" && cur != expect {
 		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(expect))
 	}
-	if err := g.r.Storer.RemoveReference(plumbing.NewBranchReferenceName(name)); err != nil {
+	if err := g.dropPacked(plumbing.NewBranchReferenceName(name).String()); err != nil {
 		return err
 	}
-	g.removeRefLeftovers(name)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting branch %s: %w", name, err)
+	}
+	afterStep("loose removed")
 	return nil
 }
 
@@ -156,7 +183,7 @@ func (g *repo) removeRefLeftovers(name string) {
 // moveBranch sets refs/heads/name from old to new, refusing if it moved;
 // why is the reflog's message.
 func (g *repo) moveBranch(name, old, new, why string) error {
-	g.removeStaleRefTemps(name)
+	g.clearKilledWrites()
 	if err := g.writeRef(name, old, new, why); err != nil {
 		if errors.Is(err, ErrRefMoved) {
 			return err

@@ -13,24 +13,90 @@ import (
 	"github.com/baton-cli/baton/gitops"
 )
 
-// refKillOps are the ref writes killed at every step: the value a
-// killed run may leave, and the check that it is the old or the new.
-var refKillOps = map[string]func(g gitops.Repo) error{
-	"create": func(g gitops.Repo) error {
-		main, err := g.Branch("main")
-		if err == nil {
-			err = g.CreateBranch("feature/new", main)
-		}
-		return err
+// refKillOp is a ref write killed at every step: the repository it runs
+// in (featureRepo, then setup), the write, and whether it was done.
+type refKillOp struct {
+	setup func(r *gitRepo)
+	run   func(g gitops.Repo) error
+	done  func(r *gitRepo, before string) bool
+}
+
+var refKillOps = map[string]refKillOp{
+	"create": {
+		run: func(g gitops.Repo) error {
+			main, err := g.Branch("main")
+			if err == nil {
+				err = g.CreateBranch("feature/new", main)
+			}
+			return err
+		},
+		done: func(r *gitRepo, before string) bool {
+			h, err := r.gitMaybe("rev-parse", "--verify", "-q", "feature/new")
+			if err == nil && h != before {
+				r.t.Errorf("feature/new at %s, want absent or %s", h, before)
+			}
+			return err == nil
+		},
 	},
-	"merge": func(g gitops.Repo) error {
-		_, err := g.Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
-		return err
+	"merge": {
+		run: func(g gitops.Repo) error {
+			_, err := g.Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
+			return err
+		},
+		done: func(r *gitRepo, before string) bool {
+			h := r.git("rev-parse", "main")
+			if h != before && r.git("rev-parse", "main^2") != r.git("rev-parse", "feature/a") {
+				r.t.Errorf("main at %s, neither before nor the merge", h)
+			}
+			return h != before
+		},
+	},
+	"detach a worktree's HEAD": {
+		setup: func(r *gitRepo) {
+			r.git("worktree", "add", "-q", filepath.Join(r.dir, ".git", "wt-a"), "feature/a")
+		},
+		run: func(g gitops.Repo) error {
+			h, err := g.Branch("feature/a")
+			if err == nil {
+				_, err = gitops.Detach(g, "feature/a", h)
+			}
+			return err
+		},
+		done: func(r *gitRepo, before string) bool {
+			wt := &gitRepo{t: r.t, dir: filepath.Join(r.dir, ".git", "wt-a")}
+			if h := wt.git("rev-parse", "HEAD"); h != r.git("rev-parse", "feature/a") {
+				r.t.Errorf("the worktree's HEAD is at %s", h)
+			}
+			_, err := wt.gitMaybe("symbolic-ref", "-q", "HEAD")
+			return err != nil
+		},
+	},
+	"delete a packed branch moved since": { // the packed value must never come back
+		setup: func(r *gitRepo) {
+			r.git("pack-refs", "--all")
+			r.git("checkout", "-q", "feature/a")
+			r.commit("f.txt", "feature 3")
+			r.git("checkout", "-q", "main")
+		},
+		run: func(g gitops.Repo) error {
+			h, err := g.Branch("feature/a")
+			if err == nil {
+				err = g.DeleteBranch("feature/a", h)
+			}
+			return err
+		},
+		done: func(r *gitRepo, before string) bool {
+			h, err := r.gitMaybe("rev-parse", "--verify", "-q", "feature/a")
+			if err == nil && r.git("log", "-1", "--format=%s", h) != "feature 3" {
+				r.t.Errorf("feature/a came back at %s", h)
+			}
+			return err != nil
+		},
 	},
 }
 
-// TestRefWriteKilledAtEveryStep runs a branch creation and a merge in a
-// child process that kills itself (SIGKILL, no deferred clean-up) after
+// TestRefWriteKilledAtEveryStep runs a branch creation, a merge, a
+// worktree's detach and a deletion in a child process that kills itself (SIGKILL, no deferred clean-up) after
 // its first, second, … step of writing a ref or a lock, until one runs to
 // its end. After each kill: git reports no broken ref (nothing baton left
 // under refs/ is empty or half-written), Heads and Branch answer as git
@@ -41,9 +107,12 @@ func TestRefWriteKilledAtEveryStep(t *testing.T) {
 		killedChild(t, dir)
 		return
 	}
-	for op, run := range refKillOps {
+	for op, k := range refKillOps {
 		for step := 1; ; step++ {
 			r := featureRepo(t)
+			if k.setup != nil {
+				k.setup(r)
+			}
 			before := r.git("rev-parse", "main")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestRefWriteKilledAtEveryStep$")
 			cmd.Env = append(os.Environ(), "BATON_TEST_KILL_DIR="+r.dir, "BATON_TEST_KILL_OP="+op, "BATON_TEST_KILL_STEP="+strconv.Itoa(step))
@@ -58,7 +127,7 @@ func TestRefWriteKilledAtEveryStep(t *testing.T) {
 			if done := checkAfterKill(t, r, op, step, before); done {
 				continue
 			}
-			if err := run(r.open()); err != nil {
+			if err := k.run(r.open()); err != nil {
 				t.Fatalf("%s, killed at step %d, run again: %v", op, step, err)
 			}
 			if locks := refLocks(t, r); len(locks) > 0 {
@@ -81,20 +150,21 @@ func killedChild(t *testing.T, dir string) {
 	})()
 	g, err := gitops.Open(dir)
 	if err == nil {
-		err = refKillOps[os.Getenv("BATON_TEST_KILL_OP")](g)
+		err = refKillOps[os.Getenv("BATON_TEST_KILL_OP")].run(g)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-// refLocks lists the locks under refs/heads, failing the test for one
-// that does not hold baton's marker (one a kill left and baton would not
-// know as its own).
+// refLocks lists the locks in the git directory (of refs, packed-refs,
+// the index, a worktree's HEAD), failing the test for one that does not
+// hold baton's marker (one a kill left and baton would not know as its
+// own).
 func refLocks(t *testing.T, r *gitRepo) []string {
 	t.Helper()
 	var locks []string
-	root := filepath.Join(r.dir, ".git", "refs", "heads")
+	root := filepath.Join(r.dir, ".git")
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".lock") {
 			locks = append(locks, p)
@@ -123,16 +193,5 @@ func checkAfterKill(t *testing.T, r *gitRepo, op string, step int, before string
 	if h, err := r.open().Branch("main"); err != nil || h != r.git("rev-parse", "main") {
 		t.Errorf("%s, killed at step %d: Branch(main) = %s, %v", op, step, h, err)
 	}
-	if op == "create" {
-		h, err := r.gitMaybe("rev-parse", "--verify", "-q", "feature/new")
-		if err == nil && h != before {
-			t.Errorf("create, killed at step %d: feature/new at %s, want absent or %s", step, h, before)
-		}
-		return err == nil
-	}
-	h := r.git("rev-parse", "main")
-	if h != before && r.git("rev-parse", "main^2") != r.git("rev-parse", "feature/a") {
-		t.Errorf("merge, killed at step %d: main at %s, neither before nor the merge", step, h)
-	}
-	return h != before
+	return refKillOps[op].done(r, before)
 }

@@ -71,9 +71,23 @@ func removeEmptyDirs(path string) {
 	_ = os.Remove(path) // fails unless empty
 }
 
-// lockRef takes git's lock of a ref (path.lock, created exclusively and
-// whole, with baton's marker as its content: takeLock), so that no git
-// process updates the ref meanwhile. It returns the release.
+// lockRef takes git's lock of a ref (lockFile), so that no git process
+// updates the ref meanwhile. It returns the release.
+func (g *repo) lockRef(name, path string) (func(), error) {
+	unlock, err := g.lockFile(path)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", ErrRefMoved, name, path+".lock")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	return unlock, nil
+}
+
+// lockFile takes git's lock of the file at path (path.lock, created
+// exclusively and whole, with baton's marker as its content: takeLock);
+// a lock git or another process holds is fs.ErrExist. It returns the
+// release.
 //
 // Which locks are safe to remove: one holding baton's marker was left by a
 // killed baton — baton holds its state lock while it writes refs, so no
@@ -83,19 +97,21 @@ func removeEmptyDirs(path string) {
 // (for as long as 'git update-ref --stdin' waits between prepare and
 // commit). baton never makes an empty lock (its locks are whole from their
 // first moment), so such a lock is refused, never removed.
-func (g *repo) lockRef(name, path string) (func(), error) {
+func (g *repo) lockFile(path string) (func(), error) {
+	return lockAt(path, g.loc.CommonDir)
+}
+
+// lockAt is lockFile with its content staged in tmpDir.
+func lockAt(path, tmpDir string) (func(), error) {
 	lock := path + ".lock"
-	if b, err := os.ReadFile(lock); err == nil && string(b) == batonLock {
+	if isBatonLock(lock) {
 		_ = os.Remove(lock)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	if err := takeLock(lock, g.loc.CommonDir); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", ErrRefMoved, name, lock)
-		}
-		return nil, fmt.Errorf("locking %s: %w", name, err)
+	if err := takeLock(lock, tmpDir); err != nil {
+		return nil, err
 	}
 	afterStep("locked")
 	return func() { os.Remove(lock) }, nil
@@ -133,11 +149,17 @@ func (g *repo) logRef(name, old, commit, msg string) {
 	}
 }
 
-// removeStaleRefTemps removes the temp files killed ref writes left: in
-// the common directory, and beside the branch where older versions of
-// baton staged them (harmless to git and to baton's readers, which skip
-// them, but clutter).
-func (g *repo) removeStaleRefTemps(name string) {
-	removeStaleTemps(g.loc.CommonDir)
-	removeStaleTemps(filepath.Dir(filepath.Join(g.loc.CommonDir, "refs", "heads", filepath.FromSlash(name))))
+// clearKilledWrites removes what killed ref writes left (temp files,
+// locks holding baton's marker) in the common directory, all of refs/heads
+// and each worktree's git directory: harmless to baton's readers, which skip them, but a lock
+// left there keeps git from updating its ref or packed-refs. It runs
+// before a write takes any lock of its own.
+func (g *repo) clearKilledWrites() {
+	clearKilledLeftovers(g.loc.CommonDir, false)
+	clearKilledLeftovers(filepath.Join(g.loc.CommonDir, "refs", "heads"), true)
+	for _, head := range worktreeHeads(g) { // a worktree's HEAD.lock (Detach)
+		if dir := filepath.Dir(head); dir != g.loc.CommonDir {
+			clearKilledLeftovers(dir, false)
+		}
+	}
 }

@@ -2,9 +2,12 @@ package gitops
 
 import (
 	"errors"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,9 +39,11 @@ const staleTempAge = time.Hour
 var afterStep = func(string) {}
 
 // stageFile writes content into a new temp file in dir, synced when sync
-// is set, and returns its path.
+// is set, and returns its path. The file is made as git makes a ref's
+// file (0666 less the umask), so that what is renamed into place is
+// readable as git's own would be.
 func stageFile(dir string, content []byte, sync bool) (string, error) {
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	f, err := createTemp(dir)
 	if err != nil {
 		return "", err
 	}
@@ -56,6 +61,18 @@ func stageFile(dir string, content []byte, sync bool) (string, error) {
 	}
 	afterStep("temp written")
 	return f.Name(), nil
+}
+
+// createTemp creates a file of a new name (tempPrefix and a random part)
+// in dir; os.CreateTemp would make it 0600.
+func createTemp(dir string) (*os.File, error) {
+	for {
+		name := filepath.Join(dir, tempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
 }
 
 // placeFile puts content at dest, by place (os.Rename or os.Link) from a
@@ -78,30 +95,55 @@ func placeFile(tmpDir, dest string, content []byte, sync bool, place func(tmp, d
 	return &os.LinkError{Op: "place", Old: tmpDir, New: dest, Err: syscall.EXDEV}
 }
 
-// removeStaleTemps removes from dir the temp files killed writes left:
-// baton's current ones (tempPrefix) once older than staleTempAge, and
-// those older versions of baton staged beside a ref — ".NAME.baton-PID"
-// (a value) and "NAME.lock.baton-PID" (a lock's content, a name git
-// reports as a broken ref) — at any age, since no baton writes them any
-// more, so none belongs to a live write.
-func removeStaleTemps(dir string) {
+// clearKilledLeftovers removes what killed baton writes left in dir and,
+// when deep, in every directory below it: temp files (staleTemp) and locks
+// holding baton's marker (lockFile says why those are safe to remove).
+// Every write clears the whole of refs/heads, not only its own ref's
+// directory: a lock left on a branch baton never writes again (one it was
+// deleting) would keep git from updating that branch.
+func clearKilledLeftovers(dir string, deep bool) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	now := time.Now()
 	for _, e := range ents {
-		name := e.Name()
-		old := strings.HasPrefix(name, ".") && strings.Contains(name, ".baton-") && !strings.HasPrefix(name, tempPrefix) ||
-			strings.Contains(name, ".lock.baton-")
-		if !old && strings.HasPrefix(name, tempPrefix) {
-			info, err := e.Info()
-			old = err == nil && now.Sub(info.ModTime()) > staleTempAge
-		}
-		if old && e.Type().IsRegular() {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir() && deep:
+			clearKilledLeftovers(p, true)
+		case !e.Type().IsRegular():
+		case staleTemp(e, now) || strings.HasSuffix(e.Name(), ".lock") && isBatonLock(p):
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 		}
 	}
+}
+
+// staleTemp says whether e is a temp file a killed write left: baton's
+// current ones (tempPrefix) once older than staleTempAge, and those older
+// versions of baton staged beside a ref — ".NAME.baton-PID" (a value) and
+// "NAME.lock.baton-PID" (a lock's content, a name git reports as a broken
+// ref) — at any age, since no baton writes them any more, so none belongs
+// to a live write.
+func staleTemp(e fs.DirEntry, now time.Time) bool {
+	name := e.Name()
+	if strings.HasPrefix(name, tempPrefix) {
+		info, err := e.Info()
+		return err == nil && now.Sub(info.ModTime()) > staleTempAge
+	}
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".baton-") || strings.Contains(name, ".lock.baton-")
+}
+
+// isBatonLock says whether the lock file at path holds baton's marker.
+func isBatonLock(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(batonLock)+1)
+	n, _ := io.ReadFull(f, b)
+	return string(b[:n]) == batonLock
 }

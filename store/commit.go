@@ -440,7 +440,11 @@ func exists(path string) bool {
 // never reached its commit point, removes the temp files of a transaction
 // that died before it, and undoes the outside change of an intent that no
 // committed transaction recorded. Called under the lock.
-func (s *Store) recover() error {
+func (s *Store) recover() error { return s.recoverTemps(s.staleTemps()) }
+
+// recoverTemps is recover that removes the temp files temps (listed by
+// staleTemps before the lock was taken).
+func (s *Store) recoverTemps(temps []string) error {
 	data, err := ReadRegular(s.journalPath())
 	switch {
 	case err == nil && data != nil:
@@ -454,7 +458,9 @@ func (s *Store) recover() error {
 	case err != nil:
 		return err
 	}
-	s.removeStaleTemps()
+	for _, p := range temps {
+		os.Remove(p)
+	}
 	if exists(s.intentPath()) {
 		return s.undoIntent(true, nil)
 	}

@@ -180,12 +180,17 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			return err
 		}
 	}
+	// before the lock, what the transaction would otherwise do holding it
+	// although nothing another writer does changes it: where the anchors
+	// are, which temp files were left (see staleTemps)
+	s.anchorPaths()
+	temps := s.staleTemps()
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := s.recover(); err != nil {
+	if err := s.recoverTemps(temps); err != nil {
 		return err
 	}
 	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, hashed: map[string]hashed{}}
@@ -405,19 +410,28 @@ func (s *Store) discardTemps(j journal) {
 	}
 }
 
-func (s *Store) removeStaleTemps() {
+// staleTemps lists the temp files a transaction that died before its
+// commit point left in the state's directories. A writer lists them before
+// it takes the lock and removes them once it holds it (after recovery has
+// finished any committed journal, whose temps are then gone): a temp
+// listed was left by a writer that held the lock then, and is stale once
+// the lock is this writer's; one left after the listing is removed by the
+// next transaction.
+func (s *Store) staleTemps() []string {
 	dirs := map[string]bool{s.Dir: true, s.BatonDir(): true}
 	for _, p := range s.paths {
 		dirs[filepath.Dir(p)] = true
 	}
 	journalTemp, validatedTemp := "."+filepath.Base(s.journalPath())+".", "."+validatedName+"."
+	var out []string
 	for d := range dirs {
 		inBaton := d == s.BatonDir()
-		removeMatching(d, func(name string) bool {
+		out = append(out, matching(d, func(name string) bool {
 			return strings.HasSuffix(name, tempSuffix) ||
 				inBaton && (tempOf(name, journalTemp) || tempOf(name, validatedTemp))
-		})
+		})...)
 	}
+	return out
 }
 
 // tempOf says whether name is prefix + something + ".tmp" (the names
@@ -426,21 +440,23 @@ func tempOf(name, prefix string) bool {
 	return len(name) > len(prefix)+len(".tmp") && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ".tmp")
 }
 
-// removeMatching removes the dot files in dir whose names stale says are
-// left over (one reading of the directory: it is the project's top, and
-// this runs in every transaction).
-func removeMatching(dir string, stale func(name string) bool) {
+// matching lists the dot files in dir whose names stale says are left
+// over (one reading of the directory: it is the project's top, and every
+// transaction lists it).
+func matching(dir string, stale func(name string) bool) []string {
 	f, err := OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
-		return
+		return nil
 	}
 	names, _ := f.Readdirnames(-1)
 	f.Close()
+	var out []string
 	for _, n := range names {
 		if strings.HasPrefix(n, ".") && stale(n) {
-			os.Remove(filepath.Join(dir, n))
+			out = append(out, filepath.Join(dir, n))
 		}
 	}
+	return out
 }
 
 // cutWhileMapped turns the fault of reading a mapped file that was cut
