@@ -245,4 +245,3 @@ func TestDeleteBranchAsGit(t *testing.T) {
 	}
 	r.git("fsck", "--strict", "--no-progress")
 }
-
