@@ -169,7 +169,7 @@ func TestEmptyRefLockRefused(t *testing.T) {
 	lock := filepath.Join(r.dir, ".git", "refs", "heads", "main.lock")
 	must(t, os.WriteFile(lock, nil, 0o644))
 	_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
-	if !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "main") != before {
+	if !errors.Is(err, gitops.ErrRefLocked) || !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "main") != before {
 		t.Fatalf("an empty lock: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {
@@ -219,7 +219,7 @@ func TestDeleteBranchAsGit(t *testing.T) {
 	head := r.git("rev-parse", "feature/a")
 	lock := filepath.Join(r.dir, ".git", "packed-refs.lock")
 	must(t, os.WriteFile(lock, nil, 0o644)) // as git holds it
-	if err := r.open().DeleteBranch("feature/a", head); !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "feature/a") != head {
+	if err := r.open().DeleteBranch("feature/a", head); !errors.Is(err, gitops.ErrRefLocked) || r.git("rev-parse", "feature/a") != head {
 		t.Fatalf("packed-refs locked by git: %v", err)
 	}
 	must(t, os.Remove(lock))

@@ -71,12 +71,27 @@ func removeEmptyDirs(path string) {
 	_ = os.Remove(path) // fails unless empty
 }
 
+// ErrRefLocked means git's lock of a ref (or of packed-refs) exists and
+// is not one a killed baton left: a git process may hold it. Nothing was
+// changed. Such an error is also an ErrRefMoved, which callers treat
+// alike: retry later.
+var ErrRefLocked = errors.New("locked by a git process")
+
+// lockedError is a lock someone else holds: ErrRefLocked and ErrRefMoved.
+type lockedError struct{ what, lock string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("%s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", e.what, e.lock)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrRefLocked || target == ErrRefMoved }
+
 // lockRef takes git's lock of a ref (lockFile), so that no git process
 // updates the ref meanwhile. It returns the release.
 func (g *repo) lockRef(name, path string) (func(), error) {
 	unlock, err := g.lockFile(path)
 	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", ErrRefMoved, name, path+".lock")
+		return nil, &lockedError{what: name, lock: path + ".lock"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", name, err)
