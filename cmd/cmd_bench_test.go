@@ -171,6 +171,15 @@ func BenchmarkReviewGrowth(b *testing.B) {
 			runMain(b, dir, review) // every file written by baton once
 			benchCPU(b, dir, review)
 		})
+		// asking for changes, as bench/cmdbench's add-review does: no tech
+		// debt, so progress.json changes only at its end
+		changes := benchCase{"add-review", "REVIEW", []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id,
+			"-v", "REQUEST_CHANGES", "-s", "Needs work", "--issues", `{"major":[{"description":"No error handling","location":"a.go:1"}]}`}}
+		b.Run(fmt.Sprintf("add-review-changes/%d", sz.Sessions), func(b *testing.B) {
+			dir := newState(b, st)
+			runMain(b, dir, changes)
+			benchCPU(b, dir, changes)
+		})
 		b.Run(fmt.Sprintf("add-fix/%d", sz.Sessions), func(b *testing.B) {
 			dir := newState(b, st)
 			// no fix-cycle limit: every iteration answers the same review

@@ -85,26 +85,20 @@ func Detach(r Repo, branch, at string) ([]string, error) {
 	return done, nil
 }
 
-// writeLocked replaces a file under git's lock protocol: path.lock is
-// created exclusively (a git process holding it makes this fail), written,
-// and renamed over path.
+// writeLocked replaces a file (a worktree's HEAD) under git's lock
+// protocol, so that a kill at any moment leaves the old file or the new
+// one and no lock baton would not know as its own: path.lock is taken
+// (lockAt: created exclusively and whole; a git process holding it makes
+// this fail), the new content is written whole beside path and renamed
+// over it, and the lock is released. git writes the content into the lock
+// itself, which a kill can leave empty.
 func writeLocked(path, text string) error {
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	unlock, err := lockAt(path, filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("locking %s: %w (is a git command running there?)", path, err)
 	}
-	_, err = f.WriteString(text)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lock, path)
-	}
-	if err != nil {
-		os.Remove(lock)
-	}
-	return err
+	defer unlock()
+	return placeFile(filepath.Dir(path), path, []byte(text), true, os.Rename)
 }
 
 // worktreeHeads maps each worktree's top to its HEAD file: the main

@@ -142,6 +142,8 @@ func TestKilledWritesCleared(t *testing.T) {
 	gone := map[string]bool{"refs/heads/feature/.b.baton-1": true, "refs/heads/feature/b.lock.baton-2": true, "refs/heads/deep/er/.x.baton-3": true,
 		"refs/heads/feature/d.lock": true, "refs/heads/gone.lock": true, "packed-refs.lock": true, ".baton-tmp-old": true}
 	r := leftoverRepo(t, left)
+	r.git("branch", "feature/real.lock.baton-7") // a branch git allows, named like an older baton's temp
+	real := r.git("rev-parse", "feature/real.lock.baton-7")
 	old := time.Now().Add(-2 * time.Hour)
 	must(t, os.Chtimes(filepath.Join(r.dir, ".git", ".baton-tmp-old"), old, old))
 	main := r.git("rev-parse", "main")
@@ -152,7 +154,7 @@ func TestKilledWritesCleared(t *testing.T) {
 			t.Errorf("%s: removed %v, want %v", p, err != nil, gone[p])
 		}
 	}
-	if out, err := r.gitMaybe("for-each-ref"); err != nil || strings.Contains(out, "baton") {
+	if out, err := r.gitMaybe("for-each-ref", "--format=%(objectname) %(refname:short)"); err != nil || !strings.Contains(out, real+" feature/real.lock.baton-7") {
 		t.Errorf("git for-each-ref: %v\n%s", err, out)
 	}
 }

@@ -51,6 +51,26 @@ var refKillOps = map[string]refKillOp{
 			return h != before
 		},
 	},
+	"detach a worktree's HEAD": {
+		setup: func(r *gitRepo) {
+			r.git("worktree", "add", "-q", filepath.Join(r.dir, ".git", "wt-a"), "feature/a")
+		},
+		run: func(g gitops.Repo) error {
+			h, err := g.Branch("feature/a")
+			if err == nil {
+				_, err = gitops.Detach(g, "feature/a", h)
+			}
+			return err
+		},
+		done: func(r *gitRepo, before string) bool {
+			wt := &gitRepo{t: r.t, dir: filepath.Join(r.dir, ".git", "wt-a")}
+			if h := wt.git("rev-parse", "HEAD"); h != r.git("rev-parse", "feature/a") {
+				r.t.Errorf("the worktree's HEAD is at %s", h)
+			}
+			_, err := wt.gitMaybe("symbolic-ref", "-q", "HEAD")
+			return err != nil
+		},
+	},
 	"delete a packed branch moved since": { // the packed value must never come back
 		setup: func(r *gitRepo) {
 			r.git("pack-refs", "--all")
@@ -75,8 +95,8 @@ var refKillOps = map[string]refKillOp{
 	},
 }
 
-// TestRefWriteKilledAtEveryStep runs a branch creation, a merge and a
-// deletion in a child process that kills itself (SIGKILL, no deferred clean-up) after
+// TestRefWriteKilledAtEveryStep runs a branch creation, a merge, a
+// worktree's detach and a deletion in a child process that kills itself (SIGKILL, no deferred clean-up) after
 // its first, second, … step of writing a ref or a lock, until one runs to
 // its end. After each kill: git reports no broken ref (nothing baton left
 // under refs/ is empty or half-written), Heads and Branch answer as git
@@ -137,15 +157,16 @@ func killedChild(t *testing.T, dir string) {
 	}
 }
 
-// refLocks lists the locks of refs and of packed-refs, failing the test
-// for one that does not hold baton's marker (one a kill left and baton
-// would not know as its own).
+// refLocks lists the locks in the git directory (of refs, packed-refs,
+// the index, a worktree's HEAD), failing the test for one that does not
+// hold baton's marker (one a kill left and baton would not know as its
+// own).
 func refLocks(t *testing.T, r *gitRepo) []string {
 	t.Helper()
 	var locks []string
 	root := filepath.Join(r.dir, ".git")
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".lock") && (strings.HasPrefix(p, filepath.Join(root, "refs")) || p == filepath.Join(root, "packed-refs.lock")) {
+		if err == nil && strings.HasSuffix(p, ".lock") {
 			locks = append(locks, p)
 			if b, _ := os.ReadFile(p); string(b) != "baton: writing the index\n" {
 				t.Errorf("%s holds %q, not baton's marker", p, b)

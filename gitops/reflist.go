@@ -66,7 +66,7 @@ func walkLoose(dir, prefix string, visit func(name string, content []byte)) erro
 				return err
 			}
 		case e.Type().IsRegular() && validBranch(name):
-			if b, err := os.ReadFile(path); err == nil {
+			if b, err := readLoose(path); err == nil {
 				visit(name, b)
 			}
 		}

@@ -31,7 +31,7 @@ func (g *repo) readRef(name string) (hash string, found, sure bool) {
 	if plumbing.ReferenceName(name).Validate() != nil {
 		return "", false, false
 	}
-	b, err := readFile(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
+	b, err := readLoose(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
 	switch {
 	case err == nil:
 		h, kind := looseValue(b)

@@ -98,14 +98,19 @@ func (g *repo) lockRef(name, path string) (func(), error) {
 // commit). baton never makes an empty lock (its locks are whole from their
 // first moment), so such a lock is refused, never removed.
 func (g *repo) lockFile(path string) (func(), error) {
+	return lockAt(path, g.loc.CommonDir)
+}
+
+// lockAt is lockFile with its content staged in tmpDir.
+func lockAt(path, tmpDir string) (func(), error) {
 	lock := path + ".lock"
-	if b, err := os.ReadFile(lock); err == nil && string(b) == batonLock {
+	if isBatonLock(lock) {
 		_ = os.Remove(lock)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	if err := takeLock(lock, g.loc.CommonDir); err != nil {
+	if err := takeLock(lock, tmpDir); err != nil {
 		return nil, err
 	}
 	afterStep("locked")
@@ -145,11 +150,16 @@ func (g *repo) logRef(name, old, commit, msg string) {
 }
 
 // clearKilledWrites removes what killed ref writes left (temp files,
-// locks holding baton's marker) in the common directory and all of
-// refs/heads: harmless to baton's readers, which skip them, but a lock
+// locks holding baton's marker) in the common directory, all of refs/heads
+// and each worktree's git directory: harmless to baton's readers, which skip them, but a lock
 // left there keeps git from updating its ref or packed-refs. It runs
 // before a write takes any lock of its own.
 func (g *repo) clearKilledWrites() {
 	clearKilledLeftovers(g.loc.CommonDir, false)
 	clearKilledLeftovers(filepath.Join(g.loc.CommonDir, "refs", "heads"), true)
+	for _, head := range worktreeHeads(g) { // a worktree's HEAD.lock (Detach)
+		if dir := filepath.Dir(head); dir != g.loc.CommonDir {
+			clearKilledLeftovers(dir, false)
+		}
+	}
 }

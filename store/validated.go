@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -32,13 +33,26 @@ var rememberFrom int64 = 256 << 10
 
 func (s *Store) validatedPath() string { return filepath.Join(s.BatonDir(), validatedName) }
 
+// The note is its records' JSON, a newline, and the sha256 of that JSON:
+// it is rewritten in place in a spare and exchanged (see replaceCache),
+// and a reader that opened it before two exchanges may read it while it is
+// rewritten; a note whose hash does not hold was torn, and is no note.
 func (s *Store) readValidated() map[string]stamp {
 	out := map[string]stamp{}
 	b, err := ReadRegular(s.validatedPath())
-	if err != nil || b == nil || json.Unmarshal(b, &out) != nil {
+	if err != nil || b == nil {
+		return out
+	}
+	body, sum, ok := bytes.Cut(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	if !ok || HashContent(body) != string(sum) || json.Unmarshal(body, &out) != nil {
 		return map[string]stamp{}
 	}
 	return out
+}
+
+// sealedNote is the note holding records' JSON b (see readValidated).
+func sealedNote(b []byte) []byte {
+	return append(append(append(b, '\n'), HashContent(b)...), '\n')
 }
 
 // Remember records that the state file name, as described by fi (the
@@ -60,7 +74,7 @@ func (s *Store) Remember(name string, fi os.FileInfo, facts json.RawMessage) {
 	if err != nil {
 		return
 	}
-	_ = replaceCache(s.validatedPath()+".spare", s.validatedPath(), b)
+	_ = replaceCache(s.validatedPath()+".spare", s.validatedPath(), sealedNote(b))
 }
 
 // validatedAs returns the facts a reader remembered with the file's
