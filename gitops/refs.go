@@ -154,14 +154,30 @@ func (g *repo) logRef(name, old, commit, msg string) {
 		logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
 	}
 	for _, p := range logs {
-		if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
-			continue
-		}
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-			_, _ = f.Write(line.Bytes())
-			f.Close()
+		if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+			appendLine(p, line.Bytes())
 		}
 	}
+}
+
+// appendLine appends line to the log at path, on a line of its own when
+// the file ends inside one (an append cut short by a full disk or a
+// crash): the torn line stays alone, which git passes over, and this one
+// reads whole instead of running on from it.
+func appendLine(path string, line []byte) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	last := []byte{'\n'}
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		_, _ = f.ReadAt(last, fi.Size()-1)
+	}
+	if last[0] != '\n' {
+		line = append([]byte{'\n'}, line...)
+	}
+	_, _ = f.Write(line)
 }
 
 // clearKilledWrites removes what killed ref writes left (temp files,
