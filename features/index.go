@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/baton-cli/baton/jsondoc"
 )
@@ -78,15 +77,24 @@ func parseIndexed(doc *jsondoc.Doc, data []byte, known jsondoc.ArrayFacts, idx [
 	if known.Digest == "" || idx == nil || digest(idx) != known.Digest {
 		return nil, false
 	}
-	lines := bytes.Split(idx, []byte("\n"))
-	if string(lines[0]) != indexHead || len(lines)-1 != known.Count || known.Span[0] < 0 || known.Span[1] > len(data) {
+	rest, ok := bytes.CutPrefix(idx, []byte(indexHead))
+	n := known.Count
+	if !ok || n < 0 || n > len(rest)/8 || known.Span[0] < 0 || known.Span[1] > len(data) {
 		return nil, false
 	}
-	n := len(lines) - 1
 	f := &File{doc: doc, index: make(map[string]int, n), items: make([]Feature, n), light: make([]bool, n), recs: make([][2]int, n)}
 	prev := known.Span[0]
-	for i, l := range lines[1:] {
-		rec, it, ok := indexLine(l)
+	for i := range n {
+		if len(rest) == 0 || rest[0] != '\n' {
+			return nil, false
+		}
+		line := rest[1:]
+		if e := bytes.IndexByte(line, '\n'); e >= 0 {
+			line, rest = line[:e], line[e:]
+		} else {
+			rest = nil
+		}
+		rec, it, ok := indexLine(line)
 		if !ok || rec[0] <= prev || rec[1] > known.Span[1] || data[rec[0]] != '{' || data[rec[1]-1] != '}' {
 			return nil, false
 		}
@@ -96,27 +104,37 @@ func parseIndexed(doc *jsondoc.Doc, data []byte, known jsondoc.ArrayFacts, idx [
 		prev = rec[1] - 1
 		f.items[i], f.light[i], f.recs[i], f.index[it.ID] = it, true, rec, i
 	}
-	return f, true
+	return f, len(rest) == 0
 }
 
 // indexLine reads one item's line: start, end, passes, type, id.
 func indexLine(l []byte) ([2]int, Feature, bool) {
 	var rec [2]int
 	var it Feature
-	fields := bytes.SplitN(l, []byte(" "), 4)
-	if len(fields) != 4 {
-		return rec, it, false
-	}
-	var err1, err2 error
-	rec[0], err1 = strconv.Atoi(string(fields[0]))
-	rec[1], err2 = strconv.Atoi(string(fields[1]))
-	if err1 != nil || err2 != nil || rec[1] <= rec[0] || len(fields[2]) != 1 || fields[2][0] != '0' && fields[2][0] != '1' {
-		return rec, it, false
-	}
-	it.Passes = fields[2][0] == '1'
 	var ok bool
-	it.Type, it.ID, ok = twoStrings(fields[3])
+	for k := range rec {
+		if rec[k], l, ok = number(l); !ok {
+			return rec, it, false
+		}
+	}
+	if rec[1] <= rec[0] || len(l) < 2 || l[0] != '0' && l[0] != '1' || l[1] != ' ' {
+		return rec, it, false
+	}
+	it.Passes = l[0] == '1'
+	it.Type, it.ID, ok = twoStrings(l[2:])
 	return rec, it, ok && it.ID != ""
+}
+
+// number reads a decimal number and the space after it.
+func number(l []byte) (int, []byte, bool) {
+	n, i := 0, 0
+	for ; i < len(l) && i < 12 && l[i] >= '0' && l[i] <= '9'; i++ {
+		n = n*10 + int(l[i]-'0')
+	}
+	if i == 0 || i >= len(l) || l[i] != ' ' {
+		return 0, nil, false
+	}
+	return n, l[i+1:], true
 }
 
 // twoStrings reads `"type" "id"`, two JSON strings as json.Marshal wrote
