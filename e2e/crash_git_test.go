@@ -43,6 +43,7 @@ func TestCrashSafetyGit(t *testing.T) {
 	git("commit", "-q", "-m", "initial commit")
 	mustBaton(t, dir, "init", "--name", "git-crash")
 	appendFeatures(t, dir, iterations+2, 20)
+	plantRefLeftovers(t, dir)
 
 	took := map[string]time.Duration{}
 	var killed, finished, mergedByKilled, undone int
@@ -101,6 +102,23 @@ func TestCrashSafetyGit(t *testing.T) {
 	checkMergedOnce(t, git("log", "--merges", "--format=%s", "main"), iterations+2)
 	mustBaton(t, dir, "verify")
 	t.Logf("%d killed (%d had committed, %d were undone and retried), %d finished before the kill", killed, mergedByKilled, undone, finished)
+}
+
+// plantRefLeftovers leaves under refs/heads what killed writers left
+// there before: an older baton's empty value and lock-content temps, and
+// an empty lock of a branch the loop never writes (as a killed git leaves
+// it). Every command must work beside them.
+func plantRefLeftovers(t *testing.T, dir string) {
+	t.Helper()
+	heads := filepath.Join(dir, ".git", "refs", "heads", "feature")
+	if err := os.MkdirAll(heads, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".f001.baton-4242", "f002.lock.baton-4242", "other.lock"} {
+		if err := os.WriteFile(filepath.Join(heads, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // prepareBranch makes a branch with one commit and a review of it that

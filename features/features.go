@@ -490,6 +490,9 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 		}
 		f.index[items[i].ID] = len(f.items)
 		f.items = append(f.items, items[i])
+		if f.light != nil {
+			f.light = append(f.light, false) // read whole: it is new
+		}
 		arr.AppendRaw(rec.Bytes())
 		added[i] = items[i].ID
 	}

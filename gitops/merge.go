@@ -156,8 +156,10 @@ func (g *repo) deleteLocked(name, expect, path string) error {
 	if err := g.dropPacked(plumbing.NewBranchReferenceName(name).String()); err != nil {
 		return err
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("deleting branch %s: %w", name, err)
+	if fi, err := os.Lstat(path); err == nil && !fi.IsDir() { // a directory: the branch was packed only
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("deleting branch %s: %w", name, err)
+		}
 	}
 	afterStep("loose removed")
 	return nil

@@ -213,7 +213,11 @@ func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
 
 func (s *tolerantStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if s.packs != nil {
-		if obj, err := s.packs.get(h); err == nil {
+		obj, err := s.packs.get(h)
+		if err != nil {
+			obj, err = looseObject(s.packs.dir, h) // else go-git's reader says what is wrong
+		}
+		if err == nil {
 			if t != plumbing.AnyObject && obj.Type() != t {
 				return nil, plumbing.ErrObjectNotFound
 			}

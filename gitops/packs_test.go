@@ -52,3 +52,26 @@ func TestPackedRepository(t *testing.T) {
 		t.Fatal("merged file missing from the checkout")
 	}
 }
+
+// A loose object is read from its file directly; one that is not what git
+// writes there (cut short, not zlib) resolves to an error, never to
+// another object or a crash, and the objects beside it still read.
+func TestLooseObjectDamaged(t *testing.T) {
+	r := featureHistory(t, 1)
+	bad := r.commit("b.txt", "to be damaged")
+	good := r.git("rev-parse", "main~1")
+	p := filepath.Join(r.dir, ".git", "objects", bad[:2], bad[2:])
+	for _, content := range [][]byte{nil, []byte("not zlib at all"), {0x78, 0x01, 0x4b}} {
+		os.Chmod(p, 0o644)
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g := r.open()
+		if h, err := gitops.ResolveCommit(g, bad); err == nil {
+			t.Errorf("a damaged loose commit (%q) resolved to %s", content, h)
+		}
+		if h, err := gitops.ResolveCommit(g, good); err != nil || h != good {
+			t.Errorf("the commit beside a damaged one: %s, %v", h, err)
+		}
+	}
+}

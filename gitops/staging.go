@@ -43,7 +43,7 @@ var afterStep = func(string) {}
 // file (0666 less the umask), so that what is renamed into place is
 // readable as git's own would be.
 func stageFile(dir string, content []byte, sync bool) (string, error) {
-	f, err := createTemp(dir)
+	f, err := createTemp(dir, tempPrefix)
 	if err != nil {
 		return "", err
 	}
@@ -63,11 +63,12 @@ func stageFile(dir string, content []byte, sync bool) (string, error) {
 	return f.Name(), nil
 }
 
-// createTemp creates a file of a new name (tempPrefix and a random part)
-// in dir; os.CreateTemp would make it 0600.
-func createTemp(dir string) (*os.File, error) {
+// createTemp creates a file of a new name (prefix and a random part) in
+// dir, 0666 less the umask as git makes its files; os.CreateTemp would
+// make it 0600.
+func createTemp(dir, prefix string) (*os.File, error) {
 	for {
-		name := filepath.Join(dir, tempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
@@ -113,7 +114,7 @@ func clearKilledLeftovers(dir string, deep bool) {
 		case e.IsDir() && deep:
 			clearKilledLeftovers(p, true)
 		case !e.Type().IsRegular():
-		case staleTemp(e, now) || strings.HasSuffix(e.Name(), ".lock") && isBatonLock(p):
+		case staleTemp(e, p, now) || strings.HasSuffix(e.Name(), ".lock") && isBatonLock(p):
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -121,29 +122,42 @@ func clearKilledLeftovers(dir string, deep bool) {
 	}
 }
 
-// staleTemp says whether e is a temp file a killed write left: baton's
-// current ones (tempPrefix) once older than staleTempAge, and those older
-// versions of baton staged beside a ref — ".NAME.baton-PID" (a value) and
-// "NAME.lock.baton-PID" (a lock's content, a name git reports as a broken
-// ref) — at any age, since no baton writes them any more, so none belongs
-// to a live write.
-func staleTemp(e fs.DirEntry, now time.Time) bool {
+// staleTemp says whether e (at path) is a temp file a killed write left:
+// baton's current ones (tempPrefix) once older than staleTempAge, and
+// those older versions of baton staged beside a ref at any age, since no
+// baton writes them any more, so none belongs to a live write:
+// ".NAME.baton-PID" (a value; no branch starts with a dot) and
+// "NAME.lock.baton-PID" holding all or part of baton's marker (a lock's
+// content; a branch may be named so, and then holds a hash).
+func staleTemp(e fs.DirEntry, path string, now time.Time) bool {
 	name := e.Name()
-	if strings.HasPrefix(name, tempPrefix) {
+	switch {
+	case strings.HasPrefix(name, tempPrefix):
 		info, err := e.Info()
 		return err == nil && now.Sub(info.ModTime()) > staleTempAge
+	case strings.HasPrefix(name, ".") && strings.Contains(name, ".baton-"):
+		return true
+	case strings.Contains(name, ".lock.baton-"):
+		return strings.HasPrefix(batonLock, lockContent(path))
 	}
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".baton-") || strings.Contains(name, ".lock.baton-")
+	return false
 }
 
 // isBatonLock says whether the lock file at path holds baton's marker.
-func isBatonLock(path string) bool {
+func isBatonLock(path string) bool { return lockContent(path) == batonLock }
+
+// lockContent is the content of the lock file at path, read no further
+// than one byte past baton's marker ("\x00" when it cannot be read).
+func lockContent(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return "\x00"
 	}
 	defer f.Close()
 	b := make([]byte, len(batonLock)+1)
-	n, _ := io.ReadFull(f, b)
-	return string(b[:n]) == batonLock
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "\x00"
+	}
+	return string(b[:n])
 }

@@ -290,19 +290,30 @@ func ask[T any](f *File, q func(x *Index) T) T {
 	return v
 }
 
+// encodeIndex encodes the index, built again from the records when a part
+// its encoding read (the fold) did not match its digest.
+func (f *File) encodeIndex() ([][]byte, string) {
+	x := f.index()
+	segs, d := x.segments()
+	if x.broken {
+		segs, d = f.rebuildIndex().segments()
+	}
+	return segs, d
+}
+
 // IndexSegments is the index as the last Facts encoded it (in pieces,
 // some of them the bytes it was read from), to be written to IndexName
 // with the file.
 func (f *File) IndexSegments() [][]byte {
 	if f.idxSegs == nil {
-		f.idxSegs, _ = f.index().segments()
+		f.idxSegs, _ = f.encodeIndex()
 	}
 	return f.idxSegs
 }
 
 // IndexBytes is the index of the records as they are now, encoded.
 func (f *File) IndexBytes() []byte {
-	segs, _ := f.index().segments()
+	segs, _ := f.encodeIndex()
 	return bytes.Join(segs, nil)
 }
 
@@ -311,7 +322,7 @@ func (f *File) Facts() jsondoc.Facts {
 	facts := f.doc.Facts()
 	r, x := facts["reviews"], facts["fixes"]
 	r.MaxID, x.MaxID = f.maxRev, f.maxFix
-	f.idxSegs, r.Digest = f.index().segments()
+	f.idxSegs, r.Digest = f.encodeIndex()
 	facts["reviews"], facts["fixes"] = r, x
 	return facts
 }
