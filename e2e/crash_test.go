@@ -406,12 +406,25 @@ func checkReviewsIndex(t *testing.T, when, dir string, cur *crashState) {
 	if err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}
+	// each part is named in the head (the last line) by its digest, which
+	// depends on the order of its entries: the digests are checked against
+	// the parts, and the rest compared entry for entry
 	decodeLines := func(b []byte) []any {
 		var out []any
-		for _, l := range bytes.Split(b, []byte("\n")) {
+		lines := bytes.Split(b, []byte("\n"))
+		for i, l := range lines {
 			var v any
 			if err := json.Unmarshal(l, &v); err != nil {
 				t.Fatalf("%s: .baton/reviews-index: %v\n%s", when, err, b)
+			}
+			if head, ok := v.(map[string]any); ok && i == len(lines)-1 {
+				parts, _ := head["parts"].([]any)
+				for j, d := range parts {
+					if j >= len(lines)-1 || d != reviews.Digest(lines[j]) {
+						t.Fatalf("%s: .baton/reviews-index: the head names part %d by a digest it does not have\n%s", when, j, b)
+					}
+				}
+				delete(head, "parts")
 			}
 			out = append(out, v)
 		}
