@@ -72,8 +72,8 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o BranchCreat
 			return err
 		}
 		if err := r.CreateBranch(name, at); err != nil {
-			if errors.Is(err, gitops.ErrUnknownRevision) {
-				return gitErr(err, "creating %s", name)
+			if errors.Is(err, gitops.ErrUnknownRevision) || errors.Is(err, gitops.ErrRefMoved) {
+				return gitErr(err, "creating %s", name) // a ref locked by git: exit 5
 			}
 			if errors.Is(err, gitops.ErrBranchNameTaken) {
 				return errs.New(errs.Conflict, "branch %s cannot be created: %v: pick another name", name, err)

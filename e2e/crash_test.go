@@ -406,16 +406,48 @@ func checkReviewsIndex(t *testing.T, when, dir string, cur *crashState) {
 	if err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}
+	// each part is named in the head (the last line) by its digest, which
+	// depends on the order of its entries: the digests are checked against
+	// the parts, and the rest compared entry for entry. The branches are in
+	// two parts (those folded, those added since: the first two lines),
+	// which a fresh build divides otherwise: their entries are compared as
+	// one set of features per branch.
 	decodeLines := func(b []byte) []any {
 		var out []any
-		for _, l := range bytes.Split(b, []byte("\n")) {
+		lines := bytes.Split(b, []byte("\n"))
+		for i, l := range lines {
 			var v any
 			if err := json.Unmarshal(l, &v); err != nil {
 				t.Fatalf("%s: .baton/reviews-index: %v\n%s", when, err, b)
 			}
+			if head, ok := v.(map[string]any); ok && i == len(lines)-1 {
+				parts, _ := head["parts"].([]any)
+				for j, d := range parts {
+					if j >= len(lines)-1 || d != reviews.Digest(lines[j]) {
+						t.Fatalf("%s: .baton/reviews-index: the head names part %d by a digest it does not have\n%s", when, j, b)
+					}
+				}
+				delete(head, "parts")
+			}
 			out = append(out, v)
 		}
-		return out
+		if len(out) < 2 {
+			t.Fatalf("%s: .baton/reviews-index has %d lines\n%s", when, len(out), b)
+		}
+		branches := map[string]map[any]bool{}
+		for _, part := range out[:2] {
+			m, _ := part.(map[string]any)
+			for br, ids := range m {
+				if branches[br] == nil {
+					branches[br] = map[any]bool{}
+				}
+				list, _ := ids.([]any)
+				for _, id := range list {
+					branches[br][id] = true
+				}
+			}
+		}
+		return append([]any{branches}, out[2:]...)
 	}
 	if got, want := decodeLines(disk), decodeLines(full.IndexBytes()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: .baton/reviews-index does not hold the facts of reviews.json:\n%s\nwant (from the records):\n%s", when, disk, full.IndexBytes())

@@ -57,8 +57,12 @@ type File struct {
 	index map[string]int
 	// light marks the items of a trusted read that hold only their id,
 	// type and passes (nil: every item is whole); item reads the rest of
-	// one when it is asked for.
+	// one when it is asked for: from recs, the records' ranges in the file
+	// as the index gave them (nil when the array was split, or once it
+	// changes).
 	light []bool
+	recs  [][2]int
+	data  []byte
 }
 
 // New returns an empty feature list.
@@ -85,9 +89,25 @@ func Parse(data []byte) (*File, error) {
 // found where they say (the document around it is read, not the list
 // scanned twice); facts that do not fit the data are not used.
 func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
+	return ParseTrustedIndexed(data, facts, nil)
+}
+
+// ParseTrustedIndexed is ParseTrusted given the list's index (IndexName's
+// bytes, nil when there are none), which it reads the items from when the
+// facts name it; else the list is read as ParseTrusted reads it.
+func ParseTrustedIndexed(data []byte, facts jsondoc.Facts, index func() []byte) (*File, error) {
 	doc, err := jsondoc.ParseDocTrusted(data, facts, "features")
 	if err != nil {
 		return nil, err
+	}
+	if known := facts["features"]; known.Digest != "" && index != nil {
+		if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
+			return nil, err
+		}
+		if f, ok := parseIndexed(doc, data, known, index()); ok {
+			f.data = data
+			return f, nil
+		}
 	}
 	return parse(doc, true)
 }
@@ -211,7 +231,16 @@ func (f *File) Raw(id string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return f.doc.Array("features").Elems()[i], true
+	return f.record(i), true
+}
+
+// record is the raw record of item i.
+func (f *File) record(i int) []byte {
+	if f.recs != nil {
+		r := f.recs[i]
+		return f.data[r[0]:r[1]:r[1]]
+	}
+	return f.doc.Array("features").Elems()[i]
 }
 
 // Get returns the feature id, or a NotFound error.
@@ -324,6 +353,7 @@ func (f *File) SetPasses(ids []string, passes bool, stamp, reason string) (alrea
 	if err := f.CheckIDs(ids); err != nil {
 		return nil, err
 	}
+	f.recs = nil // the records are split and changed from here
 	arr := f.doc.Array("features")
 	done := map[string]bool{}
 	for _, id := range ids {
@@ -398,6 +428,7 @@ func nextID(kind string, ids []string) string {
 // An entry without an id gets the next id of its type; a duplicate id is a
 // usage error naming the entry. All or nothing.
 func (f *File) Append(entries [][]byte, source string) ([]string, error) {
+	f.recs = nil // the records are split and changed from here
 	recs := make([]*jsondoc.Object, len(entries))
 	items := make([]Feature, len(entries))
 	var taken []string

@@ -78,7 +78,7 @@ func plainBool(raw []byte) (bool, bool) {
 // item returns item i whole, reading the rest of a light one first.
 func (f *File) item(i int) Feature {
 	if f.light != nil && f.light[i] {
-		if whole, err := parseItem(f.doc.Array("features").Elems()[i]); err == nil {
+		if whole, err := parseItem(f.record(i)); err == nil {
 			f.items[i] = whole
 		}
 		f.light[i] = false

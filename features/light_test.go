@@ -1,9 +1,11 @@
 package features
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/baton-cli/baton/jsondoc"
@@ -141,4 +143,48 @@ func FuzzLightRead(f *testing.F) {
 			sameAnswers(t, string(data), func() *File { return mustTrusted(t, data, nil) }, want)
 		}
 	})
+}
+
+// TestIndexedRead: the index of a list read with the facts that name it
+// answers every question as the full read; an index edited, stale, cut or
+// missing is never used, and the list is read as it is.
+func TestIndexedRead(t *testing.T) {
+	written := writtenList(t, 40)
+	for _, data := range append(lightCases, string(written)) {
+		full, err := Parse([]byte(data))
+		if err != nil {
+			continue // only a list validated in full or written gets an index
+		}
+		idx, named, ok := Index([]byte(data), full.StampFacts())
+		if !ok {
+			t.Fatalf("no index of %s", data)
+		}
+		indexed := func(idx []byte) func() *File {
+			return func() *File {
+				f, err := ParseTrustedIndexed([]byte(data), named, func() []byte { return idx })
+				if err != nil {
+					t.Fatalf("ParseTrustedIndexed(%s): %v", data, err)
+				}
+				return f
+			}
+		}
+		if f := indexed(idx)(); len(full.items) > 0 && f.recs == nil {
+			t.Fatalf("the index of %s was not used", data)
+		}
+		want := func() *File { f, _ := fullTrusted([]byte(data), nil); return f }
+		sameAnswers(t, data, indexed(idx), want())
+		for name, bad := range map[string][]byte{
+			"passes flipped": bytes.Replace(idx, []byte(" 1 \""), []byte(" 0 \""), 1),
+			"an id added":    append(slices.Clone(idx), []byte("\n1 2 0 \"\" \"F999\"")...),
+			"cut":            idx[:len(idx)/2],
+			"missing":        nil,
+			"another list's": func() []byte { i, _, _ := Index(written, nil); return i }(),
+		} {
+			f := indexed(bad)()
+			if f.recs != nil && !bytes.Equal(bad, idx) {
+				t.Fatalf("%s index of %s was used", name, data)
+			}
+			sameAnswers(t, data, indexed(bad), want())
+		}
+	}
 }

@@ -52,7 +52,7 @@ func (c *checkout) writeIndex(idx *index.Index) error {
 		os.Remove(o)
 	}
 	clearKilledLeftovers(filepath.Dir(path), false) // lock contents takeLock staged
-	f, err := os.CreateTemp(filepath.Dir(path), "index.baton-*")
+	f, err := createTemp(filepath.Dir(path), "index.baton-")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -169,7 +169,7 @@ func TestEmptyRefLockRefused(t *testing.T) {
 	lock := filepath.Join(r.dir, ".git", "refs", "heads", "main.lock")
 	must(t, os.WriteFile(lock, nil, 0o644))
 	_, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()})
-	if !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "main") != before {
+	if !errors.Is(err, gitops.ErrRefLocked) || !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "main") != before {
 		t.Fatalf("an empty lock: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {
@@ -219,7 +219,7 @@ func TestDeleteBranchAsGit(t *testing.T) {
 	head := r.git("rev-parse", "feature/a")
 	lock := filepath.Join(r.dir, ".git", "packed-refs.lock")
 	must(t, os.WriteFile(lock, nil, 0o644)) // as git holds it
-	if err := r.open().DeleteBranch("feature/a", head); !errors.Is(err, gitops.ErrRefMoved) || r.git("rev-parse", "feature/a") != head {
+	if err := r.open().DeleteBranch("feature/a", head); !errors.Is(err, gitops.ErrRefLocked) || r.git("rev-parse", "feature/a") != head {
 		t.Fatalf("packed-refs locked by git: %v", err)
 	}
 	must(t, os.Remove(lock))
@@ -236,13 +236,34 @@ func TestDeleteBranchAsGit(t *testing.T) {
 	if strings.Contains(read(t, r.dir, ".git/packed-refs"), "refs/heads/feature/a") {
 		t.Error("feature/a is still in packed-refs")
 	}
-	must(t, r.open().CreateBranch("baton-made", head))
+	r.git("fsck", "--strict", "--no-progress")
+}
+
+// TestFilesMadeAsGitMakesThem: the files baton writes in the git
+// directory — a branch, packed-refs, the index, a worktree's HEAD — have
+// the mode git gives its own (0666 less the umask).
+func TestFilesMadeAsGitMakesThem(t *testing.T) {
+	r := featureRepo(t)
+	r.git("pack-refs", "--all")
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", wt, "feature/a")
+	g := r.open()
+	head := r.git("rev-parse", "feature/a")
+	if _, err := g.Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitops.Detach(g, "feature/a", head); err != nil {
+		t.Fatal(err)
+	}
+	must(t, g.DeleteBranch("feature/a", head))
+	must(t, g.CreateBranch("baton-made", head))
 	r.git("branch", "git-made", head)
-	for _, pair := range [][2]string{{"refs/heads/baton-made", "refs/heads/git-made"}, {"packed-refs", "refs/heads/git-made"}} {
-		a, errA := os.Stat(filepath.Join(r.dir, ".git", pair[0]))
-		b, errB := os.Stat(filepath.Join(r.dir, ".git", pair[1]))
-		if errA != nil || errB != nil || a.Mode() != b.Mode() {
-			t.Errorf("%s is %v, git's %s %v (%v, %v)", pair[0], a.Mode(), pair[1], b.Mode(), errA, errB)
+	gitMade, err := os.Stat(filepath.Join(r.dir, ".git", "refs", "heads", "git-made"))
+	must(t, err)
+	for _, p := range []string{".git/refs/heads/baton-made", ".git/packed-refs", ".git/index", ".git/worktrees/wt/HEAD"} {
+		fi, err := os.Stat(filepath.Join(r.dir, filepath.FromSlash(p)))
+		if err != nil || fi.Mode() != gitMade.Mode() {
+			t.Errorf("%s: %v (%v), git makes %v", p, fi.Mode(), err, gitMade.Mode())
 		}
 	}
 	r.git("fsck", "--strict", "--no-progress")

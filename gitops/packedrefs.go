@@ -29,7 +29,7 @@ func (g *repo) dropPacked(ref string) error {
 		unlock, err = g.lockFile(path)
 	}
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: packed-refs is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", ErrRefMoved, path+".lock")
+		return &lockedError{what: "packed-refs", lock: path + ".lock"}
 	}
 	if err != nil {
 		return fmt.Errorf("locking packed-refs: %w", err)

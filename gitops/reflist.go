@@ -37,10 +37,11 @@ func Heads(r Repo) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = g.packedRefs(func(ref, hash string) {
+	err = scanPacked(g.loc.CommonDir, func(ref, hash string) bool {
 		if name, ok := strings.CutPrefix(ref, "refs/heads/"); ok && !loose[name] && validBranch(name) {
 			out[name] = hash
 		}
+		return true
 	})
 	return out, err
 }
@@ -79,12 +80,13 @@ func validBranch(name string) bool {
 	return plumbing.NewBranchReferenceName(name).Validate() == nil
 }
 
-// packedRefs calls visit with each ref packed-refs lists (none when there
-// is no such file). git writes the file whole (a rename), so a line that
-// is not "<hash> <ref>" is damage, reported.
-func (g *repo) packedRefs(visit func(ref, hash string)) error {
-	path := filepath.Join(g.loc.CommonDir, "packed-refs")
-	f, err := os.Open(path)
+// scanPacked calls visit with each ref the packed-refs file in dir lists
+// and its hash, until visit returns false; no file lists none. git writes
+// the file whole (a rename), so a line that is not "<hash> <ref>" is
+// damage, reported.
+func scanPacked(dir string, visit func(ref, hash string) bool) error {
+	path := filepath.Join(dir, "packed-refs")
+	f, err := openRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -103,7 +105,9 @@ func (g *repo) packedRefs(visit func(ref, hash string)) error {
 		if !ok || !plumbing.IsHash(h) {
 			return fmt.Errorf("%s: line %d is not '<hash> <ref>' — the file is damaged (git cannot read it either); restore it from a backup", path, n)
 		}
-		visit(ref, strings.ToLower(h))
+		if !visit(ref, strings.ToLower(h)) {
+			return nil
+		}
 	}
 	return sc.Err()
 }

@@ -99,3 +99,29 @@ func TestRefLockAsGit(t *testing.T) {
 	}
 	r.git("update-ref", "refs/heads/main", "main")
 }
+
+// TestTornReflogLineStaysAlone: a reflog that ends inside a line (an
+// append a full disk or a crash cut short) gets baton's next entry on a
+// line of its own, which git reads; the torn line is passed over.
+func TestTornReflogLineStaysAlone(t *testing.T) {
+	r := featureRepo(t)
+	before := r.git("rev-parse", "main")
+	for _, log := range []string{"logs/refs/heads/main", "logs/HEAD"} {
+		f, err := os.OpenFile(filepath.Join(r.dir, ".git", filepath.FromSlash(log)), os.O_WRONLY|os.O_APPEND, 0)
+		must(t, err)
+		_, err = f.WriteString(before + " " + before[:20])
+		must(t, err)
+		must(t, f.Close())
+	}
+	if _, err := r.open().Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m\n", Signature: sig()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"main", "HEAD"} {
+		if got := r.git("reflog", "-1", "--format=%gs", ref); !strings.HasPrefix(got, "merge feature/a: ") {
+			t.Errorf("%s's newest reflog entry: %q", ref, got)
+		}
+		if got := r.git("rev-parse", ref+"@{1}"); got != before {
+			t.Errorf("%s@{1} = %s, want %s", ref, got, before)
+		}
+	}
+}

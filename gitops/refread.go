@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -84,30 +83,13 @@ func (g *repo) branchExists(name string) bool {
 
 // packedRef looks name up in packed-refs (no file: no such ref).
 func (g *repo) packedRef(name string) (hash string, found, sure bool) {
-	f, err := openRead(filepath.Join(g.loc.CommonDir, "packed-refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, true
-	}
-	if err != nil {
-		return "", false, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' || line[0] == '^' {
-			continue
-		}
-		h, ref, ok := strings.Cut(line, " ")
-		if !ok || !plumbing.IsHash(h) {
-			return "", false, false
-		}
+	err := scanPacked(g.loc.CommonDir, func(ref, h string) bool {
 		if ref == name {
-			return strings.ToLower(h), true, true
+			hash, found = h, true
 		}
-	}
-	return "", false, sc.Err() == nil
+		return !found
+	})
+	return hash, found, err == nil
 }
 
 // hashLine is the full hash a loose ref file holds ("<hex>\n").
@@ -175,25 +157,10 @@ func (g *repo) noRefNamed(name string) bool {
 // packedLacks says whether dir's packed-refs (none: no refs) surely names
 // none of the refs in want.
 func (g *repo) packedLacks(dir string, want map[string]bool) bool {
-	f, err := openRead(filepath.Join(dir, "packed-refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' || line[0] == '^' {
-			continue
-		}
-		_, ref, ok := strings.Cut(line, " ")
-		if !ok || want[ref] {
-			return false
-		}
-	}
-	return sc.Err() == nil
+	lacks := true
+	err := scanPacked(dir, func(ref, _ string) bool {
+		lacks = !want[ref]
+		return lacks
+	})
+	return err == nil && lacks
 }

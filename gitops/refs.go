@@ -71,12 +71,27 @@ func removeEmptyDirs(path string) {
 	_ = os.Remove(path) // fails unless empty
 }
 
+// ErrRefLocked means git's lock of a ref (or of packed-refs) exists and
+// is not one a killed baton left: a git process may hold it. Nothing was
+// changed. Such an error is also an ErrRefMoved, which callers treat
+// alike: retry later.
+var ErrRefLocked = errors.New("locked by a git process")
+
+// lockedError is a lock someone else holds: ErrRefLocked and ErrRefMoved.
+type lockedError struct{ what, lock string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("%s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", e.what, e.lock)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrRefLocked || target == ErrRefMoved }
+
 // lockRef takes git's lock of a ref (lockFile), so that no git process
 // updates the ref meanwhile. It returns the release.
 func (g *repo) lockRef(name, path string) (func(), error) {
 	unlock, err := g.lockFile(path)
 	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s is locked by a git process (%s exists); wait for running git commands to finish and retry — if none is running, the lock was left by one that was killed, and a person must remove it", ErrRefMoved, name, path+".lock")
+		return nil, &lockedError{what: name, lock: path + ".lock"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", name, err)
@@ -139,14 +154,30 @@ func (g *repo) logRef(name, old, commit, msg string) {
 		logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
 	}
 	for _, p := range logs {
-		if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
-			continue
-		}
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-			_, _ = f.Write(line.Bytes())
-			f.Close()
+		if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+			appendLine(p, line.Bytes())
 		}
 	}
+}
+
+// appendLine appends line to the log at path, on a line of its own when
+// the file ends inside one (an append cut short by a full disk or a
+// crash): the torn line stays alone, which git passes over, and this one
+// reads whole instead of running on from it.
+func appendLine(path string, line []byte) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	last := []byte{'\n'}
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		_, _ = f.ReadAt(last, fi.Size()-1)
+	}
+	if last[0] != '\n' {
+		line = append([]byte{'\n'}, line...)
+	}
+	_, _ = f.Write(line)
 }
 
 // clearKilledWrites removes what killed ref writes left (temp files,

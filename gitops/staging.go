@@ -43,7 +43,7 @@ var afterStep = func(string) {}
 // file (0666 less the umask), so that what is renamed into place is
 // readable as git's own would be.
 func stageFile(dir string, content []byte, sync bool) (string, error) {
-	f, err := createTemp(dir)
+	f, err := createTemp(dir, tempPrefix)
 	if err != nil {
 		return "", err
 	}
@@ -63,11 +63,12 @@ func stageFile(dir string, content []byte, sync bool) (string, error) {
 	return f.Name(), nil
 }
 
-// createTemp creates a file of a new name (tempPrefix and a random part)
-// in dir; os.CreateTemp would make it 0600.
-func createTemp(dir string) (*os.File, error) {
+// createTemp creates a file of a new name (prefix and a random part) in
+// dir, 0666 less the umask as git makes its files; os.CreateTemp would
+// make it 0600.
+func createTemp(dir, prefix string) (*os.File, error) {
 	for {
-		name := filepath.Join(dir, tempPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
