@@ -254,7 +254,9 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	if err != nil {
 		return res, err
 	}
+	var stamp os.FileInfo
 	if wt != nil {
+		stamp = wt.indexStamp()
 		if err := wt.checkUnlocked(); err != nil {
 			return res, err
 		}
@@ -270,6 +272,10 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 		if err := wt.untrackedInTheWay(into, newHead); err != nil {
 			return res, err
 		}
+		if err := wt.lockUnchanged(stamp, into, newHead); err != nil {
+			return res, err
+		}
+		defer wt.unlockIndex()
 	}
 	if o.BeforeMove != nil {
 		if err := o.BeforeMove(newHead); err != nil {
@@ -540,7 +546,9 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 type checkout struct {
 	top    string
 	gitDir string      // the worktree's own git directory (its index, HEAD)
+	branch string      // the branch it has checked out
 	r      *repository // opened for this worktree: its own index
+	held   func()      // releases index.lock while baton holds it (lockIndex)
 }
 
 // checkoutOf finds the worktree (main or linked) that has branch checked
@@ -560,7 +568,7 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, gitDir: loc.GitDir, r: r}, nil
+		return &checkout{top: top, gitDir: loc.GitDir, branch: branch, r: r}, nil
 	}
 	return nil, nil
 }
@@ -735,9 +743,16 @@ func fileChanged(top string, e *index.Entry, execBit bool) (bool, error) {
 
 // update moves a clean checkout from commit old to commit new: the files
 // and index entries the two trees differ in are written or removed, and
-// nothing else is touched. (go-git's hard reset also deletes untracked
+// nothing else is touched; index.lock is held throughout (lockIndex), from
+// before the index is read until the new one is in place, as git holds it. (go-git's hard reset also deletes untracked
 // files — among them baton's own state files — so it is not used.)
 func (c *checkout) update(old, new string) error {
+	if c.held == nil {
+		if err := c.lockIndex(); err != nil {
+			return err
+		}
+		defer c.unlockIndex()
+	}
 	changes, err := c.r.commitChanges(old, new)
 	if err != nil {
 		return err

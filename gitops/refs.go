@@ -119,7 +119,7 @@ func (g *repo) lockFile(path string) (func(), error) {
 // lockAt is lockFile with its content staged in tmpDir.
 func lockAt(path, tmpDir string) (func(), error) {
 	lock := path + ".lock"
-	if isBatonLock(lock) {
+	if killedLock(lock) {
 		_ = os.Remove(lock)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
