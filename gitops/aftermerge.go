@@ -69,36 +69,47 @@ func RestoreBranch(r Repo, name, at string) error {
 // Detach leaves every worktree that has branch checked out on a detached
 // HEAD at commit at, its files and index untouched, so that the branch can
 // be deleted without leaving a worktree on a branch that does not exist
-// (what `git switch --detach` does). It returns the worktrees changed.
+// (what `git switch --detach` does). It returns the worktrees changed. A
+// worktree's HEAD is read again under its lock (replaceLocked): one that a
+// git command switched to another branch meanwhile is left as it is.
 func Detach(r Repo, branch, at string) ([]string, error) {
 	var done []string
+	want := "ref: refs/heads/" + branch
 	for top, head := range worktreeHeads(r) {
 		b, err := os.ReadFile(head)
-		if err != nil || strings.TrimSpace(string(b)) != "ref: refs/heads/"+branch {
+		if err != nil || strings.TrimSpace(string(b)) != want {
 			continue
 		}
-		if err := writeLocked(head, at+"\n"); err != nil {
+		changed, err := replaceLocked(head, want, at+"\n")
+		if err != nil {
 			return done, err
 		}
-		done = append(done, top)
+		if changed {
+			done = append(done, top)
+		}
 	}
 	return done, nil
 }
 
-// writeLocked replaces a file (a worktree's HEAD) under git's lock
-// protocol, so that a kill at any moment leaves the old file or the new
-// one and no lock baton would not know as its own: path.lock is taken
-// (lockAt: created exclusively and whole; a git process holding it makes
-// this fail), the new content is written whole beside path and renamed
-// over it, and the lock is released. git writes the content into the lock
-// itself, which a kill can leave empty.
-func writeLocked(path, text string) error {
+// replaceLocked replaces a file (a worktree's HEAD) holding want (spaces
+// around it aside) with text, under git's lock protocol, so that a kill at
+// any moment leaves the old file or the new one and no lock baton would
+// not know as its own: path.lock is taken (lockAt: created exclusively and
+// whole; a git process holding it makes this fail), the file is read again
+// — a git process may have changed it before the lock was taken, and then
+// it is left as it is (false) — and the new content is written whole
+// beside path and renamed over it, and the lock is released. git writes
+// the content into the lock itself, which a kill can leave empty.
+func replaceLocked(path, want, text string) (bool, error) {
 	unlock, err := lockAt(path, filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("locking %s: %w (is a git command running there?)", path, err)
+		return false, fmt.Errorf("locking %s: %w (is a git command running there?)", path, err)
 	}
 	defer unlock()
-	return placeFile(filepath.Dir(path), path, []byte(text), true, os.Rename)
+	if b, err := os.ReadFile(path); err != nil || strings.TrimSpace(string(b)) != want {
+		return false, nil
+	}
+	return true, placeFile(filepath.Dir(path), path, []byte(text), true, os.Rename)
 }
 
 // worktreeHeads maps each worktree's top to its HEAD file: the main

@@ -144,7 +144,9 @@ func (g *repo) DeleteBranch(name, expect string) error {
 	return nil
 }
 
-// deleteLocked is DeleteBranch's work under the ref's lock.
+// deleteLocked is DeleteBranch's work under the ref's lock: packed-refs
+// is locked, the ref dropped from it, and its loose file removed before
+// that lock is released.
 func (g *repo) deleteLocked(name, expect, path string) error {
 	cur, err := g.Branch(name)
 	if err != nil {
@@ -153,6 +155,11 @@ func (g *repo) deleteLocked(name, expect, path string) error {
 	if expect != "" && cur != expect {
 		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(expect))
 	}
+	unlockPacked, err := g.lockPacked()
+	if err != nil {
+		return err
+	}
+	defer unlockPacked() // only once the loose file is gone (lockPacked)
 	if err := g.dropPacked(plumbing.NewBranchReferenceName(name).String()); err != nil {
 		return err
 	}

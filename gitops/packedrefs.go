@@ -15,13 +15,14 @@ import (
 // 'git pack-refs' hold it briefly.
 const packedLockWait = time.Second
 
-// dropPacked removes ref from packed-refs, if it is there: the rest is
-// written whole into a temp file, synced, and renamed over packed-refs
-// under git's lock of it (packed-refs.lock), as git rewrites it.
-func (g *repo) dropPacked(ref string) error {
-	if _, found, sure := g.packedRef(ref); sure && !found {
-		return nil
-	}
+// lockPacked takes git's lock of packed-refs (packed-refs.lock), waiting
+// up to packedLockWait for a git process that holds it. A deletion holds
+// it, as git does, from before it reads packed-refs until the ref's loose
+// file is gone: 'git pack-refs' (which 'git gc --auto' runs) packs every
+// loose ref under this lock, so a deletion that let it go before removing
+// the loose file could see the ref packed meanwhile and report deleted a
+// branch that lives on in packed-refs. It returns the release.
+func (g *repo) lockPacked() (func(), error) {
 	path := filepath.Join(g.loc.CommonDir, "packed-refs")
 	unlock, err := g.lockFile(path)
 	for waited := time.Duration(0); errors.Is(err, fs.ErrExist) && waited < packedLockWait; waited += 20 * time.Millisecond {
@@ -29,12 +30,20 @@ func (g *repo) dropPacked(ref string) error {
 		unlock, err = g.lockFile(path)
 	}
 	if errors.Is(err, fs.ErrExist) {
-		return &lockedError{what: "packed-refs", lock: path + ".lock"}
+		return nil, &lockedError{what: "packed-refs", lock: path + ".lock"}
 	}
 	if err != nil {
-		return fmt.Errorf("locking packed-refs: %w", err)
+		return nil, fmt.Errorf("locking packed-refs: %w", err)
 	}
-	defer unlock()
+	return unlock, nil
+}
+
+// dropPacked removes ref from packed-refs, if it is there: the rest is
+// written whole into a temp file, synced, and renamed over packed-refs.
+// The caller holds packed-refs.lock (lockPacked), so the file is read as
+// no git process can change it.
+func (g *repo) dropPacked(ref string) error {
+	path := filepath.Join(g.loc.CommonDir, "packed-refs")
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -1,0 +1,50 @@
+package gitops_test
+
+import (
+	"fmt"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+)
+
+// A branch DeleteBranch reports deleted stays deleted while 'git pack-refs
+// --all' (what 'git gc --auto' runs) packs refs meanwhile: git holds
+// packed-refs.lock until the loose file is gone, and so must baton, or the
+// loose value is packed between the two and lives on in packed-refs.
+func TestDeleteBranchRacesPackRefs(t *testing.T) {
+	r := featureRepo(t)
+	main := r.git("rev-parse", "main")
+	const n = 300
+	for i := 0; i < n; i++ {
+		r.git("branch", fmt.Sprintf("b%d", i), main)
+	}
+	var stop atomic.Bool
+	done := make(chan int)
+	go func() {
+		packs := 0
+		for !stop.Load() {
+			cmd := exec.Command("git", "-c", "core.packedRefsTimeout=5000", "pack-refs", "--all")
+			cmd.Dir = r.dir
+			_ = cmd.Run()
+			packs++
+		}
+		done <- packs
+	}()
+	g := r.open()
+	back := 0
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("b%d", i)
+		if err := g.DeleteBranch(name, main); err != nil {
+			t.Logf("%s: %v", name, err)
+			continue
+		}
+		if _, err := r.gitMaybe("rev-parse", "--verify", "-q", "refs/heads/"+name); err == nil {
+			back++
+		}
+	}
+	stop.Store(true)
+	packs := <-done
+	if back > 0 {
+		t.Errorf("%d of %d branches DeleteBranch reported deleted are still there (git pack-refs ran %d times meanwhile)", back, n, packs)
+	}
+}
