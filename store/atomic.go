@@ -83,9 +83,10 @@ func (notOverwritable) Error() string { return "not a regular file of one link" 
 func overwrite(path string, data []byte) error { return rewrite(path, [][]byte{data}, false) }
 
 // rewrite is overwrite of the content given in pieces (written in order,
-// never joined in memory), followed by an fsync when sync is set.
+// never joined in memory), followed by a sync of the content when sync is
+// set (datasync: the data and the size, not the times).
 func rewrite(path string, pieces [][]byte, sync bool) error {
-	f, err := openOverwrite(path)
+	f, size, err := openOverwriteSize(path)
 	if err != nil {
 		return err
 	}
@@ -97,11 +98,13 @@ func rewrite(path string, pieces [][]byte, sync bool) error {
 		_, err = f.WriteAt(p, off)
 		off += int64(len(p))
 	}
-	if err == nil {
+	if err == nil && size != off {
+		// not when the size is already right: even that truncate marks
+		// the inode for a data sync to write
 		err = f.Truncate(off)
 	}
 	if err == nil && sync {
-		err = f.Sync()
+		err = datasync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

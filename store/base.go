@@ -140,7 +140,13 @@ func (tx *Tx) plan(name, dst string, pieces [][]byte) (hashed, *patchEntry, erro
 	}
 	h, read, ok := patchedHash(b, p, q, size, pieces, marks)
 	if !ok {
-		return hashContent(pieces, marks), nil, tx.checkBase(name, b, nil)
+		// no sums to patch the hash with: hashed whole, and still patched
+		// in place; a file the log does not hash (the reviews index, whose
+		// stamp keeps only its identity) is not hashed at all
+		h, read = hashed{}, nil
+		if b.hash != "" || tx.s.tracked(name) {
+			h = hashContent(pieces, marks)
+		}
 	}
 	return h, &patchEntry{Dst: dst, Off: p, Data: cut(pieces, p, q), Size: size, Hash: h.hash}, tx.checkBase(name, b, read)
 }

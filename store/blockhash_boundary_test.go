@@ -18,7 +18,7 @@ func TestForgedMidAtBlockBoundaryEnd(t *testing.T) {
 	evil := sha256.New()
 	evil.Write([]byte("EVIL history of the forger's"))
 	state, _ := evil.(encoding.BinaryMarshaler).MarshalBinary()
-	b := &base{data: data, hash: h, sums: sumsOf(h, blen, sums), mids: []mid{{At: blen, State: state}}}
+	b := &base{data: data, hash: h, sums: sumsOf(h, blen, blocksJSON(sums)), mids: []mid{{At: blen, State: state}}}
 	if b.sums == nil {
 		t.Fatal("no sums")
 	}

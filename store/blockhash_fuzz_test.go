@@ -61,12 +61,7 @@ func TestPatchedHashRandomEdits(t *testing.T) {
 			}
 		}
 		hb := hashContent([][]byte{bdat}, marks)
-		bb := &base{data: bdat, hash: hb.hash, sums: sumsOf(hb.hash, blen, func() []byte {
-			if blen > B {
-				return hb.sums
-			}
-			return nil
-		}()), mids: hb.mids, checked: true}
+		bb := &base{data: bdat, hash: hb.hash, sums: sumsOf(hb.hash, blen, blocksJSON(hb.sums)), mids: hb.mids, checked: true}
 		if bb.sums == nil {
 			t.Fatalf("no sums for %d", blen)
 		}

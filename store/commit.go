@@ -379,8 +379,13 @@ func (s *Store) journalSpare() string { return filepath.Join(s.BatonDir(), "jour
 func (s *Store) journalReady() string { return filepath.Join(s.BatonDir(), "journal.ready") }
 
 // journalTemp writes the journal's content, synced, to the ready file (or
-// to a new temp file when there is none) and returns that file's path.
+// to a new temp file when there is none) and returns that file's path. The
+// content is padded to a whole number of journalBlock bytes, so that the
+// ready file, rewritten in place, mostly keeps its size: its sync then has
+// only the data to write (fdatasync), where a new size also writes the
+// inode, synchronously, while the writer holds the lock.
 func (s *Store) journalTemp(pieces [][]byte) (string, error) {
+	pieces = padJournal(pieces)
 	if rewrite(s.journalReady(), pieces, true) == nil {
 		return s.journalReady(), nil
 	}

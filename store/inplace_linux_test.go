@@ -3,10 +3,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -40,14 +42,20 @@ func inodes(t *testing.T, dir string) map[uint64]string {
 func TestSteadyWritesCreateNoFile(t *testing.T) {
 	s := New(t.TempDir())
 	s.Create = true
-	s.Tracked = []string{"a.json", ".baton/b.json"}
+	// big.json is hashed in blocks; .baton/idx is a file the log does not
+	// hash (as the reviews index), large enough to be mapped
+	s.Tracked = []string{"a.json", ".baton/b.json", "big.json"}
+	pad := map[string][]byte{"big.json": bytes.Repeat([]byte(" "), 600<<10), ".baton/idx": bytes.Repeat([]byte(" "), 100<<10)}
 	write := func(i int) {
 		t.Helper()
 		if err := s.Update(context.Background(), func(tx *Tx) error {
-			for _, n := range s.Tracked {
+			for _, n := range append(slices.Clone(s.Tracked), ".baton/idx") {
 				old, _, _, err := tx.ReadTrusted(n)
 				if err != nil {
 					return err
+				}
+				if old == nil {
+					old = pad[n]
 				}
 				rec := fmt.Sprintf("{\"n\": %d}\n", i)
 				tx.WriteSegments(n, [][]byte{old, []byte(rec)}, []byte(fmt.Sprintf(`{"count":%d}`, i)))

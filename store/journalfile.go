@@ -40,6 +40,27 @@ func journalPieces(j journal) [][]byte {
 	return pieces
 }
 
+// journalBlock is what a journal's file is padded to a multiple of.
+const journalBlock = 4096
+
+// padJournal pads a journal's pieces (journalPieces) with spaces to a whole
+// number of journalBlock bytes, at the end of its JSON (the line before the
+// patches' data, or the file), where JSON allows white space: every reader
+// decodes it as before.
+func padJournal(pieces [][]byte) [][]byte {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	pad := (journalBlock - n%journalBlock) % journalBlock
+	if pad == 0 || len(pieces) == 0 {
+		return pieces
+	}
+	out := append([][]byte(nil), pieces...)
+	out[0] = append(append(make([]byte, 0, len(pieces[0])+pad), pieces[0]...), bytes.Repeat([]byte{' '}, pad)...)
+	return out
+}
+
 // decodeJournal reads a journal's file in either form.
 func decodeJournal(data []byte) (journal, error) {
 	var j journal

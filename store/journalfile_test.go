@@ -2,7 +2,10 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -61,5 +64,66 @@ func TestJournalFile(t *testing.T) {
 		case c.want != "!" && (err != nil || len(got.Patches) == 0 || string(got.Patches[0].Data) != c.want):
 			t.Errorf("%s: %v, %+v; want data %q", c.name, err, got.Patches, c.want)
 		}
+	}
+}
+
+// A journal padded to whole blocks (as the ready file is written, so that
+// it mostly keeps its size) reads back as the journal itself, in both
+// forms; the padding is white space at the end of its JSON.
+func TestJournalPadded(t *testing.T) {
+	withPatch := journal{Files: []journalEntry{}, Patches: []patchEntry{{Dst: "/a", Off: 7, Data: []byte("x\ny"), Size: 9, Hash: "h"}}, Append: &appendEntry{Path: "/l", Offset: 3, Data: []byte("e\n")}}
+	plain := journal{Files: []journalEntry{{Tmp: "t", Dst: "d", Hash: "h"}}}
+	for _, j := range []journal{withPatch, plain} {
+		pieces := journalPieces(j)
+		file := bytes.Join(pieces, nil)
+		padded := bytes.Join(padJournal(pieces), nil)
+		if len(padded)%journalBlock != 0 || len(padded) < len(file) || len(padded)-len(file) >= journalBlock {
+			t.Fatalf("%d bytes padded to %d", len(file), len(padded))
+		}
+		if !bytes.Equal(bytes.Join(pieces, nil), file) {
+			t.Fatal("padding changed the pieces it was given")
+		}
+		want, err := decodeJournal(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeJournal(padded)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("padded journal read back %+v, %v; want %+v", got, err, want)
+		}
+	}
+	exact := [][]byte{bytes.Repeat([]byte{' '}, journalBlock-2), []byte("{}")}
+	if got := padJournal(exact); len(got[0]) != journalBlock-2 {
+		t.Error("a journal of whole blocks was padded")
+	}
+}
+
+// The files a store's journals are written into hold whole blocks: the
+// next journal, of about the same length, is written over one without
+// changing its size.
+func TestJournalFilesWholeBlocks(t *testing.T) {
+	s, _ := newBig(t)
+	for i := 0; i < 4; i++ {
+		if err := s.Update(context.Background(), func(tx *Tx) error {
+			tx.Write("small.json", []byte(fmt.Sprintf("{\"a\": %d}\n", i)))
+			tx.Log(Event{Type: "task"})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for _, p := range []string{s.journalReady(), s.journalSpare()} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		n++
+		if fi.Size()%journalBlock != 0 {
+			t.Errorf("%s holds %d bytes, not whole blocks of %d", p, fi.Size(), journalBlock)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no journal file kept for the next commit")
 	}
 }

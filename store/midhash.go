@@ -124,9 +124,9 @@ func sumsHash(size int64, sums []byte) string {
 }
 
 // sumsOf are the sums of the blocks of content of size bytes hashed hash,
-// given the sums a stamp kept (blocks; none for one block, whose sum is
-// the hash): nil when they do not give that hash.
-func sumsOf(hash string, size int64, blocks []byte) []byte {
+// given the sums a stamp kept (blocks, see blocksJSON; none for one block,
+// whose sum is the hash): nil when they do not give that hash.
+func sumsOf(hash string, size int64, blocks json.RawMessage) []byte {
 	if size <= blockSize {
 		s, err := hex.DecodeString(hash)
 		if err != nil || len(s) != sumLen || len(blocks) != 0 {
@@ -134,10 +134,21 @@ func sumsOf(hash string, size int64, blocks []byte) []byte {
 		}
 		return s
 	}
-	if int64(len(blocks)) != blockCount(size)*sumLen || sumsHash(size, blocks) != hash {
+	var sums []byte
+	if json.Unmarshal(blocks, &sums) != nil || int64(len(sums)) != blockCount(size)*sumLen || sumsHash(size, sums) != hash {
 		return nil
 	}
-	return blocks
+	return sums
+}
+
+// blocksJSON is how a stamp keeps the sums of more than one block: a JSON
+// string of their base64 (none for one block).
+func blocksJSON(sums []byte) json.RawMessage {
+	if len(sums) <= sumLen {
+		return nil
+	}
+	b, _ := json.Marshal(sums)
+	return b
 }
 
 // legacyMatch says whether content longer than one block, which the log

@@ -39,9 +39,15 @@ func openFd(path string, flags int) (int, error) {
 // link, never waiting on a FIFO, and only a regular file with no other
 // link (so that the write changes no other name's content).
 func openOverwrite(path string) (*os.File, error) {
+	f, _, err := openOverwriteSize(path)
+	return f, err
+}
+
+// openOverwriteSize is openOverwrite that also gives the file's size.
+func openOverwriteSize(path string) (*os.File, int64, error) {
 	f, err := OpenFile(path, os.O_WRONLY|nonBlock|noFollow, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	fi, err := f.Stat()
 	if err == nil {
@@ -52,9 +58,9 @@ func openOverwrite(path string) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return f, nil
+	return f, fi.Size(), nil
 }
 
 // noFollow makes an open of baton's own files (the locks, the log) fail on

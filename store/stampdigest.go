@@ -31,9 +31,7 @@ func stampFor(hash string, facts json.RawMessage, h hashed) stamp {
 	st := stamp{Hash: hash, Facts: facts}
 	if hash != "" && h.hash == hash { // states and sums of the content the event hashed
 		st.Mids = h.mids
-		if len(h.sums) > sumLen {
-			st.Blocks = h.sums
-		}
+		st.Blocks = blocksJSON(h.sums)
 	}
 	return st
 }

@@ -31,7 +31,9 @@ type stamp struct {
 	// Blocks are the sums of the content's blocks when it has more than
 	// one (see contentHash), so that a commit hashes only the blocks it
 	// changes.
-	Blocks []byte `json:"blocks,omitempty"`
+	// They are kept as the stamps file holds them (a JSON string of their
+	// base64), decoded only for a file a transaction patches.
+	Blocks json.RawMessage `json:"blocks,omitempty"`
 	// HashOnly marks a stamp that vouches for the content's hash, not for
 	// its validity (see vouch.go): the drift check uses it, readers do not.
 	HashOnly bool `json:"hash_only,omitempty"`

@@ -117,8 +117,8 @@ func (s *Store) vouchedStamps(tx *Tx) map[string]stamp {
 			continue
 		}
 		st := stamp{ID: v.id, Hash: v.hash, Facts: v.facts}
-		if len(v.sums) > sumLen && sumsOf(v.hash, v.size, v.sums) != nil {
-			st.Blocks = v.sums
+		if b := blocksJSON(v.sums); b != nil && sumsOf(v.hash, v.size, b) != nil {
+			st.Blocks = b
 		}
 		if v.facts == nil {
 			if v.size <= copyLimit {

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package store
+
+import "os"
+
+// datasync makes f's content durable (a full sync here).
+func datasync(f *os.File) error { return f.Sync() }
