@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -114,19 +115,23 @@ func sameStamp(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-// lockUnchanged takes the index's lock (lockIndex) for a merge that
-// checked the checkout when its index was stamp: an index changed since
-// (a git command staged something meanwhile) is checked again under the
-// lock, the merge's move from old to new included, and refused if it is
-// no longer clean. On an error nothing is held.
+// lockUnchanged takes the index's lock (lockIndex) for a merge from old
+// to new that checked the checkout when its index was stamp, and checks
+// again under the lock what may have changed since: the whole checkout
+// when the index changed (a git command staged something meanwhile), else
+// the files the merge writes (edited meanwhile), and the untracked files
+// in its way. A checkout no longer clean is refused. On an error nothing
+// is held.
 func (c *checkout) lockUnchanged(stamp os.FileInfo, old, new string) error {
 	if err := c.lockIndex(); err != nil {
 		return err
 	}
+	var err error
 	if sameStamp(stamp, c.indexStamp()) {
-		return nil
+		err = c.mergedFilesClean(old, new)
+	} else {
+		err = clean(c)
 	}
-	err := clean(c)
 	if err == nil {
 		err = c.untrackedInTheWay(old, new)
 	}
@@ -134,6 +139,33 @@ func (c *checkout) lockUnchanged(stamp os.FileInfo, old, new string) error {
 		c.unlockIndex()
 	}
 	return err
+}
+
+// mergedFilesClean refuses a checkout in which a file the move from old
+// to new writes or removes differs from its index entry (clean's test, on
+// those files only).
+func (c *checkout) mergedFilesClean(old, new string) error {
+	changes, idx, err := c.changesAndIndex(old, new)
+	if err != nil {
+		return err
+	}
+	var dirty []string
+	execBit := c.execBit()
+	for _, ch := range changes {
+		for _, name := range []string{ch.From.Name, ch.To.Name} {
+			e, err := idx.Entry(name)
+			if name == "" || err != nil || e.Mode == filemode.Submodule || e.SkipWorktree {
+				continue
+			}
+			if changed, err := fileChanged(c.top, e, execBit); err != nil || changed {
+				dirty = append(dirty, name)
+			}
+		}
+	}
+	if len(dirty) > 0 && !c.gitSaysClean() {
+		return c.dirtyError(uniq(dirty))
+	}
+	return nil
 }
 
 // writeIndex replaces the checkout's index so that a process killed

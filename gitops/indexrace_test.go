@@ -78,3 +78,25 @@ func TestMergeKeepsSwitchMeanwhile(t *testing.T) {
 		t.Errorf("the checkout of other is not clean:\n%s", st)
 	}
 }
+
+// A file the merge writes, edited in main's checkout after the merge
+// checked it but before it locked the index, is kept: the merge checks the
+// files it writes again under the lock and refuses.
+func TestMergeKeepsEditMeanwhile(t *testing.T) {
+	r := newGitRepo(t)
+	r.commit("f.txt", "base")
+	r.git("checkout", "-q", "-b", "feature/a")
+	r.commit("f.txt", "feature 1") // the merge changes f.txt, tracked on main
+	r.git("checkout", "-q", "main")
+	before := r.git("rev-parse", "main")
+	_, err := duringMerge(t, r, r.dir, "-c", "alias.mine=!echo mine >f.txt", "mine")
+	if !errors.Is(err, gitops.ErrDirtyWorktree) {
+		t.Errorf("merge over a file edited meanwhile: %v, want ErrDirtyWorktree", err)
+	}
+	if got := r.git("rev-parse", "main"); got != before {
+		t.Errorf("main moved to %s", got)
+	}
+	if got := read(t, r.dir, "f.txt"); got != "mine\n" {
+		t.Errorf("f.txt is %q, want the edit \"mine\\n\"", got)
+	}
+}

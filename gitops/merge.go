@@ -599,10 +599,7 @@ func clean(c *checkout) error {
 	if err := c.r.files(hc.TreeHash, "", inTree); err != nil {
 		return err
 	}
-	execBit := true
-	if cfg, err := c.r.Storer.Config(); err == nil && cfg.Raw != nil && strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false") {
-		execBit = false
-	}
+	execBit := c.execBit()
 	var dirty []string
 	for _, e := range idx.Entries {
 		f, ok := inTree[e.Name]
@@ -622,10 +619,23 @@ func clean(c *checkout) error {
 		dirty = append(dirty, name) // deleted from the index
 	}
 	if len(dirty) > 0 && !c.gitSaysClean() {
-		sort.Strings(dirty)
-		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
+		return c.dirtyError(dirty)
 	}
 	return nil
+}
+
+// dirtyError refuses a merge into a checkout whose tracked files named
+// dirty have uncommitted changes.
+func (c *checkout) dirtyError(dirty []string) error {
+	sort.Strings(dirty)
+	return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
+}
+
+// execBit says whether git compares a file's executable bit in the
+// checkout (core.fileMode, true unless set false).
+func (c *checkout) execBit() bool {
+	cfg, err := c.r.Storer.Config()
+	return err != nil || cfg.Raw == nil || !strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false")
 }
 
 // gitSaysClean asks git whether the checkout's tracked files and index
@@ -649,11 +659,7 @@ func (c *checkout) gitSaysClean() bool {
 // file where it needs a directory, a directory holding untracked files
 // where it writes a file.
 func (c *checkout) untrackedInTheWay(old, new string) error {
-	changes, err := c.r.commitChanges(old, new)
-	if err != nil {
-		return err
-	}
-	idx, err := c.r.Storer.Index()
+	changes, idx, err := c.changesAndIndex(old, new)
 	if err != nil {
 		return err
 	}
@@ -753,11 +759,7 @@ func (c *checkout) update(old, new string) error {
 		}
 		defer c.unlockIndex()
 	}
-	changes, err := c.r.commitChanges(old, new)
-	if err != nil {
-		return err
-	}
-	idx, err := c.r.Storer.Index()
+	changes, idx, err := c.changesAndIndex(old, new)
 	if err != nil {
 		return err
 	}
@@ -798,6 +800,17 @@ func (c *checkout) remove(name string) error {
 		}
 	}
 	return nil
+}
+
+// changesAndIndex is what moving the checkout from commit old to commit
+// new changes, and the checkout's index as it is now.
+func (c *checkout) changesAndIndex(old, new string) ([]treeChange, *index.Index, error) {
+	changes, err := c.r.commitChanges(old, new)
+	if err != nil {
+		return nil, nil, err
+	}
+	idx, err := c.r.Storer.Index()
+	return changes, idx, err
 }
 
 // commitChanges lists the files that differ between two commits' trees.
