@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,6 +75,13 @@ func Exclude(dir, comment string, names []string) ([]string, error) {
 		return nil, nil
 	}
 	path := filepath.Join(loc.CommonDir, "info", "exclude")
+	// read and replaced under info/exclude.lock, so that two batons adding
+	// their patterns at once do not lose one's (git never writes the file)
+	unlock, err := lockWaiting(path, loc.CommonDir)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w (is another baton adding its patterns?)", path, err)
+	}
+	defer unlock()
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err

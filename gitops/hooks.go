@@ -82,20 +82,46 @@ func InstallHooks(dir, main string) ([]string, error) {
 	var written []string
 	for _, n := range HookNames {
 		p := filepath.Join(dir, n)
-		tmp := p + ".baton-tmp"
-		if err := os.WriteFile(tmp, []byte(hookScript(n, main)), 0o755); err != nil {
-			return written, err
-		}
-		if err := os.Chmod(tmp, 0o755); err != nil { // against a umask
-			return written, err
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			os.Remove(tmp)
+		if err := placeHook(p, hookScript(n, main)); err != nil {
 			return written, err
 		}
 		written = append(written, p)
 	}
 	return written, nil
+}
+
+// placeHook writes the hook at path, under path.lock: the hook there is
+// read again under the lock, and one a person or another tool installed
+// since InstallHooks looked is kept (a *ForeignHooksError). The script is
+// written whole into a temp file beside it and renamed over it.
+func placeHook(path, script string) error {
+	unlock, err := lockWaiting(path, filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("locking %s: %w (is another baton installing hooks?)", path, err)
+	}
+	defer unlock()
+	if b, err := os.ReadFile(path); err == nil && !strings.Contains(string(b), HookMarker) {
+		return &ForeignHooksError{Paths: []string{path}}
+	}
+	f, err := createTemp(filepath.Dir(path), tempPrefix)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(script)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o755) // executable whatever the umask
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // hookScript is the shell script of one hook.

@@ -24,11 +24,7 @@ const packedLockWait = time.Second
 // branch that lives on in packed-refs. It returns the release.
 func (g *repo) lockPacked() (func(), error) {
 	path := filepath.Join(g.loc.CommonDir, "packed-refs")
-	unlock, err := g.lockFile(path)
-	for waited := time.Duration(0); errors.Is(err, fs.ErrExist) && waited < packedLockWait; waited += 20 * time.Millisecond {
-		time.Sleep(20 * time.Millisecond)
-		unlock, err = g.lockFile(path)
-	}
+	unlock, err := lockWaiting(path, g.loc.CommonDir)
 	if errors.Is(err, fs.ErrExist) {
 		return nil, &lockedError{what: "packed-refs", lock: path + ".lock"}
 	}
@@ -36,6 +32,17 @@ func (g *repo) lockPacked() (func(), error) {
 		return nil, fmt.Errorf("locking packed-refs: %w", err)
 	}
 	return unlock, nil
+}
+
+// lockWaiting is lockAt, waiting up to packedLockWait for the process
+// that holds the lock to release it (fs.ErrExist if it does not).
+func lockWaiting(path, tmpDir string) (func(), error) {
+	unlock, err := lockAt(path, tmpDir)
+	for waited := time.Duration(0); errors.Is(err, fs.ErrExist) && waited < packedLockWait; waited += 20 * time.Millisecond {
+		time.Sleep(20 * time.Millisecond)
+		unlock, err = lockAt(path, tmpDir)
+	}
+	return unlock, err
 }
 
 // dropPacked removes ref from packed-refs, if it is there: the rest is
