@@ -33,7 +33,7 @@ func UndoMerge(r Repo, into string, res MergeResult) error {
 	if err != nil || wt == nil {
 		return err
 	}
-	if err := wt.update(res.Commit, res.Previous); err != nil {
+	if err := wt.update(res.Commit, res.Previous); err != nil && !switched(err) {
 		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", into, Short(res.Previous), wt.top, err)
 	}
 	return nil
@@ -55,7 +55,18 @@ func ResetCheckout(r Repo, branch, from, to string) error {
 	if _, err := g.r.CommitObject(plumbing.NewHash(from)); err != nil {
 		return nil // the merge commit was never written: nothing was checked out
 	}
-	return wt.update(from, to)
+	if err := wt.update(from, to); !switched(err) {
+		return err
+	}
+	return nil
+}
+
+// switched says whether err is a checkout a git command switched to
+// another branch meanwhile: no longer the branch's, so none of its files
+// are put back.
+func switched(err error) bool {
+	var sw *switchedError
+	return errors.As(err, &sw)
 }
 
 // RestoreBranch recreates a branch deleted by mistake at the commit it had.

@@ -25,6 +25,7 @@ var convertingAttributes = []string{"text", "eol", "crlf", "filter", "ident", "w
 func (c *checkout) checkOut(old, new string) error {
 	if c.converts(old, new) {
 		if _, err := exec.LookPath("git"); err == nil {
+			c.unlockIndex() // git takes it: its read-tree checks the index under it
 			cmd := exec.Command("git", "read-tree", "-m", "-u", old, new)
 			cmd.Dir = c.top
 			cmd.Env = cleanGitEnv(os.Environ())

@@ -10,3 +10,6 @@ func SetAfterStep(f func(step string)) (restore func()) {
 
 // WithoutPacked is withoutPacked, for its table test.
 var WithoutPacked = withoutPacked
+
+// MarkerOf is the content of a lock baton's process pid takes.
+var MarkerOf = markerOf

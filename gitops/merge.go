@@ -254,7 +254,9 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	if err != nil {
 		return res, err
 	}
+	var stamp os.FileInfo
 	if wt != nil {
+		stamp = wt.indexStamp()
 		if err := wt.checkUnlocked(); err != nil {
 			return res, err
 		}
@@ -270,6 +272,10 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 		if err := wt.untrackedInTheWay(into, newHead); err != nil {
 			return res, err
 		}
+		if err := wt.lockUnchanged(stamp, into, newHead); err != nil {
+			return res, err
+		}
+		defer wt.unlockIndex()
 	}
 	if o.BeforeMove != nil {
 		if err := o.BeforeMove(newHead); err != nil {
@@ -540,7 +546,9 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 type checkout struct {
 	top    string
 	gitDir string      // the worktree's own git directory (its index, HEAD)
+	branch string      // the branch it has checked out
 	r      *repository // opened for this worktree: its own index
+	held   func()      // releases index.lock while baton holds it (lockIndex)
 }
 
 // checkoutOf finds the worktree (main or linked) that has branch checked
@@ -560,7 +568,7 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, gitDir: loc.GitDir, r: r}, nil
+		return &checkout{top: top, gitDir: loc.GitDir, branch: branch, r: r}, nil
 	}
 	return nil, nil
 }
@@ -591,10 +599,7 @@ func clean(c *checkout) error {
 	if err := c.r.files(hc.TreeHash, "", inTree); err != nil {
 		return err
 	}
-	execBit := true
-	if cfg, err := c.r.Storer.Config(); err == nil && cfg.Raw != nil && strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false") {
-		execBit = false
-	}
+	execBit := c.execBit()
 	var dirty []string
 	for _, e := range idx.Entries {
 		f, ok := inTree[e.Name]
@@ -614,10 +619,23 @@ func clean(c *checkout) error {
 		dirty = append(dirty, name) // deleted from the index
 	}
 	if len(dirty) > 0 && !c.gitSaysClean() {
-		sort.Strings(dirty)
-		return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
+		return c.dirtyError(dirty)
 	}
 	return nil
+}
+
+// dirtyError refuses a merge into a checkout whose tracked files named
+// dirty have uncommitted changes.
+func (c *checkout) dirtyError(dirty []string) error {
+	sort.Strings(dirty)
+	return fmt.Errorf("%w in %s (%s): commit or stash them first; nothing was merged", ErrDirtyWorktree, c.top, strings.Join(dirty, ", "))
+}
+
+// execBit says whether git compares a file's executable bit in the
+// checkout (core.fileMode, true unless set false).
+func (c *checkout) execBit() bool {
+	cfg, err := c.r.Storer.Config()
+	return err != nil || cfg.Raw == nil || !strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false")
 }
 
 // gitSaysClean asks git whether the checkout's tracked files and index
@@ -641,11 +659,7 @@ func (c *checkout) gitSaysClean() bool {
 // file where it needs a directory, a directory holding untracked files
 // where it writes a file.
 func (c *checkout) untrackedInTheWay(old, new string) error {
-	changes, err := c.r.commitChanges(old, new)
-	if err != nil {
-		return err
-	}
-	idx, err := c.r.Storer.Index()
+	changes, idx, err := c.changesAndIndex(old, new)
 	if err != nil {
 		return err
 	}
@@ -735,14 +749,17 @@ func fileChanged(top string, e *index.Entry, execBit bool) (bool, error) {
 
 // update moves a clean checkout from commit old to commit new: the files
 // and index entries the two trees differ in are written or removed, and
-// nothing else is touched. (go-git's hard reset also deletes untracked
+// nothing else is touched; index.lock is held throughout (lockIndex), from
+// before the index is read until the new one is in place, as git holds it. (go-git's hard reset also deletes untracked
 // files — among them baton's own state files — so it is not used.)
 func (c *checkout) update(old, new string) error {
-	changes, err := c.r.commitChanges(old, new)
-	if err != nil {
-		return err
+	if c.held == nil {
+		if err := c.lockIndex(); err != nil {
+			return err
+		}
+		defer c.unlockIndex()
 	}
-	idx, err := c.r.Storer.Index()
+	changes, idx, err := c.changesAndIndex(old, new)
 	if err != nil {
 		return err
 	}
@@ -783,6 +800,17 @@ func (c *checkout) remove(name string) error {
 		}
 	}
 	return nil
+}
+
+// changesAndIndex is what moving the checkout from commit old to commit
+// new changes, and the checkout's index as it is now.
+func (c *checkout) changesAndIndex(old, new string) ([]treeChange, *index.Index, error) {
+	changes, err := c.r.commitChanges(old, new)
+	if err != nil {
+		return nil, nil, err
+	}
+	idx, err := c.r.Storer.Index()
+	return changes, idx, err
 }
 
 // commitChanges lists the files that differ between two commits' trees.

@@ -104,9 +104,10 @@ func (g *repo) lockRef(name, path string) (func(), error) {
 // a lock git or another process holds is fs.ErrExist. It returns the
 // release.
 //
-// Which locks are safe to remove: one holding baton's marker was left by a
-// killed baton — baton holds its state lock while it writes refs, so no
-// other baton holds it, and no git writes that content. Any other lock,
+// Which locks are safe to remove: one holding baton's marker whose holder
+// (the process it names, holder.go) no longer runs was left by a killed
+// baton — no git writes that content, and a live baton's, this process's
+// included, is kept. Any other lock,
 // empty included, may be a live git's: git creates its lock empty and
 // writes the new value after, and keeps it empty while it deletes the ref
 // (for as long as 'git update-ref --stdin' waits between prepare and
@@ -119,7 +120,7 @@ func (g *repo) lockFile(path string) (func(), error) {
 // lockAt is lockFile with its content staged in tmpDir.
 func lockAt(path, tmpDir string) (func(), error) {
 	lock := path + ".lock"
-	if isBatonLock(lock) {
+	if killedLock(lock) {
 		_ = os.Remove(lock)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

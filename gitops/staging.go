@@ -114,13 +114,17 @@ func clearKilledLeftovers(dir string, deep bool) {
 		case e.IsDir() && deep:
 			clearKilledLeftovers(p, true)
 		case !e.Type().IsRegular():
-		case staleTemp(e, p, now) || strings.HasSuffix(e.Name(), ".lock") && isBatonLock(p):
+		case staleTemp(e, p, now) || strings.HasSuffix(e.Name(), ".lock") && killedLock(p):
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 		}
 	}
 }
+
+// lockReadMax is past the longest content of a lock baton takes: its
+// marker and holder (lockMarker) fit well within it.
+const lockReadMax = 512
 
 // staleTemp says whether e (at path) is a temp file a killed write left:
 // baton's current ones (tempPrefix) once older than staleTempAge, and
@@ -143,18 +147,15 @@ func staleTemp(e fs.DirEntry, path string, now time.Time) bool {
 	return false
 }
 
-// isBatonLock says whether the lock file at path holds baton's marker.
-func isBatonLock(path string) bool { return lockContent(path) == batonLock }
-
 // lockContent is the content of the lock file at path, read no further
-// than one byte past baton's marker ("\x00" when it cannot be read).
+// than lockReadMax bytes ("\x00" when it cannot be read).
 func lockContent(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return "\x00"
 	}
 	defer f.Close()
-	b := make([]byte, len(batonLock)+1)
+	b := make([]byte, lockReadMax)
 	n, err := io.ReadFull(f, b)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return "\x00"
