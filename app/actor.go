@@ -25,6 +25,10 @@ type actor struct {
 	// acted: a person's action in the middle of an agent's session is
 	// worth a second look.
 	During []int `json:"during_sessions,omitempty"`
+	// key is the person's key their override was checked with, which
+	// signs the transaction's entry (not read a second time while the
+	// lock is held).
+	key *personKey
 }
 
 func (ac *actor) canonical() string {
@@ -122,7 +126,7 @@ func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
 		path, _ := a.keyPath()
 		return nil, errs.New(errs.Policy, "--as HUMAN is a person's override, made with the person's own key, and there is none at %s: nothing was written", path)
 	}
-	return &actor{Role: workflow.Human, Source: "person", Reason: a.caller.Reason, Person: key.ID, During: openIDs(open)}, nil
+	return &actor{Role: workflow.Human, Source: "person", Reason: a.caller.Reason, Person: key.ID, During: openIDs(open), key: key}, nil
 }
 
 // personWhileLaunching refuses a person's override while a launcher (baton

@@ -286,3 +286,28 @@ func TestConcurrentCallers(t *testing.T) {
 		t.Fatalf("8 appends made concurrently: %d features", n)
 	}
 }
+
+// A person's write reads their key once, while it holds the lock: the
+// override is checked with it and the same key signs the log entry, which
+// verify then authenticates.
+func TestPersonKeyReadOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	lookups := 0
+	a := app.New(app.Env{Stdin: strings.NewReader(""), Getenv: func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			lookups++ // where the key is: looked up at each read of it
+		}
+		return f.env[k]
+	}, Cwd: f.dir, Now: time.Now}, &app.Options{StateDir: f.dir}, f.sink)
+	if _, err := a.FeaturesAppend(ctx, f.person, app.AppendInput{Entries: oneFeature, Source: "spec.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if lookups != 1 {
+		t.Errorf("a person's write read the key %d times, want once", lookups)
+	}
+	res, err := f.app.Verify(ctx, f.person)
+	if err != nil || !res.OK || !res.Authenticated {
+		t.Errorf("verify after a person's write: %+v, %v", res, err)
+	}
+}

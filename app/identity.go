@@ -186,6 +186,8 @@ func (a *App) signer(who *actor) (string, []byte) {
 	case who != nil && who.Source == "session" && who.Session != nil:
 		cred := a.caller.Session
 		return "session:" + strconv.Itoa(*who.Session), sessionEventKey(cred)
+	case who != nil && who.Source == "person" && who.key != nil:
+		return "person:" + who.key.ID, personEventKey(who.key.Secret)
 	case who == nil || who.Source == "person" || who.Source == "launcher":
 		key, err := a.loadKey()
 		if err != nil || key == nil {
