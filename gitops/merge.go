@@ -168,18 +168,20 @@ func (g *repo) deleteLocked(name, expect, path string) error {
 			return fmt.Errorf("deleting branch %s: %w", name, err)
 		}
 	}
+	// its reflog too, still under the ref's lock (as git removes it): a
+	// branch of the same name made once the lock is gone keeps its own
+	_ = os.Remove(filepath.Join(g.loc.CommonDir, "logs", "refs", "heads", filepath.FromSlash(name)))
 	afterStep("loose removed")
 	return nil
 }
 
 // removeRefLeftovers removes what git's branch deletion removes besides the
-// ref: the branch's reflog, and the directories of both left empty — a
-// reflog left behind would block a later branch named like its directory
-// (feature beside feature/x) and show a new branch of the same name the
-// old one's history.
+// ref and its reflog (deleteLocked): the directories of both left empty —
+// a reflog left behind would block a later branch named like its
+// directory (feature beside feature/x) and show a new branch of the same
+// name the old one's history.
 func (g *repo) removeRefLeftovers(name string) {
 	logs := filepath.Join(g.loc.CommonDir, "logs", "refs", "heads")
-	_ = os.Remove(filepath.Join(logs, filepath.FromSlash(name)))
 	for _, base := range []string{logs, filepath.Join(g.loc.CommonDir, "refs", "heads")} {
 		for d := filepath.Dir(filepath.Join(base, filepath.FromSlash(name))); d != base && strings.HasPrefix(d, base); d = filepath.Dir(d) {
 			if os.Remove(d) != nil {

@@ -1,10 +1,15 @@
 package gitops_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/baton-cli/baton/gitops"
 )
 
 // A branch DeleteBranch reports deleted stays deleted while 'git pack-refs
@@ -46,5 +51,36 @@ func TestDeleteBranchRacesPackRefs(t *testing.T) {
 	packs := <-done
 	if back > 0 {
 		t.Errorf("%d of %d branches DeleteBranch reported deleted are still there (git pack-refs ran %d times meanwhile)", back, n, packs)
+	}
+}
+
+// DeleteBranch removes the branch's reflog while it still holds the ref's
+// lock, as git does: a branch of the same name made as soon as the lock is
+// gone keeps the reflog it starts.
+func TestDeleteBranchRemovesReflogUnderLock(t *testing.T) {
+	r := featureRepo(t)
+	reflog := filepath.Join(r.dir, ".git", "logs", "refs", "heads", "feature", "a")
+	lock := filepath.Join(r.dir, ".git", "refs", "heads", "feature", "a.lock")
+	if _, err := os.Stat(reflog); err != nil {
+		t.Fatalf("no reflog to start with: %v", err)
+	}
+	checked := false
+	restore := gitops.SetAfterStep(func(step string) {
+		if step != "loose removed" {
+			return
+		}
+		checked = true
+		if _, err := os.Stat(lock); err != nil {
+			t.Errorf("the ref's lock is not held at %q: %v", step, err)
+		}
+		if _, err := os.Stat(reflog); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the reflog is still there while the ref's lock is held: %v", err)
+		}
+	})
+	err := r.open().DeleteBranch("feature/a", r.git("rev-parse", "feature/a"))
+	restore()
+	must(t, err)
+	if !checked {
+		t.Fatal("DeleteBranch never reached its step \"loose removed\"")
 	}
 }
