@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 )
@@ -35,6 +37,11 @@ func journalPieces(j journal) [][]byte {
 			pieces = append(pieces, j.Patches[i].Data)
 		}
 	}
+	sum := sha256.New()
+	for _, p := range pieces[2:] {
+		sum.Write(p)
+	}
+	head.BlobSum = hex.EncodeToString(sum.Sum(nil))
 	pieces[0], _ = json.Marshal(head) // no raw newline: JSON escapes it in strings
 	pieces[1] = []byte{'\n'}
 	return pieces
@@ -93,6 +100,15 @@ func (j *journal) takeBlobs(rest []byte) error {
 	if len(rest) != 0 {
 		return errors.New("the patches' data does not match their lengths")
 	}
-	j.Blobs = nil
+	if j.BlobSum != "" {
+		sum := sha256.New()
+		for _, p := range j.Patches {
+			sum.Write(p.Data)
+		}
+		if hex.EncodeToString(sum.Sum(nil)) != j.BlobSum {
+			return errors.New("the patches' data does not match their sha256")
+		}
+	}
+	j.Blobs, j.BlobSum = nil, ""
 	return nil
 }

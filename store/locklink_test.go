@@ -125,3 +125,33 @@ func TestPendingJournalRewrittenDuringTheRead(t *testing.T) {
 		t.Fatal("a journal rewritten during the read was taken as committed")
 	}
 }
+
+// A journal retired during the read (its file renamed away, as it is once
+// applied) is not taken as the committed one, even when its identity holds
+// (times too coarse to show a rewrite in place).
+func TestPendingJournalRetiredDuringTheRead(t *testing.T) {
+	s := leaveJournal(t)
+	defer func(f func(string)) { afterJournalRead = f }(afterJournalRead)
+	afterJournalRead = func(path string) {
+		if err := os.Rename(path, path+".spare"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j := s.pendingJournal(); j != nil {
+		t.Fatal("a journal retired during the read was taken as committed")
+	}
+}
+
+// A journal's line read with another journal's data of the same lengths
+// (a file rewritten in place under a reader) does not decode.
+func TestJournalDataMatchesItsLine(t *testing.T) {
+	j := journal{Patches: []patchEntry{{Dst: "/x", Off: 3, Data: []byte("abcdef"), Size: 9}}}
+	data := bytes.Join(journalPieces(j), nil)
+	if _, err := decodeJournal(data); err != nil {
+		t.Fatalf("a journal's own file: %v", err)
+	}
+	mixed := bytes.Replace(data, []byte("abcdef"), []byte("uvwxyz"), 1)
+	if _, err := decodeJournal(mixed); err == nil {
+		t.Fatal("a journal's line with other data of the same length decoded")
+	}
+}

@@ -81,6 +81,11 @@ func (s *Store) pendingJournal() *journal {
 	if after, err := f.Stat(); err != nil || identity(after) != identity(fi) {
 		return nil
 	}
+	// and that it is still the journal: identity times may be too coarse
+	// to tell a file retired, rewritten and not yet committed again
+	if now, err := os.Lstat(s.journalPath()); err != nil || !os.SameFile(now, fi) {
+		return nil
+	}
 	j, err := decodeJournal(data)
 	if err != nil {
 		return nil

@@ -129,6 +129,10 @@ type journal struct {
 	// Blobs are the lengths of the patches' data, which follow the JSON
 	// line in the file as they are (see journalfile.go), not in it
 	Blobs []int64 `json:"blobs,omitempty"`
+	// BlobSum is the sha256 of that data: a reader that read the file
+	// while it was rewritten in place for another commit (see
+	// pendingJournal) does not take one journal's line with another's data
+	BlobSum string `json:"blob_sum,omitempty"`
 }
 
 type journalEntry struct {
