@@ -11,14 +11,14 @@ import (
 // Every lock baton takes (of a ref, packed-refs, an index, a worktree's
 // HEAD) holds baton's marker (batonLock) and then names its holder: its
 // process id, that process's start time where the system tells it
-// (Linux), and its host —
+// (Linux), and its host with its process-id namespace —
 //
 //	baton: writing the index
-//	pid 4242 start 1234567 host build-1
+//	pid 4242 start 1234567 host build-1/pid:[4026531836]
 //
 // A lock holding the marker is removed as a killed baton's (killedLock)
-// only when its holder is gone: the host is this one and no process of
-// that id and start time runs. So two batons writing one repository (each
+// only when its holder is gone: the host (and namespace) is this one and
+// no process of that id and start time runs. So two batons writing one repository (each
 // with its own state directory, under its own state lock) never remove
 // each other's live locks, nor does baton remove a lock it holds itself;
 // a lock of another host is kept, and refused like a git process's. A
@@ -36,10 +36,17 @@ func markerOf(pid int) string {
 	return fmt.Sprintf("%spid %d start %s host %s\n", batonLock, pid, start, hostName())
 }
 
-// hostName is this host's name as a lock names it: one word.
+// hostName is this host's name as a lock names it, one word, with the
+// process-id namespace where the system tells it (a container sharing the
+// repository with the host, or with another container, numbers its
+// processes apart): "build-1" or "build-1/pid:[4026531836]".
 func hostName() string {
 	host, _ := os.Hostname()
-	return strings.Join(strings.Fields(host), "_")
+	host = strings.Join(strings.Fields(host), "_")
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err == nil && !strings.ContainsAny(ns, " \t\n") {
+		host += "/" + ns
+	}
+	return host
 }
 
 // killedLock says whether the lock file at path was left by a baton

@@ -24,8 +24,8 @@ func TestLockOfLiveHolderKept(t *testing.T) {
 	sleeper := exec.Command("sleep", "60")
 	must(t, sleeper.Start())
 	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
-	host, _ := os.Hostname()
-	other := strings.Replace(gitops.MarkerOf(os.Getpid()), " host "+strings.Join(strings.Fields(host), "_"), " host elsewhere", 1)
+	self := gitops.MarkerOf(os.Getpid())
+	other := self[:strings.Index(self, " host ")] + " host elsewhere\n"
 	left := map[string]string{
 		"refs/heads/feature/live.lock": gitops.MarkerOf(sleeper.Process.Pid),
 		"refs/heads/feature/self.lock": gitops.MarkerOf(os.Getpid()),
@@ -100,5 +100,27 @@ func TestMergeHoldsIndexLock(t *testing.T) {
 	}
 	if st := r.git("status", "--porcelain"); st != "" {
 		t.Errorf("not clean after the merge:\n%s", st)
+	}
+}
+
+// A lock naming this host but another process-id namespace (a container
+// sharing the repository) is kept even when no process of its id runs
+// here: ids there are not ids here.
+func TestLockOfOtherNamespaceKept(t *testing.T) {
+	if _, err := os.Readlink("/proc/self/ns/pid"); err != nil {
+		t.Skip("the system does not tell a process's namespace")
+	}
+	ended := exec.Command("true")
+	must(t, ended.Run())
+	gone := gitops.MarkerOf(ended.Process.Pid) // this namespace: removed
+	i := strings.LastIndex(gone, "/pid:[")
+	elsewhere := gone[:i] + "/pid:[1]\n"
+	r := leftoverRepo(t, map[string]string{"refs/heads/feature/gone.lock": gone, "refs/heads/feature/ns.lock": elsewhere})
+	must(t, r.open().CreateBranch("feature/b", r.git("rev-parse", "main")))
+	if _, err := os.Stat(filepath.Join(r.dir, ".git", "refs", "heads", "feature", "gone.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock of an ended process was kept: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, ".git", "refs", "heads", "feature", "ns.lock")); err != nil {
+		t.Errorf("the lock of another namespace's process was removed: %v", err)
 	}
 }
