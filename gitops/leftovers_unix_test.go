@@ -45,3 +45,33 @@ func TestFIFOUnderRefsIsNoBranch(t *testing.T) {
 		t.Fatal("blocked reading a FIFO under refs/heads")
 	}
 }
+
+// TestFIFOLocksRefused: a FIFO in the place of a lock baton takes (of main,
+// packed-refs, the checkout's index) is no lock baton made: a merge, a
+// branch deletion and an index update refuse it at once instead of
+// blocking on a read of it.
+func TestFIFOLocksRefused(t *testing.T) {
+	for _, lock := range []string{"refs/heads/main.lock", "packed-refs.lock", "index.lock"} {
+		r := featureRepo(t)
+		must(t, syscall.Mkfifo(filepath.Join(r.dir, ".git", filepath.FromSlash(lock)), 0o644))
+		head := r.git("rev-parse", "feature/a")
+		done := make(chan error, 1)
+		go func() {
+			g := r.open()
+			if lock == "packed-refs.lock" {
+				done <- g.DeleteBranch("feature/a", head)
+				return
+			}
+			_, err := g.Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "Merge feature/a", Signature: sig()})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, gitops.ErrRefLocked) && !errors.Is(err, gitops.ErrIndexLocked) {
+				t.Errorf("%s a FIFO: %v, want it refused as locked", lock, err)
+			}
+		case <-time.After(time.Minute): // not a timing check: a read blocked on the FIFO never returns
+			t.Fatalf("blocked reading %s, a FIFO", lock)
+		}
+	}
+}

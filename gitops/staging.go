@@ -148,9 +148,13 @@ func staleTemp(e fs.DirEntry, path string, now time.Time) bool {
 }
 
 // lockContent is the content of the lock file at path, read no further
-// than lockReadMax bytes ("\x00" when it cannot be read).
+// than lockReadMax bytes ("\x00" when it cannot be read or is no regular
+// file).
 func lockContent(path string) string {
-	f, err := os.Open(path)
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return "\x00" // a FIFO would block the read: no lock baton makes
+	}
+	f, err := openRead(path)
 	if err != nil {
 		return "\x00"
 	}
