@@ -405,6 +405,19 @@ func (r *runner) startSession(st *state, role string) (string, error) {
 	return started.Env["BATON_SESSION"], nil
 }
 
+// unlimitedFixCycles raises the fix-cycle limit of a generated state, so
+// that every add-review timed is the same decision at every size: a
+// review asking for changes. The longer histories give each feature more
+// reviews, and at the default limit (3) most reviews of 50,000 sessions
+// would be rejections, which delete the branch and rewrite the feature list
+// — a heavier write at any size, not a cost of the history.
+func unlimitedFixCycles(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, ".baton"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ".baton", "config"), []byte(`{"max_fix_cycles": 1000000}`+"\n"), 0o644)
+}
+
 func benchGrowth(w io.Writer, r *runner, o options) error {
 	root, err := os.MkdirTemp(o.dir, "baton-growth-")
 	if err != nil {
@@ -418,6 +431,9 @@ func benchGrowth(w io.Writer, r *runner, o options) error {
 	for si, sz := range growthSizes {
 		st := &state{name: fmt.Sprint(si), dir: filepath.Join(root, fmt.Sprint(sz.Sessions))}
 		if st.gen, err = gen.Write(st.dir, sz, o.seed); err != nil {
+			return err
+		}
+		if err := unlimitedFixCycles(st.dir); err != nil {
 			return err
 		}
 		if st.commits, err = gitInit(st.dir); err != nil {
