@@ -5,7 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Every lock baton takes (of a ref, packed-refs, an index, a worktree's
@@ -25,7 +26,9 @@ import (
 // lock with the marker alone is an older baton's, removed as before.
 
 // lockMarker is the content of a lock this process takes.
-var lockMarker = sync.OnceValue(func() string { return markerOf(os.Getpid()) })
+var lockMarkerOnce = lazy.Value[string]{Build: func() string { return markerOf(os.Getpid()) }}
+
+func lockMarker() string { return lockMarkerOnce.Get() }
 
 // markerOf is the content of a lock process pid of this host takes.
 func markerOf(pid int) string {
