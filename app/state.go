@@ -330,7 +330,7 @@ func logBehind(s *store.Store, name string, fi os.FileInfo) error {
 	if fi == nil {
 		return nil
 	}
-	if _, ok := s.Trusted(name, fi); ok {
+	if _, ok := s.Trusted(name, fi, nil); ok {
 		return nil
 	}
 	g, err := s.LogGap()
@@ -583,7 +583,7 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 	var h *store.Held // the content for the log comparison: hashed on the other core while parse runs
 	if fi == nil {    // read through a journal's patch: the file is compared as it is
 		fi, _ = os.Stat(s.Path(name))
-	} else if _, ok := s.Trusted(name, fi); !ok {
+	} else if _, ok := s.Trusted(name, fi, data); !ok {
 		h = store.Hold(data)
 	}
 	v, err := parse(data)
@@ -625,7 +625,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		return nil, missingOrReplaced(s, name, hint)
 	}
 	m := &mapped{s: s, name: name, data: data, release: release}
-	if raw, ok := s.Trusted(name, fi); ok {
+	if raw, ok := s.Trusted(name, fi, data); ok {
 		m.facts = readFacts(raw)
 		return m, nil
 	}

@@ -27,7 +27,7 @@ func (s *Store) ReplacedRead(name string, fi os.FileInfo, data []byte) (*Drift, 
 // meanwhile.
 func (s *Store) ReplacedHeld(name string, fi os.FileInfo, h *Held) (*Drift, error) {
 	if fi != nil {
-		if _, ok := s.stamped(name, fi); ok {
+		if _, ok := s.stamped(name, fi, h.Data()); ok {
 			return nil, nil
 		}
 	}

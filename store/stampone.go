@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -101,6 +103,17 @@ func (s *Store) headVouches(key, event, hash, digest string) bool {
 	return memberString(md[0], key) == hash && memberString(md[1], key) == digest
 }
 
+// lastRecorded is the hash the log's last entry records for the file key
+// ("" when it records none).
+func (s *Store) lastRecorded(key string) string {
+	line := lastLine(s.EventsPath())
+	if line == nil || !gjson.ValidBytes(line) {
+		return ""
+	}
+	md := lastMembers(gjson.ParseBytes(line), "metadata")
+	return memberString(lastMembers(md[0], "files")[0], key)
+}
+
 // memberString is the string value of the member key of the object o ("" for
 // none), the last of equal keys winning, as encoding/json decodes a map.
 func memberString(o gjson.Result, key string) string {
@@ -160,4 +173,23 @@ func lastMembers(o gjson.Result, names ...string) []gjson.Result {
 // JSON null leaves it empty).
 func stringOrNull(r gjson.Result) bool {
 	return !r.Exists() || r.Type == gjson.String || r.Type == gjson.Null
+}
+
+// PointStamp does what an agent that rewrites .baton/stamps.json can do:
+// it points the stamp of name at the file as it is now (its identity) and
+// reseals the stamps. For tests of what readers and writers then trust.
+func (s *Store) PointStamp(name string) error {
+	fi, err := os.Stat(s.Path(name))
+	if err != nil {
+		return err
+	}
+	sf, ok := s.loadStamps()
+	st, has := sf.Files[s.key(name)]
+	if !ok || !has {
+		return fmt.Errorf("no stamp of %s to point", name)
+	}
+	st.ID = identity(fi)
+	sf.Files[s.key(name)] = st
+	s.writeStamps(sf.Event, sf.Files)
+	return nil
 }

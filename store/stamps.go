@@ -168,29 +168,41 @@ func (s *Store) writeStamps(event string, stamps map[string]stamp) {
 	_ = replaceVia(s.stampsPath()+".tmp", s.stampsPath(), b)
 }
 
-// Trusted reports whether the file name, as described by fi, is one a
-// reader need not validate: the one baton's last transaction wrote (with
-// the facts recorded then), or a version a reader before validated in full
-// (see Remember).
-func (s *Store) Trusted(name string, fi os.FileInfo) (json.RawMessage, bool) {
-	if facts, ok := s.stamped(name, fi); ok {
+// Trusted reports whether the file name, as described by fi, with the
+// content data (nil: not read), is one a reader need not validate nor
+// compare with the log: the one baton's last transaction wrote (with the
+// facts recorded then), or a version a reader before validated in full
+// (see Remember). A stamp's identity and a reader's note are no secret
+// (an agent that can write .baton/ can point them at an edited file), so
+// content of up to copyLimit bytes is also hashed against what the log
+// records, as the drift check hashes it: only a larger file is taken on
+// its identity alone.
+func (s *Store) Trusted(name string, fi os.FileInfo, data []byte) (json.RawMessage, bool) {
+	if facts, ok := s.stamped(name, fi, data); ok {
 		return facts, true
 	}
 	if fi == nil {
 		return nil, false
 	}
-	return s.validatedAs(name, fi)
+	facts, ok := s.validatedAs(name, fi)
+	if ok && data != nil && int64(len(data)) <= copyLimit && HashContent(data) != s.lastRecorded(s.key(name)) {
+		return nil, false
+	}
+	return facts, ok
 }
 
 // stamped reports whether the file name, as described by fi, is the one
 // baton's last transaction wrote, and returns the facts recorded with it.
-func (s *Store) stamped(name string, fi os.FileInfo) (json.RawMessage, bool) {
+func (s *Store) stamped(name string, fi os.FileInfo, data []byte) (json.RawMessage, bool) {
 	if fi == nil {
 		return nil, false
 	}
 	st, ok := s.stampOf(s.key(name))
 	if !ok || st.ID != identity(fi) || st.HashOnly {
 		return nil, false
+	}
+	if data != nil && int64(len(data)) <= copyLimit && HashContent(data) != st.Hash {
+		return nil, false // an edit the stamp's identity was pointed at (see Trusted)
 	}
 	return st.Facts, true
 }

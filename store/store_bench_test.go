@@ -125,7 +125,7 @@ func BenchmarkFieldReadOpen(b *testing.B) {
 		if err != nil || len(data) == 0 {
 			b.Fatal(err)
 		}
-		if _, ok := s.Trusted("progress.json", fi); !ok {
+		if _, ok := s.Trusted("progress.json", fi, nil); !ok {
 			b.Fatal("the noted version is not trusted")
 		}
 		release()

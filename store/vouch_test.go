@@ -91,11 +91,11 @@ func TestVouchRestoredFiles(t *testing.T) {
 	if !ok || st.ID != identity(fi) || !st.HashOnly || st.Facts != nil {
 		t.Fatalf("big.json's stamp after the transaction: %+v (found %v), want its identity, hash only", st, ok)
 	}
-	if _, trusted := s.stamped("big.json", fi); trusted {
+	if _, trusted := s.stamped("big.json", fi, nil); trusted {
 		t.Error("a hash-only stamp let a reader skip validation")
 	}
 	fi, _ = os.Stat(s.Path("small.json"))
-	if _, trusted := s.stamped("small.json", fi); trusted {
+	if _, trusted := s.stamped("small.json", fi, nil); trusted {
 		t.Error("facts no event vouches for were trusted by a reader")
 	}
 	driftOnly(t, s, func(tx *Tx) {
@@ -128,7 +128,7 @@ func TestVouchRestoredFiles(t *testing.T) {
 		}
 	})
 	fi, _ = os.Stat(s.Path("small.json"))
-	if facts, trusted := New(s.Dir).stamped("small.json", fi); !trusted || string(facts) != `{"k":{"count":1}}` {
+	if facts, trusted := New(s.Dir).stamped("small.json", fi, nil); !trusted || string(facts) != `{"k":{"count":1}}` {
 		t.Errorf("after an event: a reader takes small.json as stamped %v, with facts %s", trusted, facts)
 	}
 }
@@ -164,7 +164,7 @@ func TestVouchNeverCoversAChange(t *testing.T) {
 		t.Fatalf("edited: drift %v", d)
 	}
 	fi, _ := os.Stat(s.Path("small.json"))
-	if _, trusted := s.stamped("small.json", fi); trusted {
+	if _, trusted := s.stamped("small.json", fi, nil); trusted {
 		t.Fatal("a file that differs from the record was stamped")
 	}
 }
@@ -230,7 +230,7 @@ func TestVouchedContentByHash(t *testing.T) {
 	s, _ := newBig(t)
 	restore(t, s, "big.json")
 	fi, _ := os.Stat(s.Path("big.json"))
-	if _, ok := s.stamped("big.json", fi); ok {
+	if _, ok := s.stamped("big.json", fi, nil); ok {
 		t.Fatal("the restored copy is stamped by identity")
 	}
 	data, err := os.ReadFile(s.Path("big.json"))
