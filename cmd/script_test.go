@@ -21,8 +21,8 @@ import (
 
 	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/cmd"
-	"github.com/baton-cli/baton/store"
 	"github.com/baton-cli/baton/sandbox"
+	"github.com/baton-cli/baton/store"
 )
 
 func TestMain(m *testing.M) {
