@@ -330,9 +330,6 @@ func logBehind(s *store.Store, name string, fi os.FileInfo) error {
 	if fi == nil {
 		return nil
 	}
-	if _, ok := s.Trusted(name, fi, nil); ok {
-		return nil
-	}
 	g, err := s.LogGap()
 	if err != nil || g == nil {
 		return nil // the write path and verify report what cannot be read
@@ -626,6 +623,10 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 	}
 	m := &mapped{s: s, name: name, data: data, release: release}
 	if raw, ok := s.Trusted(name, fi, data); ok {
+		if err := logBehind(s, name, fi); err != nil {
+			release()
+			return nil, err
+		}
 		m.facts = readFacts(raw)
 		return m, nil
 	}

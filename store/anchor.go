@@ -156,13 +156,19 @@ type LogGap struct {
 // entry at an anchor's sequence number only when the log reaches it and
 // its last entry is not that one.
 func (s *Store) logGap(last *Event) (*LogGap, error) {
-	anchors, err := s.Anchors()
-	if err != nil {
-		return nil, errs.New(errs.Invalid, "%v: nothing was written; run 'baton verify'", err)
-	}
 	seq, hash := 0, ""
 	if last != nil {
 		seq, hash = last.Seq, last.Hash
+	}
+	return s.logGapAt(seq, hash)
+}
+
+// logGapAt is logGap of a log whose last entry has sequence number seq and
+// hash hash (0 and "" for none).
+func (s *Store) logGapAt(seq int, hash string) (*LogGap, error) {
+	anchors, err := s.Anchors()
+	if err != nil {
+		return nil, errs.New(errs.Invalid, "%v: nothing was written; run 'baton verify'", err)
 	}
 	for _, an := range anchors {
 		switch {
@@ -200,6 +206,9 @@ func (s *Store) entryHash(seq int) (string, error) {
 // LogGap reports an anchor ahead of the log (nil when every anchor is at or
 // behind the log's head and agrees with it).
 func (s *Store) LogGap() (*LogGap, error) {
+	if seq, hash, ok := s.lastSeqHash(); ok {
+		return s.logGapAt(seq, hash) // a reader's: the last line, not decoded whole
+	}
 	last, _, err := s.lastEvent()
 	if err != nil {
 		return nil, err

@@ -103,6 +103,21 @@ func (s *Store) headVouches(key, event, hash, digest string) bool {
 	return memberString(md[0], key) == hash && memberString(md[1], key) == digest
 }
 
+// lastSeqHash is the sequence number and hash of the log's last entry, read
+// from its last line without decoding the entry (ok false when the line is
+// not one: the caller decodes the log as a write does).
+func (s *Store) lastSeqHash() (int, string, bool) {
+	line := lastLine(s.EventsPath())
+	if line == nil || !gjson.ValidBytes(line) {
+		return 0, "", false
+	}
+	m := lastMembers(gjson.ParseBytes(line), "seq", "hash")
+	if m[0].Type != gjson.Number || m[1].Type != gjson.String || m[0].Num < 1 || m[0].Num != float64(int(m[0].Num)) {
+		return 0, "", false
+	}
+	return int(m[0].Num), m[1].Str, true
+}
+
 // lastRecorded is the hash the log's last entry records for the file key
 // ("" when it records none).
 func (s *Store) lastRecorded(key string) string {
