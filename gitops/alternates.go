@@ -3,13 +3,11 @@ package gitops
 import (
 	"bufio"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 )
 
 // A repository may borrow objects from others (a 'git clone --shared' or
@@ -61,30 +59,7 @@ func (a *alternate) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if o, err := a.packs.get(h); err == nil {
 		return o, nil
 	}
-	hx := h.String()
-	f, err := os.Open(filepath.Join(a.dir, hx[:2], hx[2:]))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, plumbing.ErrObjectNotFound
-	} else if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := objfile.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	t, size, err := r.Header()
-	if err != nil {
-		return nil, err
-	}
-	o := &plumbing.MemoryObject{}
-	o.SetType(t)
-	o.SetSize(size)
-	if _, err := io.Copy(o, r); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return looseObject(a.dir, h)
 }
 
 // fromAlternates looks h up in the borrowed directories.
