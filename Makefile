@@ -33,6 +33,7 @@ unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/cmd$$' -e '/browser$$')
 	$(GO) test -count=1 ./cmd
 	$(GO) test -race -count=1 -run '$(RACE_SCRIPTS)' ./cmd
+	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...   # each benchmark once: make bench runs them all
 
 # The HTML audit report rendered in headless Chromium: every feature and
 # review present, keyboard navigation, printing, a screenshot. Without a

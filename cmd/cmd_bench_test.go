@@ -35,7 +35,8 @@ func benchCases(id string) []benchCase {
 		{"get-last-field", "", []string{"reviews", "get-last", "--field", "verdict"}},
 		{"features-next", "", []string{"features", "next"}},
 		{"add-session", "IMPLEMENT", []string{"progress", "add-session", "-a", "IMPLEMENT", "-o", "READY_FOR_REVIEW", "-s", "Implemented " + id, "--features", id}},
-		{"features-pass", "REVIEW", []string{"features", "pass", id}},
+		// as a person: REVIEW marks a feature passing only after a passing review
+		{"features-pass", "", []string{"--as", "HUMAN", "--reason", "bench", "features", "pass", id}},
 		{"add-review", "REVIEW", []string{"reviews", "add-review", "-a", "REVIEW", "--feature-id", id, "-b", "feature/" + id, "-v", "REQUEST_CHANGES",
 			"-s", "Missing error handling", "--issues", `{"major":[{"description":"Missing error handling","location":"a.go:1"}]}`}},
 	}

@@ -24,6 +24,7 @@ var large = sync.OnceValues(func() (*gen.State, error) { return gen.Generate(gen
 // would usually share with the build.
 func benchCommit(b *testing.B, data []byte) {
 	s := store.New(b.TempDir())
+	s.Create = true
 	if err := os.WriteFile(s.Path("progress.json"), data, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -59,6 +60,7 @@ func BenchmarkCommit(b *testing.B) {
 // and the journal check every write pays.
 func BenchmarkUpdateNoWrite(b *testing.B) {
 	s := store.New(b.TempDir())
+	s.Create = true
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
