@@ -733,19 +733,37 @@ func setupState(r *runner, info *repoInfo, seed uint64) error {
 	}
 	info.ChangesReview = rv.ReviewID
 	info.Snapshot = filepath.Join(filepath.Dir(info.Main), "state-snapshot")
-	return copyState(info.Main, info.Snapshot)
+	if err := copyState(info.Main, info.Snapshot); err != nil {
+		return err
+	}
+	return copyEntries(stateHome(info), info.Snapshot+"-home", stateHomeEntries)
 }
+
+// stateHome is the XDG_STATE_HOME (and HOME) baton runs with, beside the
+// repository:
+// the log's anchors outside the project are part of the state a restore
+// puts back (else the anchors of the undone writes would be ahead of the
+// log put back, and baton rightly refuses a log whose entries are gone).
+func stateHome(info *repoInfo) string { return filepath.Join(filepath.Dir(info.Main), "state-home") }
+
+// stateHomeEntries are where baton writes anchors under the state home,
+// which is also HOME (git's own configuration is kept out by gitEnv).
+var stateHomeEntries = []string{"baton", ".local"}
 
 // stateEntries are baton's files in the state directory.
 var stateEntries = []string{"progress.json", "reviews.json", "feature_list.json", ".baton"}
 
 // copyState copies baton's state files from one directory to another,
 // replacing what is there.
-func copyState(from, to string) error {
+func copyState(from, to string) error { return copyEntries(from, to, stateEntries) }
+
+// copyEntries copies the named files and directories from one directory to
+// another, replacing what is there.
+func copyEntries(from, to string, entries []string) error {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return err
 	}
-	for _, e := range stateEntries {
+	for _, e := range entries {
 		if err := os.RemoveAll(filepath.Join(to, e)); err != nil {
 			return err
 		}
@@ -785,7 +803,10 @@ func restore(info *repoInfo, state bool) error {
 		return err
 	}
 	if state {
-		return copyState(info.Snapshot, info.Main)
+		if err := copyState(info.Snapshot, info.Main); err != nil {
+			return err
+		}
+		return copyEntries(info.Snapshot+"-home", stateHome(info), stateHomeEntries)
 	}
 	return nil
 }
@@ -1048,7 +1069,7 @@ func (r *runner) batonCmd(info *repoInfo, dir string, env []string, args ...stri
 	}
 	c := exec.Command(r.baton, args...)
 	c.Dir = dir
-	c.Env = append(append(gitEnv(), "BATON_STATE_DIR="+info.Main, "XDG_CONFIG_HOME="+r.keyDir), rest...)
+	c.Env = append(append(gitEnv(), "BATON_STATE_DIR="+info.Main, "XDG_CONFIG_HOME="+r.keyDir, "XDG_STATE_HOME="+stateHome(info), "HOME="+stateHome(info)), rest...)
 	return c
 }
 
