@@ -272,10 +272,21 @@ func passwdHome(b []byte, err error) (string, bool) {
 	}
 	uid := strconv.Itoa(os.Getuid())
 	for line := range bytes.Lines(b) {
-		f := strings.Split(strings.TrimRight(string(line), "\r\n"), ":")
-		if len(f) >= 7 && f[2] == uid && !strings.HasPrefix(f[0], "+") && !strings.HasPrefix(f[0], "-") {
-			return f[5], true
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
 		}
+		f := strings.SplitN(string(line), ":", 7)
+		if len(f) < 7 || f[2] != uid || f[0] == "" || f[0][0] == '+' || f[0][0] == '-' {
+			continue
+		}
+		if _, err := strconv.Atoi(f[2]); err != nil {
+			continue
+		}
+		if _, err := strconv.Atoi(f[3]); err != nil {
+			continue
+		}
+		return f[5], true
 	}
 	return "", false
 }

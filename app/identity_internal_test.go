@@ -22,3 +22,28 @@ func TestPasswdHome(t *testing.T) {
 		t.Errorf("AccountHome() = %q, os/user says %q", AccountHome(), u.HomeDir)
 	}
 }
+
+// What os/user's pure-Go findUserId (Go 1.26 os/user/lookup_unix.go)
+// gives for the running uid, against passwdHome.
+func TestPasswdHomeLikeOSUser(t *testing.T) {
+	uid := strconv.Itoa(os.Getuid())
+	for _, tc := range []struct {
+		name, file, want string
+		ok               bool
+	}{
+		{"comment first", "#old:x:" + uid + ":0::/home/old:/bin/sh\nme:x:" + uid + ":0::/home/me:/bin/sh\n", "/home/me", true},
+		{"indented comment", "  #old:x:" + uid + ":0::/home/old:/bin/sh\nme:x:" + uid + ":0::/home/me:/bin/sh\n", "/home/me", true},
+		{"indented +nis", "  +nis:x:" + uid + ":0::/home/nis:/bin/sh\nme:x:" + uid + ":0::/home/me:/bin/sh\n", "/home/me", true},
+		{"empty name", ":x:" + uid + ":0::/home/anon:/bin/sh\nme:x:" + uid + ":0::/home/me:/bin/sh\n", "/home/me", true},
+		{"bad gid", "a:x:" + uid + ":zz::/home/a:/bin/sh\nme:x:" + uid + ":0::/home/me:/bin/sh\n", "/home/me", true},
+		{"duplicate", "a:x:" + uid + ":0::/home/a:/bin/sh\nme:x:" + uid + ":0::/home/me:/bin/sh\n", "/home/a", true},
+		{"empty home", "me:x:" + uid + ":0:::/bin/sh\n", "", true},
+		{"six fields", "me:x:" + uid + ":0::/home/me\n", "", false},
+		{"blank lines, CRLF", "\n\r\nme:x:" + uid + ":0::/home/me:/bin/sh\r\n", "/home/me", true},
+	} {
+		h, ok := passwdHome([]byte(tc.file), nil)
+		if h != tc.want || ok != tc.ok {
+			t.Errorf("%s: passwdHome = %q, %v; os/user gives %q, %v", tc.name, h, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -330,7 +330,7 @@ func logBehind(s *store.Store, name string, fi os.FileInfo) error {
 	if fi == nil {
 		return nil
 	}
-	g, err := s.LogGap()
+	g, err := s.LogAhead()
 	if err != nil || g == nil {
 		return nil // the write path and verify report what cannot be read
 	}

@@ -206,14 +206,40 @@ func (s *Store) entryHash(seq int) (string, error) {
 // LogGap reports an anchor ahead of the log (nil when every anchor is at or
 // behind the log's head and agrees with it).
 func (s *Store) LogGap() (*LogGap, error) {
-	if seq, hash, ok := s.lastSeqHash(); ok {
-		return s.logGapAt(seq, hash) // a reader's: the last line, not decoded whole
-	}
 	last, _, err := s.lastEvent()
 	if err != nil {
 		return nil, err
 	}
 	return s.logGap(last)
+}
+
+// LogAhead reports an anchor ahead of the log's last entry, or at it with
+// another hash: what a lock-free reader checks before it answers from a
+// file baton wrote (a state put back together with its log). The anchors
+// are read before the log, so that a write in between, which appends to
+// the log before it moves the anchors, never looks like a gap; an anchor
+// behind the log (left by calls with another state home) is left to the
+// writes and verify, which read the log whole to check it. The log's last
+// line is read, not decoded whole.
+func (s *Store) LogAhead() (*LogGap, error) {
+	anchors, err := s.Anchors()
+	if err != nil {
+		return nil, nil // the write path and verify report what cannot be read
+	}
+	seq, hash, ok := s.lastSeqHash()
+	if !ok {
+		last, _, err := s.lastEvent()
+		if err != nil || last == nil {
+			return nil, nil
+		}
+		seq, hash = last.Seq, last.Hash
+	}
+	for _, an := range anchors {
+		if an.Seq > seq || an.Seq == seq && seq > 0 && an.Hash != hash {
+			return &LogGap{Path: an.Path, Anchor: an.Anchor, Seq: seq}, nil
+		}
+	}
+	return nil, nil
 }
 
 // gapError is the refusal of a write that would chain new entries to a log
