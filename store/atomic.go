@@ -124,6 +124,13 @@ func replaceVia(spare, path string, data []byte) error {
 			return err
 		}
 	}
+	return swapIn(spare, path)
+}
+
+// swapIn puts spare in path's place: the two exchanged (the old version the
+// next spare), or spare renamed over path where names cannot be exchanged or
+// path does not exist yet.
+func swapIn(spare, path string) error {
 	if exchange(spare, path) == nil {
 		return nil
 	}

@@ -52,7 +52,7 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, sums: sumsOf(st.Hash, fi.Size(), st.Blocks), mids: st.Mids, release: release})
+		tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, sums: st.sums, mids: st.Mids, release: release})
 		return data, &st, nil
 	}
 	data, err := readAll(f, fi.Size())
@@ -64,7 +64,7 @@ func (tx *Tx) readBase(name string) ([]byte, *stamp, error) {
 	}
 	// read, not mapped, and patched all the same: a replacement would
 	// create a file (and sync two directories) for every small write
-	tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, sums: sumsOf(st.Hash, fi.Size(), st.Blocks), mids: st.Mids, release: func() {}})
+	tx.keepBase(name, &base{data: data, id: st.ID, hash: st.Hash, sums: st.sums, mids: st.Mids, release: func() {}})
 	return data, &st, nil
 }
 

@@ -87,12 +87,9 @@ func TestBlockEditsAreNotAbsorbed(t *testing.T) {
 		if err := os.WriteFile(s.Path("f.json"), edited, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fi, _ := os.Stat(s.Path("f.json"))
-		sf, _ := s.loadStamps()
-		st := sf.Files["f.json"]
-		st.ID = identity(fi)
-		sf.Files["f.json"] = st
-		s.writeStamps(sf.Event, sf.Files)
+		if err := s.PointStamp("f.json"); err != nil {
+			t.Fatal(err)
+		}
 
 		err := s.Update(t.Context(), func(tx *Tx) error {
 			old, _, _, err := tx.ReadTrusted("f.json")

@@ -190,12 +190,9 @@ func TestForgedIdentityEditIsNotAbsorbed(t *testing.T) {
 	if err := os.WriteFile(s.Path("f.json"), edited, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fi, _ := os.Stat(s.Path("f.json"))
-	sf, _ := s.loadStamps()
-	st := sf.Files["f.json"]
-	st.ID = identity(fi)
-	sf.Files["f.json"] = st
-	s.writeStamps(sf.Event, sf.Files) // the identity forged, resealed
+	if err := s.PointStamp("f.json"); err != nil { // the identity forged, resealed
+		t.Fatal(err)
+	}
 	before, _, _ := s.lastEvent()
 	err := write(func(old []byte) ([][]byte, int64) {
 		return [][]byte{old, []byte(",\n{\"id\":3}")}, int64(len(old)) + 2

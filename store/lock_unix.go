@@ -168,8 +168,5 @@ func replaceCache(spare, path string, data []byte) error {
 	if err := f.Truncate(int64(len(data))); err != nil {
 		return err
 	}
-	if exchange(spare, path) == nil {
-		return nil
-	}
-	return os.Rename(spare, path)
+	return swapIn(spare, path)
 }

@@ -107,7 +107,8 @@ func (s *Store) verifiedIn(sf stampsFile, ok bool, head *Event, name string) (st
 	if !ok || !recorded || st.Hash == "" || st.Hash != head.Metadata.Files[k] || stampDigest(st) != want {
 		return stamp{}, false
 	}
-	if size, ok := idSize(st.ID); !ok || sumsOf(st.Hash, size, st.Blocks) == nil {
+	size, ok := idSize(st.ID)
+	if st.sums = sumsOf(st.Hash, size, st.Blocks); !ok || st.sums == nil {
 		// a file of more than one block hashed whole by an older baton,
 		// or sums that do not give the hash: the file is read
 		return stamp{}, false

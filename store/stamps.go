@@ -34,6 +34,7 @@ type stamp struct {
 	// They are kept as the stamps file holds them (a JSON string of their
 	// base64), decoded only for a file a transaction patches.
 	Blocks json.RawMessage `json:"blocks,omitempty"`
+	sums   []byte          // Blocks decoded, or the hash's for one block, once verified (verifiedIn)
 	// HashOnly marks a stamp that vouches for the content's hash, not for
 	// its validity (see vouch.go): the drift check uses it, readers do not.
 	HashOnly bool `json:"hash_only,omitempty"`

@@ -347,12 +347,9 @@ func TestLargeFileEditUnderStampedIdentityIsRefused(t *testing.T) {
 	if err := os.WriteFile(s.Path("big.json"), edited, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sf, _ := s.loadStamps()
-	st := sf.Files[s.key("big.json")]
-	fi, _ := os.Stat(s.Path("big.json"))
-	st.ID = identity(fi)
-	sf.Files[s.key("big.json")] = st
-	s.writeStamps(sf.Event, sf.Files)
+	if err := s.PointStamp("big.json"); err != nil {
+		t.Fatal(err)
+	}
 	err := s.Update(context.Background(), func(tx *Tx) error {
 		if _, err := tx.Drift(); err != nil {
 			return err
