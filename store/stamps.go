@@ -25,16 +25,16 @@ type stamp struct {
 	ID    string          `json:"id"`
 	Hash  string          `json:"hash,omitempty"`
 	Facts json.RawMessage `json:"facts,omitempty"`
-	// Mids are sha256's states at record boundaries of the content, so
-	// that the next commit hashes only what follows the last one.
+	// Mids are sha256's states at record boundaries of the content, each
+	// that of its block's hash over the bytes of the block before it, so
+	// that the next commit hashes only what follows in that block.
 	Mids []mid `json:"mids,omitempty"`
 	// Blocks are the sums of the content's blocks when it has more than
 	// one (see contentHash), so that a commit hashes only the blocks it
-	// changes.
-	// They are kept as the stamps file holds them (a JSON string of their
-	// base64), decoded only for a file a transaction patches.
+	// changes. They are kept as the stamps file holds them (a JSON string
+	// of their base64), decoded only when a transaction takes the stamp.
 	Blocks json.RawMessage `json:"blocks,omitempty"`
-	sums   []byte          // Blocks decoded, or the hash's for one block, once verified (verifiedIn)
+	sums   []byte          // the sums decoded (the hash's for one block), set by verifiedIn
 	// HashOnly marks a stamp that vouches for the content's hash, not for
 	// its validity (see vouch.go): the drift check uses it, readers do not.
 	HashOnly bool `json:"hash_only,omitempty"`
