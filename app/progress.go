@@ -433,7 +433,10 @@ func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Resu
 		return gjson.Result{}, err
 	}
 	defer m.release()
-	status := m.member("status")
+	status, err := m.member("status")
+	if err != nil {
+		return gjson.Result{}, err
+	}
 	if !status.IsObject() {
 		if err := m.invalid(); err != nil {
 			return gjson.Result{}, err
@@ -456,10 +459,20 @@ func (a *App) GetSession(ctx context.Context, c Caller, id int) (gjson.Result, e
 	}
 	defer m.release()
 	var raw string
-	if last, ok := m.last("sessions"); ok && id == -1 && last != nil {
-		raw = string(last)
-	} else {
-		raw, err = findSession(m.data, id)
+	if id == -1 {
+		last, ok, err := m.last("sessions")
+		if err != nil {
+			return gjson.Result{}, err
+		}
+		if ok && last != nil {
+			raw = string(last)
+		}
+	}
+	if raw == "" {
+		var data []byte
+		if data, err = m.all(); err == nil {
+			raw, err = findSession(data, id)
+		}
 	}
 	if err != nil {
 		if ierr := m.invalid(); ierr != nil {

@@ -502,11 +502,19 @@ func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 		return gjson.Result{}, err
 	}
 	defer m.release()
-	if last, ok := m.last("reviews"); ok && last != nil {
-		return gjson.ParseBytes(append([]byte(nil), last...)), nil
+	rec, ok, err := m.last("reviews")
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	if ok && rec != nil {
+		return gjson.ParseBytes(append([]byte(nil), rec...)), nil
+	}
+	data, err := m.all()
+	if err != nil {
+		return gjson.Result{}, err
 	}
 	var last gjson.Result
-	gjson.GetBytes(m.data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
+	gjson.GetBytes(data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
 	if !last.Exists() {
 		if err := m.invalid(); err != nil {
 			return last, err
