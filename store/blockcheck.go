@@ -43,15 +43,15 @@ func (s *Store) VouchedBlocks(name string, fi os.FileInfo, data []byte) *Blocks 
 	if fi == nil || int64(len(data)) <= copyLimit {
 		return nil
 	}
-	st, ok := s.verifiedStamp(name)
-	if !ok || st.HashOnly || len(st.Facts) == 0 || st.sums == nil || !sizeIs(st.ID, len(data)) {
+	st, ok := s.stampOf(s.key(name)) // a stamp the log's head vouches for
+	if !ok || st.HashOnly || len(st.Facts) == 0 || !sizeIs(st.ID, len(data)) {
 		return nil
 	}
-	n := blockCount(int64(len(data)))
-	if int64(len(st.sums)) != n*sumLen {
+	sums := sumsOf(st.Hash, int64(len(data)), st.Blocks)
+	if sums == nil {
 		return nil
 	}
-	return &Blocks{facts: st.Facts, sums: st.sums, size: int64(len(data)), checked: make([]bool, n)}
+	return &Blocks{facts: st.Facts, sums: sums, size: int64(len(data)), checked: make([]bool, blockCount(int64(len(data))))}
 }
 
 // Facts are the facts recorded with the vouched version.
