@@ -595,11 +595,12 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 
 // mapped is a state file mapped for a fast read of a few fields.
 type mapped struct {
-	s       *store.Store
-	name    string
-	data    []byte
-	release func()
-	facts   jsondoc.Facts // set when baton's last transaction wrote the file
+	s     *store.Store
+	name  string
+	data  []byte
+	unmap func()
+	held  *store.Held   // the whole file's hash, while it may still be read for it
+	facts jsondoc.Facts // set when baton's last transaction wrote the file
 	// set while only some blocks of a copy of the recorded version were
 	// checked (see store.Blocks): the reads check the blocks they take,
 	// and a read that needs more of the file checks it whole first
@@ -630,7 +631,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		release()
 		return nil, missingOrReplaced(s, name, hint)
 	}
-	m := &mapped{s: s, name: name, data: data, release: release, fi: fi, validate: validate}
+	m := &mapped{s: s, name: name, data: data, unmap: release, fi: fi, validate: validate}
 	raw, ok := s.Trusted(name, fi, data)
 	if !ok {
 		if m.blocks = s.VouchedBlocks(name, fi, data); m.blocks != nil {
@@ -657,8 +658,7 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 // the readers after this one.
 func (m *mapped) checkWhole() error {
 	h := store.Hold(m.data) // the log comparison's hash, on the other core while validate runs
-	unmap := m.release
-	m.release = func() { h.Wait(); unmap() }
+	m.held = h
 	facts, err := vouchedOrValid(m.s, m.name, h, m.validate)
 	if err != nil {
 		return invalidFile(m.s, m.name, m.data, err) // reads data: before the unmap
@@ -669,6 +669,12 @@ func (m *mapped) checkWhole() error {
 	m.facts = facts
 	m.s.Remember(m.name, m.fi, factsJSON(facts)) // the readers after this one need not validate it again
 	return nil
+}
+
+// release unmaps the file, once nothing reads it any more.
+func (m *mapped) release() {
+	m.held.Wait()
+	m.unmap()
 }
 
 // whole makes all of the mapped file safe to read: a copy of which only
