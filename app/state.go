@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -651,6 +652,21 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		return nil, err
 	}
 	return m, nil
+}
+
+// readMapped maps the state file name (see mapFile) for read, which takes
+// what it needs from it. A file cut outside baton while it is read (a
+// mapping's page past its new end faults) is an error, not the end of the
+// process.
+func (a *App) readMapped(ctx context.Context, name, hint string, validate func([]byte) (jsondoc.Facts, error), read func(m *mapped) (gjson.Result, error)) (res gjson.Result, err error) {
+	defer store.CutWhileRead(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	m, err := a.mapFile(ctx, name, hint, validate)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	defer m.release()
+	return read(m)
 }
 
 // checkWhole validates the mapped file (unless it is the version its

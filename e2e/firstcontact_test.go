@@ -138,6 +138,17 @@ func TestFirstContactBlocks(t *testing.T) {
 	refused("the last session edited", "progress", "get-session", "-1", "--field", "summary")
 	putBack(edited(`"current_phase": `+strings.TrimSpace(strconvQuote(branch)), `"current_phase": `+strings.TrimSpace(strconvQuote(strings.ToLower(branch)))))
 	refused("the status edited", "progress", "get-status", "--field", "current_phase")
+	// a status written over the project member, in front of the real one
+	// (the first of equal keys is the one a reader finds)
+	i := bytes.Index(recorded, []byte(`"project": {`))
+	j := i + bytes.IndexByte(recorded[i:], '}') + 1
+	forged := []byte(`"status": {"current_phase": "FORGED"}`)
+	if i < 0 || len(forged) > j-i {
+		t.Fatalf("no project member to write over: %d %d", i, j)
+	}
+	forged = append(forged, bytes.Repeat([]byte(" "), j-i-len(forged))...)
+	putBack(append(append(append([]byte(nil), recorded[:i]...), forged...), recorded[j:]...))
+	refused("a status written in front of the recorded one", "progress", "get-status", "--field", "current_phase")
 	putBack(recorded[:len(recorded)-40])
 	refused("a copy cut short", "progress", "get-status", "--field", "current_phase")
 

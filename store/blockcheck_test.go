@@ -59,6 +59,10 @@ func TestVouchedBlocks(t *testing.T) {
 		{"an edit in another block", edited(2), [][2]int64{at(0), at(lastBlock)}, true},
 		{"an edit in the block read", edited(2), [][2]int64{at(0), at(2)}, false},
 		{"an edit in the last block", edited(lastBlock), [][2]int64{at(lastBlock)}, false},
+		{"an edit in the second block of a range across two", edited(3), [][2]int64{{3*blockSize - 5, 3*blockSize + 20}}, false},
+		{"an edit in the third block of a range across three", edited(3), [][2]int64{{blockSize - 5, 3*blockSize + 20}}, false},
+		{"an edit just past a range ending at a block's start", edited(3), [][2]int64{{3*blockSize - 5, 3 * blockSize}}, true},
+		{"an edit just before a range starting at a block's start", edited(2), [][2]int64{{3 * blockSize, 3*blockSize + 5}}, true},
 		{"a range past the end", recorded, [][2]int64{{int64(len(recorded)) - 1, int64(len(recorded)) + 1}}, false},
 		{"a range turned over", recorded, [][2]int64{{20, 10}}, false},
 	} {
