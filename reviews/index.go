@@ -34,13 +34,14 @@ import (
 // are kept in two parts: a review adds its branch's to the recent ones,
 // which it reads and hashes, not the others (every review has a branch,
 // most a new one); the recent part is folded into the other when it has
-// grown to foldSize.
+// grown to foldSize. A filter over the branches part's keys (bloom.go),
+// built at each fold, tells a new branch absent without reading that part.
 
 // IndexName is where the index of reviews.json lives, beside the stamps.
 const IndexName = ".baton/reviews-index"
 
 // indexVersion changes whenever what the index holds changes.
-const indexVersion = 2
+const indexVersion = 3
 
 // Index is the index of one version of reviews.json.
 type Index struct {
@@ -50,6 +51,11 @@ type Index struct {
 	// the parts that grow: kept as read and looked up by key, with the
 	// entries changed since on top.
 	features, branches, recent lazyObject
+	// filter is the part holding the filter over the branches part's keys
+	// ({} when there is none), decoded into bloom on first use (filtered)
+	filter   lazyObject
+	bloom    *bloom
+	filtered bool
 	// the entries read or changed, decoded (changed: dirty), and the
 	// passed features as a set: encoded into the objects by segments
 	fcache map[string]FeatureFacts
@@ -68,6 +74,7 @@ type Index struct {
 // and numbered in indexHead.Parts.
 const (
 	partBranches = iota
+	partFilter
 	partRecent
 	partFeatures
 	numParts
@@ -133,11 +140,22 @@ func (ff *FeatureFacts) UnmarshalJSON(b []byte) error {
 func newIndex() *Index {
 	return &Index{head: indexHead{Version: indexVersion, Ordered: true, SinceArch: []string{}, Passed: []string{}},
 		features: lazyObject{raw: []byte("{}")}, branches: lazyObject{raw: []byte("{}")}, recent: lazyObject{raw: []byte("{}")},
-		checked: [numParts]bool{true, true, true}}
+		filter: lazyObject{raw: []byte("{}")}, checked: [numParts]bool{true, true, true, true}}
 }
 
 func (x *Index) object(i int) *lazyObject {
-	return [numParts]*lazyObject{&x.branches, &x.recent, &x.features}[i]
+	return [numParts]*lazyObject{&x.branches, &x.filter, &x.recent, &x.features}[i]
+}
+
+// mayHoldBranch is false when the filter tells branch absent from the
+// branches part (checked against its digest like any part: a filter
+// edited by hand breaks the index, which is then built from the records).
+func (x *Index) mayHoldBranch(branch string) bool {
+	if !x.filtered {
+		x.filtered = true
+		x.bloom = decodeBloom(x.part(partFilter).get("b"))
+	}
+	return x.bloom == nil || x.bloom.mayHold(branch)
 }
 
 // part returns part i, checked against its digest on first use; one that
@@ -329,8 +347,10 @@ func (x *Index) addFix(f gjson.Result) {
 func (x *Index) branchFeatures(branch string) []string {
 	ids, ok := x.bcache[branch]
 	if !ok {
-		if raw := x.part(partBranches).get(branch); raw != nil {
-			_ = json.Unmarshal(raw, &ids)
+		if x.mayHoldBranch(branch) { // else absent: the part is not read
+			if raw := x.part(partBranches).get(branch); raw != nil {
+				_ = json.Unmarshal(raw, &ids)
+			}
 		}
 		if x.bcache == nil {
 			x.bcache = map[string][]string{}
@@ -404,6 +424,9 @@ func (x *Index) fold() {
 	}
 	*recent = lazyObject{raw: []byte("{}")}
 	x.rcache, x.head.Parts[partRecent] = nil, ""
+	// the filter over every key the branches part now holds
+	x.filter = lazyObject{raw: encodeBloom(append(branches.keys(), slices.Collect(maps.Keys(branches.over))...))}
+	x.bloom, x.filtered, x.checked[partFilter], x.head.Parts[partFilter] = nil, false, true, ""
 }
 
 // fixCount counts as File.FixCount documents.
