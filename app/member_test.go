@@ -29,12 +29,16 @@ func TestMappedMember(t *testing.T) {
 	} {
 		m := &mapped{data: doc, facts: facts}
 		for _, key := range []string{"status", "project", "mid", "sessions", "fixes", "missing", "status.phase"} {
-			if got, want := m.member(key).Raw, gjson.GetBytes(doc, key).Raw; got != want && !(key == "sessions" || key == "fixes") {
-				t.Errorf("%s: member(%q) = %q, want %q", name, key, got, want)
+			got, err := m.member(key)
+			if err != nil {
+				t.Fatalf("%s: member(%q): %v", name, key, err)
+			}
+			if want := gjson.GetBytes(doc, key).Raw; got.Raw != want && !(key == "sessions" || key == "fixes") {
+				t.Errorf("%s: member(%q) = %q, want %q", name, key, got.Raw, want)
 			}
 		}
 	}
-	if got := (&mapped{data: doc, facts: good}).member("status.current_branch").String(); got != "b" {
-		t.Errorf("status.current_branch = %q", got)
+	if got, err := (&mapped{data: doc, facts: good}).member("status.current_branch"); err != nil || got.String() != "b" {
+		t.Errorf("status.current_branch = %q, %v", got.String(), err)
 	}
 }

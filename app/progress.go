@@ -428,46 +428,54 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 // mapped file). A field named but missing is an invalid file's error when
 // the file is invalid, else it is left to the caller.
 func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Result, error) {
-	m, err := a.as(c).mapFile(ctx, progress.FileName, progressHint, progress.Validate)
-	if err != nil {
-		return gjson.Result{}, err
-	}
-	defer m.release()
-	status := m.member("status")
-	if !status.IsObject() {
-		if err := m.invalid(); err != nil {
+	return a.as(c).readMapped(ctx, progress.FileName, progressHint, progress.Validate, func(m *mapped) (gjson.Result, error) {
+		status, err := m.member("status")
+		if err != nil {
 			return gjson.Result{}, err
 		}
-		return gjson.Result{}, invalidFile(m.s, m.name, m.data, &jsondoc.InvalidError{Path: "status", Msg: "missing or not an object"})
-	}
-	if field != "" && !status.Get(field).Exists() {
-		if err := m.invalid(); err != nil {
-			return gjson.Result{}, err
+		if !status.IsObject() {
+			if err := m.invalid(); err != nil {
+				return gjson.Result{}, err
+			}
+			return gjson.Result{}, invalidFile(m.s, m.name, m.data, &jsondoc.InvalidError{Path: "status", Msg: "missing or not an object"})
 		}
-	}
-	return gjson.Parse(strings.Clone(status.Raw)), nil
+		if field != "" && !status.Get(field).Exists() {
+			if err := m.invalid(); err != nil {
+				return gjson.Result{}, err
+			}
+		}
+		return gjson.Parse(strings.Clone(status.Raw)), nil
+	})
 }
 
 // GetSession is a session record: id, or -1 for the last.
 func (a *App) GetSession(ctx context.Context, c Caller, id int) (gjson.Result, error) {
-	m, err := a.as(c).mapFile(ctx, progress.FileName, progressHint, progress.Validate)
-	if err != nil {
-		return gjson.Result{}, err
-	}
-	defer m.release()
-	var raw string
-	if last, ok := m.last("sessions"); ok && id == -1 && last != nil {
-		raw = string(last)
-	} else {
-		raw, err = findSession(m.data, id)
-	}
-	if err != nil {
-		if ierr := m.invalid(); ierr != nil {
-			return gjson.Result{}, ierr
+	return a.as(c).readMapped(ctx, progress.FileName, progressHint, progress.Validate, func(m *mapped) (gjson.Result, error) {
+		var raw string
+		var err error
+		if id == -1 {
+			last, ok, err := m.last("sessions")
+			if err != nil {
+				return gjson.Result{}, err
+			}
+			if ok && last != nil {
+				raw = string(last)
+			}
 		}
-		return gjson.Result{}, err
-	}
-	return gjson.Parse(strings.Clone(raw)), nil
+		if raw == "" {
+			var data []byte
+			if data, err = m.all(); err == nil {
+				raw, err = findSession(data, id)
+			}
+		}
+		if err != nil {
+			if ierr := m.invalid(); ierr != nil {
+				return gjson.Result{}, ierr
+			}
+			return gjson.Result{}, err
+		}
+		return gjson.Parse(strings.Clone(raw)), nil
+	})
 }
 
 // GetReviewType says whether REVIEW reviews a FEATURE or an

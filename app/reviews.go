@@ -497,23 +497,28 @@ func (a *App) Reviews(ctx context.Context, c Caller) (*reviews.File, error) {
 
 // LastReview is the last review recorded, read from the mapped file.
 func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
-	m, err := a.as(c).mapFile(ctx, reviews.FileName, reviewsHint, reviews.Validate)
-	if err != nil {
-		return gjson.Result{}, err
-	}
-	defer m.release()
-	if last, ok := m.last("reviews"); ok && last != nil {
-		return gjson.ParseBytes(append([]byte(nil), last...)), nil
-	}
-	var last gjson.Result
-	gjson.GetBytes(m.data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
-	if !last.Exists() {
-		if err := m.invalid(); err != nil {
-			return last, err
+	return a.as(c).readMapped(ctx, reviews.FileName, reviewsHint, reviews.Validate, func(m *mapped) (gjson.Result, error) {
+		rec, ok, err := m.last("reviews")
+		if err != nil {
+			return gjson.Result{}, err
 		}
-		return last, errs.New(errs.NotFound, "No reviews found in %s", m.s.Path(reviews.FileName))
-	}
-	return gjson.Parse(strings.Clone(last.Raw)), nil
+		if ok && rec != nil {
+			return gjson.ParseBytes(append([]byte(nil), rec...)), nil
+		}
+		data, err := m.all()
+		if err != nil {
+			return gjson.Result{}, err
+		}
+		var last gjson.Result
+		gjson.GetBytes(data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
+		if !last.Exists() {
+			if err := m.invalid(); err != nil {
+				return last, err
+			}
+			return last, errs.New(errs.NotFound, "No reviews found in %s", m.s.Path(reviews.FileName))
+		}
+		return gjson.Parse(strings.Clone(last.Raw)), nil
+	})
 }
 
 // MarkMerged marks a fix as merged to main (at mergeCommit, when given).

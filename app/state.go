@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -595,16 +596,26 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 
 // mapped is a state file mapped for a fast read of a few fields.
 type mapped struct {
-	s       *store.Store
-	name    string
-	data    []byte
-	release func()
-	facts   jsondoc.Facts // set when baton's last transaction wrote the file
+	s     *store.Store
+	name  string
+	data  []byte
+	unmap func()
+	held  *store.Held   // the whole file's hash, while it may still be read for it
+	facts jsondoc.Facts // set when baton's last transaction wrote the file
+	// set while only some blocks of a copy of the recorded version were
+	// checked (see store.Blocks): the reads check the blocks they take,
+	// and a read that needs more of the file checks it whole first
+	blocks   *store.Blocks
+	fi       os.FileInfo
+	validate func([]byte) (jsondoc.Facts, error)
+	err      error // the whole check's refusal, once it ran
 }
 
 // mapFile maps a state file for reading without the lock. A file baton's
-// last transaction wrote is read without a full parse; any other (edited by
-// hand, left by the predecessor) is validated with validate first.
+// last transaction wrote is read without a full parse; a large copy of the
+// version the log records is read checking only the blocks each read
+// takes; any other (edited by hand, left by the predecessor) is validated
+// with validate first.
 func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]byte) (jsondoc.Facts, error)) (*mapped, error) {
 	s, err := a.openStore(name)
 	if err != nil {
@@ -621,8 +632,14 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		release()
 		return nil, missingOrReplaced(s, name, hint)
 	}
-	m := &mapped{s: s, name: name, data: data, release: release}
-	if raw, ok := s.Trusted(name, fi, data); ok {
+	m := &mapped{s: s, name: name, data: data, unmap: release, fi: fi, validate: validate}
+	raw, ok := s.Trusted(name, fi, data)
+	if !ok {
+		if m.blocks = s.VouchedBlocks(name, fi, data); m.blocks != nil {
+			raw, ok = m.blocks.Facts(), true
+		}
+	}
+	if ok {
 		if err := logBehind(s, name, fi); err != nil {
 			release()
 			return nil, err
@@ -630,23 +647,72 @@ func (a *App) mapFile(ctx context.Context, name, hint string, validate func([]by
 		m.facts = readFacts(raw)
 		return m, nil
 	}
-	h := store.Hold(data) // the log comparison's hash, on the other core while validate runs
-	unmap := release
-	release = func() { h.Wait(); unmap() }
-	m.release = release
-	facts, err := vouchedOrValid(s, name, h, validate)
-	if err != nil {
-		err = invalidFile(s, name, data, err) // reads data: before the unmap
-		release()
+	if err := m.checkWhole(); err != nil {
+		m.release()
 		return nil, err
 	}
-	if err := replacedRead(s, name, fi, h); err != nil {
-		release()
-		return nil, err
+	return m, nil
+}
+
+// readMapped maps the state file name (see mapFile) for read, which takes
+// what it needs from it. A file cut outside baton while it is read (a
+// mapping's page past its new end faults) is an error, not the end of the
+// process.
+func (a *App) readMapped(ctx context.Context, name, hint string, validate func([]byte) (jsondoc.Facts, error), read func(m *mapped) (gjson.Result, error)) (res gjson.Result, err error) {
+	defer store.CutWhileRead(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	m, err := a.mapFile(ctx, name, hint, validate)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	defer m.release()
+	return read(m)
+}
+
+// checkWhole validates the mapped file (unless it is the version its
+// stamp vouches for) and compares it with the log, noting the version for
+// the readers after this one.
+func (m *mapped) checkWhole() error {
+	h := store.Hold(m.data) // the log comparison's hash, on the other core while validate runs
+	m.held = h
+	facts, err := vouchedOrValid(m.s, m.name, h, m.validate)
+	if err != nil {
+		return invalidFile(m.s, m.name, m.data, err) // reads data: before the unmap
+	}
+	if err := replacedRead(m.s, m.name, m.fi, h); err != nil {
+		return err
 	}
 	m.facts = facts
-	s.Remember(name, fi, factsJSON(facts)) // the readers after this one need not validate it again
-	return m, nil
+	m.s.Remember(m.name, m.fi, factsJSON(facts)) // the readers after this one need not validate it again
+	return nil
+}
+
+// release unmaps the file, once nothing reads it any more.
+func (m *mapped) release() {
+	m.held.Wait()
+	m.unmap()
+}
+
+// whole makes all of the mapped file safe to read: a copy of which only
+// some blocks were checked is checked whole (once; its refusal is kept).
+func (m *mapped) whole() error {
+	if m.blocks != nil {
+		m.blocks = nil
+		m.err = m.checkWhole()
+	}
+	return m.err
+}
+
+// has reports whether the bytes of the ranges may be read as they are:
+// always, but for a copy only some blocks of which were checked, whose
+// blocks holding them must be the recorded version's.
+func (m *mapped) has(ranges ...[2]int64) bool {
+	return m.blocks == nil || m.blocks.Check(m.data, ranges...)
+}
+
+// all is the whole mapped file, checked whole first (see whole).
+func (m *mapped) all() ([]byte, error) {
+	return m.data, m.whole()
 }
 
 // vouchedOrValid validates the content h holds, unless it is byte for
@@ -661,52 +727,103 @@ func vouchedOrValid(s *store.Store, name string, h *store.Held, validate func([]
 }
 
 // last returns the last record of a top-level array from the recorded
-// facts, without scanning the file; ok is false when the facts cannot say.
-func (m *mapped) last(array string) ([]byte, bool) {
+// facts, without scanning the file; ok is false when the facts cannot say
+// (the caller then reads the file: see all).
+func (m *mapped) last(array string) ([]byte, bool, error) {
+	for {
+		rec, at, ok := m.lastAt(array)
+		if !ok || rec == nil || m.has(at) {
+			return rec, ok, nil
+		}
+		if err := m.whole(); err != nil { // not the recorded bytes there
+			return nil, false, err
+		}
+	}
+}
+
+// lastAt is last, from the facts as they are, with where the record is.
+func (m *mapped) lastAt(array string) ([]byte, [2]int64, bool) {
 	f, ok := m.facts[array]
 	if !ok {
-		return nil, false
+		return nil, [2]int64{}, false
 	}
 	if f.Count == 0 {
-		return nil, true
+		return nil, [2]int64{}, true
 	}
 	s, e := f.Last[0], f.Last[1]
 	if s <= 0 || e > len(m.data) || s >= e || m.data[s] != '{' || m.data[e-1] != '}' {
-		return nil, false
+		return nil, [2]int64{}, false
 	}
-	return m.data[s:e], true
+	return m.data[s:e], [2]int64{int64(s), int64(e)}, true
 }
+
+// span is the part of the file an array takes, brackets included.
+type span struct{ s, e int }
 
 // member returns a top-level member of the document, read around the
 // arrays whose spans the recorded facts give: gjson would otherwise scan a
 // long history to reach a member written after it (progress.json's status
 // follows its sessions). The arrays themselves read as empty there: they
 // are the facts' to give. Without usable facts it reads the whole file.
-func (m *mapped) member(name string) gjson.Result {
-	type span struct{ s, e int }
+func (m *mapped) member(name string) (gjson.Result, error) {
+	for {
+		cuts, ok := m.cuts()
+		if ok && m.has(around(cuts, len(m.data))...) {
+			hollow, prev := make([]byte, 0, 4096), 0
+			for _, c := range cuts {
+				hollow = append(append(hollow, m.data[prev:c.s]...), '[', ']')
+				prev = c.e
+			}
+			return gjson.GetBytes(append(hollow, m.data[prev:]...), name), nil
+		}
+		if m.blocks == nil {
+			data, err := m.all()
+			return gjson.GetBytes(data, name), err
+		}
+		if err := m.whole(); err != nil {
+			return gjson.Result{}, err
+		}
+	}
+}
+
+// cuts are the arrays' spans the facts give, in order; ok is false when
+// they do not fit the file.
+func (m *mapped) cuts() ([]span, bool) {
 	var cuts []span
 	for _, f := range m.facts {
 		s, e := f.Span[0], f.Span[1]
 		if s <= 0 || e > len(m.data) || e-s < 2 || m.data[s] != '[' || m.data[e-1] != ']' {
-			return gjson.GetBytes(m.data, name)
+			return nil, false
 		}
 		cuts = append(cuts, span{s, e})
 	}
 	sort.Slice(cuts, func(i, j int) bool { return cuts[i].s < cuts[j].s })
-	hollow, prev := make([]byte, 0, 4096), 0
-	for _, c := range cuts {
-		if c.s < prev {
-			return gjson.GetBytes(m.data, name)
+	for i := 1; i < len(cuts); i++ {
+		if cuts[i].s < cuts[i-1].e {
+			return nil, false
 		}
-		hollow = append(append(hollow, m.data[prev:c.s]...), '[', ']')
-		prev = c.e
 	}
-	return gjson.GetBytes(append(hollow, m.data[prev:]...), name)
+	return cuts, true
+}
+
+// around are the parts of a file of size bytes outside the arrays' cuts,
+// their brackets included.
+func around(cuts []span, size int) [][2]int64 {
+	var out [][2]int64
+	prev := 0
+	for _, c := range cuts {
+		out = append(out, [2]int64{int64(prev), int64(c.s + 1)})
+		prev = c.e - 1
+	}
+	return append(out, [2]int64{int64(prev), int64(size)})
 }
 
 // invalid reports the file as corrupt if it is, else returns nil: fast
 // reads call it only when a path they expected is absent.
 func (m *mapped) invalid() error {
+	if err := m.whole(); err != nil {
+		return err
+	}
 	if err := jsondoc.Check(m.data); err != nil {
 		return invalidFile(m.s, m.name, m.data, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -38,23 +39,50 @@ func (a *App) trapInterrupt(c *cobra.Command) func() {
 	if !a.trapSignals || readOnly.Get()[c.CommandPath()] {
 		return func() {}
 	}
+	if a.env.OneShot {
+		return a.trapOneShot(c)
+	}
 	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
 	c.SetContext(ctx)
 	return func() {
 		if ctx.Err() != nil {
 			a.sigintSeen = true
 		}
-		if a.env.OneShot {
-			// The process exits next: SIGINT gets its default action back
-			// at once (the trap is the only SIGINT channel of a one-shot
-			// process). signal.Stop would first wait, yielding in a loop,
-			// until os/signal's goroutine is scheduled: on cores that
-			// concurrent writers keep busy, a spin of a few percent of a
-			// write's CPU.
-			signal.Reset(os.Interrupt)
-			return
-		}
 		stop()
+	}
+}
+
+// trapOneShot is trapInterrupt in a process that exits once the command
+// returns. Ending the trap unregisters nothing: signal.Reset (and Stop)
+// hand the change to the runtime's signal thread and wait for its answer,
+// two wake-ups across threads that cost a write more CPU than the rest of
+// the trap (on cores that concurrent writers keep busy). The trap's own
+// goroutine gives SIGINT its default action back instead, only when one
+// arrives after the trap ended, and raises it again: the process ends by
+// the signal, as it would have without any trap.
+func (a *App) trapOneShot(c *cobra.Command) func() {
+	ctx, cancel := context.WithCancel(c.Context())
+	c.SetContext(ctx)
+	var ended atomic.Bool
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt)
+	go func() {
+		for range ch {
+			if ended.Load() {
+				signal.Reset(os.Interrupt)
+				if p, err := os.FindProcess(os.Getpid()); err == nil {
+					_ = p.Signal(os.Interrupt)
+				}
+				return
+			}
+			cancel()
+		}
+	}()
+	return func() {
+		ended.Store(true)
+		if ctx.Err() != nil {
+			a.sigintSeen = true
+		}
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"dario.cat/mergo"
 	"github.com/go-git/go-git/v5/config"
@@ -25,7 +27,15 @@ type repository struct {
 	// of that name could mean, so that a short hash is not looked up in
 	// every ref namespace through go-git (see repo.noRefNamed).
 	noRefNamed func(name string) bool
+
+	mu      sync.Mutex
+	decoded map[plumbing.Hash]commit // commits read, up to keepDecoded (objects never change)
 }
+
+// keepDecoded bounds the commits a repository keeps decoded: a write names
+// a few, and reads each of them again to walk the range they bound; a walk
+// over a long history keeps no more than these.
+const keepDecoded = 256
 
 // ErrRepositoryNotExists is what opening a directory without HEAD gives.
 var errRepositoryNotExists = errors.New("repository does not exist")
@@ -100,11 +110,30 @@ func (r *repository) Reference(name plumbing.ReferenceName, resolved bool) (*plu
 
 // CommitObject returns the commit h.
 func (r *repository) CommitObject(h plumbing.Hash) (*commit, error) {
+	r.mu.Lock()
+	c, ok := r.decoded[h]
+	r.mu.Unlock()
+	if ok {
+		return &c, nil
+	}
 	o, err := r.Storer.EncodedObject(plumbing.CommitObject, h)
 	if err != nil {
 		return nil, err
 	}
-	return decodeCommit(o)
+	d, err := decodeCommit(o)
+	if err != nil {
+		return nil, err
+	}
+	d.ParentHashes = slices.Clip(d.ParentHashes) // an append to a caller's copy never writes into the kept one
+	r.mu.Lock()
+	if r.decoded == nil {
+		r.decoded = map[plumbing.Hash]commit{}
+	}
+	if len(r.decoded) < keepDecoded {
+		r.decoded[h] = *d
+	}
+	r.mu.Unlock()
+	return d, nil
 }
 
 // errParentNotFound means a revision asks for a parent a commit lacks.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/baton-cli/baton/errs"
 )
@@ -220,26 +221,39 @@ func (s *Store) LogGap() (*LogGap, error) {
 // the log before it moves the anchors, never looks like a gap; an anchor
 // behind the log (left by calls with another state home) is left to the
 // writes and verify, which read the log whole to check it. The log's last
-// line is read, not decoded whole.
+// line is read, not decoded whole. An anchor is rewritten in place, so a
+// reader beside a write can read one torn (the new sequence number beside
+// part of the old hash): a gap is reported only when it is still there
+// after a few more reads, as one left by a put-back state is.
 func (s *Store) LogAhead() (*LogGap, error) {
+	g := s.logAheadOnce()
+	for i := 1; g != nil && i < 4; i++ {
+		time.Sleep(time.Duration(i) * 250 * time.Microsecond) // the writer finishes its anchors
+		g = s.logAheadOnce()
+	}
+	return g, nil
+}
+
+// logAheadOnce is one reading of the anchors and then the log for LogAhead.
+func (s *Store) logAheadOnce() *LogGap {
 	anchors, err := s.Anchors()
 	if err != nil {
-		return nil, nil // the write path and verify report what cannot be read
+		return nil // the write path and verify report what cannot be read
 	}
 	seq, hash, ok := s.lastSeqHash()
 	if !ok {
 		last, _, err := s.lastEvent()
 		if err != nil || last == nil {
-			return nil, nil
+			return nil
 		}
 		seq, hash = last.Seq, last.Hash
 	}
 	for _, an := range anchors {
 		if an.Seq > seq || an.Seq == seq && seq > 0 && an.Hash != hash {
-			return &LogGap{Path: an.Path, Anchor: an.Anchor, Seq: seq}, nil
+			return &LogGap{Path: an.Path, Anchor: an.Anchor, Seq: seq}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // gapError is the refusal of a write that would chain new entries to a log

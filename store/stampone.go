@@ -57,13 +57,16 @@ func parseStampOf(b []byte, key string) (stamp, string, string, bool) {
 	if !found.IsObject() {
 		return stamp{}, "", "", false
 	}
-	m := lastMembers(found, "id", "hash", "facts", "hash_only")
+	m := lastMembers(found, "id", "hash", "facts", "hash_only", "blocks")
 	if !stringOrNull(m[0]) || !stringOrNull(m[1]) || (m[3].Exists() && m[3].Type != gjson.True && m[3].Type != gjson.False && m[3].Type != gjson.Null) {
 		return stamp{}, "", "", false
 	}
 	st := stamp{ID: m[0].Str, Hash: m[1].Str, HashOnly: m[3].Type == gjson.True}
 	if m[2].Exists() {
 		st.Facts = json.RawMessage(m[2].Raw)
+	}
+	if m[4].Exists() {
+		st.Blocks = json.RawMessage(m[4].Raw) // checked against the hash by sumsOf when used
 	}
 	return st, event.Str, rawStampDigest(found.Raw), true
 }

@@ -468,6 +468,21 @@ func matching(dir string, stale func(name string) bool) []string {
 // written when it came before the commit point; after it (keeping a
 // backup from the mapped version) the change is committed, and the next
 // command finishes the journal, so the caller must not retry.
+// CutWhileRead, deferred by a read-only command that reads mapped state
+// files with faults made panics (debug.SetPanicOnFault), turns the fault
+// of a file cut outside baton meanwhile into an error in *err; any other
+// panic goes on.
+func CutWhileRead(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+		panic(r)
+	}
+	*err = errs.New(errs.Invalid, "a state file was cut outside baton while this command read it: run 'baton verify', then retry")
+}
+
 func cutWhileMapped(err *error, tx *Tx) {
 	r := recover()
 	if r == nil {

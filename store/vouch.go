@@ -66,7 +66,11 @@ func (tx *Tx) vouch(name string, r driftRead, hash string) {
 	if tx.vouched == nil {
 		tx.vouched = map[string]vouched{}
 	}
-	tx.vouched[name] = vouched{id: r.id, hash: hash, size: int64(len(r.data)), sums: r.sums}
+	v := vouched{id: r.id, hash: hash, size: int64(len(r.data)), sums: r.sums}
+	if st, ok := tx.verified(name); ok && !st.HashOnly && st.Hash == hash {
+		v.facts = st.Facts // that content's, derived when a stamp the log vouches for was written
+	}
+	tx.vouched[name] = v
 }
 
 // Validated tells the transaction that it parsed and validated in full the

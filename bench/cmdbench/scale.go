@@ -136,8 +136,9 @@ func measureFirstContact(r *runner, states []*state, o options) (map[key]stats, 
 
 func reportFirstContact(w io.Writer, trusted, first map[key]stats) {
 	fmt.Fprintf(w, "\n(d) first contact: --field reads of files baton did not write (restored copies), against the same reads of files it wrote (target ≤ %.1f×);\n", maxFirstVsTrusted)
-	fmt.Fprintf(w, "    the first read hashes the copy for the log comparison (a copy of the version baton stamped needs nothing more;\n")
-	fmt.Fprintf(w, "    any other is validated in full meanwhile) and notes it; the next read of that version is the second figure\n")
+	fmt.Fprintf(w, "    a copy over 1 MiB of the version the log records is read by blocks (the blocks a read takes are hashed against the\n")
+	fmt.Fprintf(w, "    sums the log vouches for); a smaller one is hashed whole for the log comparison and noted (any other version is\n")
+	fmt.Fprintf(w, "    validated in full meanwhile); the next read of that version is the second figure\n")
 	for i, c := range commands {
 		if c.kind != fieldRead {
 			continue
