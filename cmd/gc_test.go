@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -40,6 +41,42 @@ func TestProcessGC(t *testing.T) {
 		percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 		if percent != c.percent || limit != c.memoryLimit {
 			t.Errorf("%q (%s set): GC percent %d, memory limit %d; want %d, %d", c.args, c.env, percent, limit, c.percent, c.memoryLimit)
+		}
+	}
+}
+
+// TestProcessProcs: a write of the three groups runs on one processor; a
+// read, a command of no group, a help or completion request, and a
+// process given GOMAXPROCS keep theirs.
+func TestProcessProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		args, env string
+		one       bool
+	}{
+		{"progress add-session -a IMPLEMENT -o READY_FOR_REVIEW", "", true},
+		{"--json reviews add-review -v PASS", "", true},
+		{"-d /tmp/s features pass F001", "", true},
+		{"--as HUMAN --reason why features add --id F9", "", true},
+		{"progress get-status --field current_branch", "", false},
+		{"reviews get-last --field verdict", "", false},
+		{"features next-candidates", "", false},
+		{"progress add-session --help", "", false},
+		{"__complete progress add-", "", false},
+		{"session start --agent IMPLEMENT", "", false},
+		{"run --agent claude", "", false},
+		{"--version", "", false},
+		{"progress add-session -a IMPLEMENT", "GOMAXPROCS", false},
+	} {
+		runtime.GOMAXPROCS(2)
+		SetProcessProcs(strings.Fields(c.args), func(k string) string {
+			if k == c.env {
+				return "2"
+			}
+			return ""
+		})
+		if got := runtime.GOMAXPROCS(0); (got == 1) != c.one {
+			t.Errorf("%q (%s set): GOMAXPROCS %d, want one processor: %v", c.args, c.env, got, c.one)
 		}
 	}
 }

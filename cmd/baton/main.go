@@ -9,6 +9,7 @@ import (
 
 func main() {
 	args := os.Args[1:]
-	cmd.SetProcessGC(args, os.Getenv) // the collector for this command: cmd/gc.go
+	cmd.SetProcessGC(args, os.Getenv)    // the collector for this command: cmd/gc.go
+	cmd.SetProcessProcs(args, os.Getenv) // and its processors
 	os.Exit(cmd.Main(args, cmd.ProcessEnv()))
 }
