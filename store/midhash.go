@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -134,11 +136,26 @@ func sumsOf(hash string, size int64, blocks json.RawMessage) []byte {
 		}
 		return s
 	}
-	var sums []byte
-	if json.Unmarshal(blocks, &sums) != nil || int64(len(sums)) != blockCount(size)*sumLen || sumsHash(size, sums) != hash {
+	sums, err := decodeBlocks(blocks)
+	if err != nil || int64(len(sums)) != blockCount(size)*sumLen || sumsHash(size, sums) != hash {
 		return nil
 	}
 	return sums
+}
+
+// decodeBlocks decodes what blocksJSON wrote: a JSON string of base64,
+// decoded in place when it holds no escape (as json.Marshal writes it),
+// else as encoding/json would.
+func decodeBlocks(blocks json.RawMessage) ([]byte, error) {
+	n := len(blocks)
+	if n < 2 || blocks[0] != '"' || blocks[n-1] != '"' || bytes.IndexByte(blocks, '\\') >= 0 {
+		var sums []byte
+		err := json.Unmarshal(blocks, &sums)
+		return sums, err
+	}
+	sums := make([]byte, base64.StdEncoding.DecodedLen(n-2))
+	k, err := base64.StdEncoding.Decode(sums, blocks[1:n-1])
+	return sums[:k], err
 }
 
 // blocksJSON is how a stamp keeps the sums of more than one block: a JSON

@@ -92,15 +92,23 @@ func (s *Store) loadStamps() (sf stampsFile, ok bool) {
 			return sf, true
 		}
 	}
-	var raw stampsRaw
-	if json.Unmarshal(b, &raw) != nil || raw.Seal == "" {
+	if sf, ok = decodeStamps(b); !ok {
+		return sf, false
+	}
+	s.parsed.put(s.stampsPath(), stampsKeep, stampsParsed{raw: b, sf: stampsFile{Event: sf.Event, Seal: sf.Seal, Files: maps.Clone(sf.Files)}})
+	return sf, true
+}
+
+// decodeStamps reads the stamps file's bytes b (see loadStamps).
+func decodeStamps(b []byte) (sf stampsFile, ok bool) {
+	raw, split := splitStamps(b)
+	if !split && json.Unmarshal(b, &raw) != nil || raw.Seal == "" {
 		return sf, false
 	}
 	if raw.Seal != sealOf(raw.Event, raw.Files) || json.Unmarshal(raw.Files, &sf.Files) != nil {
 		return stampsFile{}, false
 	}
 	sf.Event, sf.Seal = raw.Event, raw.Seal
-	s.parsed.put(s.stampsPath(), stampsKeep, stampsParsed{raw: b, sf: stampsFile{Event: sf.Event, Seal: sf.Seal, Files: maps.Clone(sf.Files)}})
 	return sf, true
 }
 
@@ -165,8 +173,40 @@ func (s *Store) recordStamps(names []string, staged map[string][][]byte, facts m
 // writes whole.
 func (s *Store) writeStamps(event string, stamps map[string]stamp) {
 	files, _ := json.Marshal(stamps)
-	b, _ := json.Marshal(stampsRaw{Event: event, Seal: sealOf(event, files), Files: files})
-	_ = replaceVia(s.stampsPath()+".tmp", s.stampsPath(), b)
+	_ = replaceVia(s.stampsPath()+".tmp", s.stampsPath(), joinStamps(event, sealOf(event, files), files))
+}
+
+// joinStamps is json.Marshal(stampsRaw{event, seal, files}) for files
+// json.Marshal wrote, without compacting the files again (they are most
+// of the stamps: the block sums of every large file).
+func joinStamps(event, seal string, files []byte) []byte {
+	e, _ := json.Marshal(event)
+	sl, _ := json.Marshal(seal)
+	b := make([]byte, 0, len(files)+len(e)+len(sl)+32)
+	b = append(append(append(b, `{"event":`...), e...), `,"seal":`...)
+	b = append(append(append(b, sl...), `,"files":`...), files...)
+	return append(b, '}')
+}
+
+// splitStamps reads the stamps as joinStamps wrote them, without a pass
+// of encoding/json over the files (decodeStamps then checks them against
+// the seal and decodes them); ok is false for any other layout, which
+// encoding/json reads. What it reads, encoding/json reads the same, or
+// refuses (the stamps are then lost: a full read).
+func splitStamps(b []byte) (raw stampsRaw, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"event":"`))
+	if !ok {
+		return raw, false
+	}
+	event, rest, ok := bytes.Cut(rest, []byte(`","seal":"`))
+	if !ok {
+		return raw, false
+	}
+	seal, rest, ok := bytes.Cut(rest, []byte(`","files":`))
+	if !ok || bytes.ContainsAny(event, `"\`) || bytes.ContainsAny(seal, `"\`) || !bytes.HasSuffix(rest, []byte("}}")) {
+		return raw, false
+	}
+	return stampsRaw{Event: string(event), Seal: string(seal), Files: rest[:len(rest)-1]}, true
 }
 
 // Trusted reports whether the file name, as described by fi, with the
