@@ -146,3 +146,28 @@ func TestDecodeBloomMalformed(t *testing.T) {
 		t.Errorf(`[3,"AAAA"]: %+v`, b)
 	}
 }
+
+// The parts are found from the end as a split from the start finds them
+// in every index baton writes; a newline put into the branches (which the
+// split from the end leaves inside them) does not match their digest.
+func TestIndexLinesFromEnd(t *testing.T) {
+	data, facts, idx := branchFiltered(t)
+	got, want := indexLines(idx), bytes.SplitN(idx, []byte("\n"), numParts+1)
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("line %d: %.80s, want %.80s", i, got[i], want[i])
+		}
+	}
+	if indexLines([]byte("{}\n{}\n{}")) != nil {
+		t.Error("three lines split into five")
+	}
+	at := bytes.Index(idx, []byte(`,"feature/F3-3":`))
+	edited := slices.Concat(idx[:at+1], []byte("\n"), idx[at+1:])
+	g := readIndexed(t, data, facts, edited)
+	if got := g.BranchFeatures("feature/F3-3"); !slices.Equal(got, []string{"F3"}) {
+		t.Fatalf("BranchFeatures(feature/F3-3) = %q with a newline in the branches", got)
+	}
+}

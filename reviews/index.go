@@ -479,8 +479,8 @@ func (x *Index) segments() ([][]byte, string) {
 // the stamp vouched for (nil when it is not one). Its other parts are
 // checked when first read (part).
 func parseIndex(data []byte, digest string) *Index {
-	lines := bytes.SplitN(data, []byte("\n"), numParts+1)
-	if len(lines) != numParts+1 || Digest(lines[numParts]) != digest {
+	lines := indexLines(data)
+	if lines == nil || Digest(lines[numParts]) != digest {
 		return nil
 	}
 	x := &Index{}
@@ -494,6 +494,23 @@ func parseIndex(data []byte, digest string) *Index {
 		x.object(i).raw = l
 	}
 	return x
+}
+
+// indexLines splits an encoded index into its parts and head, from the
+// end: the branches, the first line and the largest, is not scanned (a
+// newline in it, which baton never writes, leaves it not matching its
+// digest when it is read). Nil when there are fewer lines.
+func indexLines(data []byte) [][]byte {
+	lines := make([][]byte, numParts+1)
+	for i := numParts; i > 0; i-- {
+		j := bytes.LastIndexByte(data, '\n')
+		if j < 0 {
+			return nil
+		}
+		lines[i], data = data[j+1:], data[:j]
+	}
+	lines[0] = data
+	return lines
 }
 
 // IndexDigest is how the stamp of reviews.json names an encoded index:
