@@ -112,8 +112,10 @@ func (tx *Tx) keepBase(name string, b *base) {
 
 // releaseBases unmaps the files the transaction mapped.
 func (tx *Tx) releaseBases() {
-	for _, b := range tx.bases {
-		b.release()
+	if !tx.s.KeepMapped { // else left to the exit, as a reader's (KeepMapped)
+		for _, b := range tx.bases {
+			b.release()
+		}
 	}
 	tx.bases = nil
 }

@@ -38,3 +38,22 @@ func TestKeepMappedReleasesTheLockOnly(t *testing.T) {
 		t.Errorf("the apply lock after the release: %v (still held)", err)
 	}
 }
+
+// A transaction of a store that keeps what it maps leaves the bases it
+// mapped to the exit; any other store's unmaps them.
+func TestKeepMappedKeepsBases(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		s := New(t.TempDir())
+		s.KeepMapped = keep
+		released := false
+		tx := &Tx{s: s}
+		tx.keepBase("progress.json", &base{release: func() { released = true }})
+		tx.releaseBases()
+		if released == keep {
+			t.Errorf("KeepMapped %v: base released %v", keep, released)
+		}
+		if tx.bases != nil {
+			t.Errorf("KeepMapped %v: the transaction still names its bases", keep)
+		}
+	}
+}

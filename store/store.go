@@ -60,10 +60,12 @@ type Store struct {
 	// resolves links, which a read of the state never needs.
 	ResolveAnchors func() (write, watch []string)
 	anchorsOnce    sync.Once
-	// KeepMapped leaves a file a reader mapped (MapFile) mapped when it is
-	// released, for a process that exits right after its call: the exit
-	// unmaps it anyway, and an unmap of its own costs a TLB flush on every
-	// CPU the process's threads ran on (a twentieth of a --field read).
+	// KeepMapped leaves a file a reader mapped (MapFile), or a transaction
+	// mapped as the base of a patch, mapped when it is released, for a
+	// process that exits right after its call: the exit unmaps it anyway,
+	// and an unmap of its own costs a TLB flush on every CPU the process's
+	// threads ran on (a twentieth of a --field read; a write did it holding
+	// the lock).
 	KeepMapped bool
 	// AllowLogGap lets a transaction chain entries to a log an anchor is
 	// ahead of (a person recording the loss; see LogGap). Otherwise such a
