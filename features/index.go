@@ -83,6 +83,10 @@ func parseIndexed(doc *jsondoc.Doc, data []byte, known jsondoc.ArrayFacts, idx [
 		return nil, false
 	}
 	f := &File{doc: doc, index: make(map[string]int, n), items: make([]Feature, n), light: make([]bool, n), recs: make([][2]int, n)}
+	// the ids and types are substrings of one copy of the index, not a
+	// string each (a subslice b of body starts cap(body)-cap(b) into it)
+	body, text := rest, string(rest)
+	sub := func(b []byte) string { at := cap(body) - cap(b); return text[at : at+len(b)] }
 	prev := known.Span[0]
 	for i := range n {
 		if len(rest) == 0 || rest[0] != '\n' {
@@ -94,7 +98,7 @@ func parseIndexed(doc *jsondoc.Doc, data []byte, known jsondoc.ArrayFacts, idx [
 		} else {
 			rest = nil
 		}
-		rec, it, ok := indexLine(line)
+		rec, it, ok := indexLine(line, sub)
 		if !ok || rec[0] <= prev || rec[1] > known.Span[1] || data[rec[0]] != '{' || data[rec[1]-1] != '}' {
 			return nil, false
 		}
@@ -108,7 +112,7 @@ func parseIndexed(doc *jsondoc.Doc, data []byte, known jsondoc.ArrayFacts, idx [
 }
 
 // indexLine reads one item's line: start, end, passes, type, id.
-func indexLine(l []byte) ([2]int, Feature, bool) {
+func indexLine(l []byte, sub func([]byte) string) ([2]int, Feature, bool) {
 	var rec [2]int
 	var it Feature
 	var ok bool
@@ -121,7 +125,7 @@ func indexLine(l []byte) ([2]int, Feature, bool) {
 		return rec, it, false
 	}
 	it.Passes = l[0] == '1'
-	it.Type, it.ID, ok = twoStrings(l[2:])
+	it.Type, it.ID, ok = twoStrings(l[2:], sub)
 	return rec, it, ok && it.ID != ""
 }
 
@@ -138,16 +142,16 @@ func number(l []byte) (int, []byte, bool) {
 }
 
 // twoStrings reads `"type" "id"`, two JSON strings as json.Marshal wrote
-// them: as they are when neither holds an escape (nearly always), else
-// decoded.
-func twoStrings(b []byte) (string, string, bool) {
+// them: as they are when neither holds an escape (nearly always, then as
+// sub makes them of b's bytes), else decoded.
+func twoStrings(b []byte, sub func([]byte) string) (string, string, bool) {
 	if bytes.IndexByte(b, '\\') < 0 {
 		e := bytes.IndexByte(b[min(1, len(b)):], '"') + 1
 		if len(b) < 5 || b[0] != '"' || e <= 0 || e+3 > len(b)-1 || b[e+1] != ' ' || b[e+2] != '"' || b[len(b)-1] != '"' {
 			return "", "", false
 		}
 		id := b[e+3 : len(b)-1]
-		return string(b[1:e]), string(id), bytes.IndexByte(id, '"') < 0
+		return sub(b[1:e]), sub(id), bytes.IndexByte(id, '"') < 0
 	}
 	var typ, id string
 	dec := json.NewDecoder(bytes.NewReader(b))

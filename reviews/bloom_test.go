@@ -2,6 +2,7 @@ package reviews
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -144,5 +145,48 @@ func TestDecodeBloomMalformed(t *testing.T) {
 	}
 	if b := decodeBloom([]byte(`[3,"AAAA"]`)); b == nil || b.k != 3 || len(b.bits) != 3 {
 		t.Errorf(`[3,"AAAA"]: %+v`, b)
+	}
+}
+
+// The parts are found at the sizes the head gives as a split at the
+// newlines finds them in every index baton writes; a head without sizes
+// (or sizes that do not fit) is split at the newlines; a newline put into
+// the branches (which the sizes leave inside them) does not match their
+// digest.
+func TestIndexLinesBySize(t *testing.T) {
+	data, facts, idx := branchFiltered(t)
+	h := bytes.LastIndexByte(idx, '\n')
+	var head indexHead
+	if err := json.Unmarshal(idx[h+1:], &head); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.SplitN(idx[:h], []byte("\n"), numParts)
+	for name, sizes := range map[string][numParts]int{
+		"written": head.Sizes, "none": {}, "one short": {head.Sizes[0] - 1, head.Sizes[1], head.Sizes[2], head.Sizes[3]},
+		"past the end": {head.Sizes[0], head.Sizes[1], head.Sizes[2], head.Sizes[3] + 1}, "negative": {-1, 1, 1, 1},
+	} {
+		hd := head
+		hd.Sizes = sizes
+		got := hd.lines(idx[:h])
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d lines, want %d", name, len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%s: line %d: %.80s, want %.80s", name, i, got[i], want[i])
+			}
+		}
+	}
+	if head.Sizes == [numParts]int{} {
+		t.Fatal("the head has no sizes")
+	}
+	if (indexHead{}).lines([]byte("{}\n{}")) != nil {
+		t.Error("two lines split into four")
+	}
+	at := bytes.Index(idx, []byte(`,"feature/F3-3":`))
+	edited := slices.Concat(idx[:at+1], []byte("\n"), idx[at+2:]) // same size: a character replaced
+	g := readIndexed(t, data, facts, edited)
+	if got := g.BranchFeatures("feature/F3-3"); !slices.Equal(got, []string{"F3"}) {
+		t.Fatalf("BranchFeatures(feature/F3-3) = %q with a newline in the branches", got)
 	}
 }

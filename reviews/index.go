@@ -100,6 +100,9 @@ type indexHead struct {
 	Passed []string `json:"passed"`
 	// Parts are the digests of the other parts as encoded (Digest).
 	Parts [numParts]string `json:"parts"`
+	// Sizes are the parts' lengths as encoded, so that a write finds the
+	// parts without scanning them for the newlines between them.
+	Sizes [numParts]int `json:"sizes"`
 }
 
 // FeatureFacts are the facts of one feature id, encoded as one list of
@@ -469,6 +472,10 @@ func (x *Index) segments() ([][]byte, string) {
 		if x.checked[i] && (len(o.over) > 0 || x.head.Parts[i] == "") {
 			x.head.Parts[i] = Digest(piece...)
 		}
+		x.head.Sizes[i] = 0
+		for _, p := range piece {
+			x.head.Sizes[i] += len(p)
+		}
 		out = append(append(out, piece...), []byte("\n"))
 	}
 	head, _ := json.Marshal(x.head)
@@ -479,21 +486,49 @@ func (x *Index) segments() ([][]byte, string) {
 // the stamp vouched for (nil when it is not one). Its other parts are
 // checked when first read (part).
 func parseIndex(data []byte, digest string) *Index {
-	lines := bytes.SplitN(data, []byte("\n"), numParts+1)
-	if len(lines) != numParts+1 || Digest(lines[numParts]) != digest {
+	h := bytes.LastIndexByte(data, '\n')
+	if h < 0 || Digest(data[h+1:]) != digest {
 		return nil
 	}
 	x := &Index{}
-	if json.Unmarshal(lines[numParts], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
+	if json.Unmarshal(data[h+1:], &x.head) != nil || x.head.Version != indexVersion || x.head.SinceArch == nil || x.head.Passed == nil {
 		return nil
 	}
-	for i, l := range lines[:numParts] {
+	lines := x.head.lines(data[:h])
+	if lines == nil {
+		return nil
+	}
+	for i, l := range lines {
 		if len(l) < 2 || l[0] != '{' || l[len(l)-1] != '}' {
 			return nil
 		}
 		x.object(i).raw = l
 	}
 	return x
+}
+
+// lines splits the parts of an encoded index, before its head: at the
+// sizes the head gives (a part is then not scanned: a newline in one,
+// which baton never writes, leaves it not matching its digest when it is
+// read), else at the newlines between them. Nil when there are fewer.
+func (h indexHead) lines(data []byte) [][]byte {
+	lines := make([][]byte, numParts)
+	at := 0
+	for i, n := range h.Sizes {
+		end := at + n
+		if n < 0 || end > len(data) || i < numParts-1 && (end >= len(data) || data[end] != '\n') {
+			at = -1
+			break
+		}
+		lines[i], at = data[at:end], end+1
+	}
+	if at == len(data)+1 {
+		return lines
+	}
+	if lines = bytes.SplitN(data, []byte("\n"), numParts); len(lines) != numParts {
+		return nil
+	}
+	return lines
 }
 
 // IndexDigest is how the stamp of reviews.json names an encoded index:
