@@ -42,7 +42,7 @@ func writeTemp(path, suffix string, data [][]byte, perm os.FileMode) (string, er
 	if err := f.Chmod(perm); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := syncFile(f); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
@@ -59,7 +59,7 @@ func SyncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := syncFile(d); err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil

@@ -348,7 +348,7 @@ func syncAll(files []*os.File, dirs []string) error {
 	}
 	var errs []error
 	for _, f := range files {
-		if err := f.Sync(); err != nil {
+		if err := syncFile(f); err != nil {
 			errs = append(errs, err)
 		}
 	}
