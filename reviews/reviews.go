@@ -634,8 +634,9 @@ func Merged(r gjson.Result) bool {
 // PassedFeatures returns the feature ids that have a passing review (of
 // their work: an ARCHITECTURE review passes no feature, whatever it names).
 func (f *File) PassedFeatures() map[string]bool {
-	out := map[string]bool{}
-	for _, id := range f.index().head.Passed {
+	passed := f.index().head.Passed
+	out := make(map[string]bool, len(passed)) // sized: every write's counters ask
+	for _, id := range passed {
 		out[id] = true
 	}
 	return out
