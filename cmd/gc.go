@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/baton-cli/baton/app"
 	"github.com/baton-cli/baton/internal/lazy"
 )
 
@@ -64,6 +65,7 @@ func SetProcessGC(args []string, getenv func(string) string) {
 func SetProcessProcs(args []string, getenv func(string) string) {
 	if getenv("GOMAXPROCS") == "" && groupWrite(args) {
 		runtime.GOMAXPROCS(1)
+		app.OneProcessorWrite()
 	}
 }
 

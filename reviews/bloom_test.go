@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -164,6 +165,7 @@ func TestIndexLinesBySize(t *testing.T) {
 	for name, sizes := range map[string][numParts]int{
 		"written": head.Sizes, "none": {}, "one short": {head.Sizes[0] - 1, head.Sizes[1], head.Sizes[2], head.Sizes[3]},
 		"past the end": {head.Sizes[0], head.Sizes[1], head.Sizes[2], head.Sizes[3] + 1}, "negative": {-1, 1, 1, 1},
+		"overflowing": {head.Sizes[0], math.MaxInt, 2, 2}, "all huge": {math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt},
 	} {
 		hd := head
 		hd.Sizes = sizes

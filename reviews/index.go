@@ -515,8 +515,12 @@ func (h indexHead) lines(data []byte) [][]byte {
 	lines := make([][]byte, numParts)
 	at := 0
 	for i, n := range h.Sizes {
+		if n < 0 || n > len(data)-at { // past the end (a sum that overflows too)
+			at = -1
+			break
+		}
 		end := at + n
-		if n < 0 || end > len(data) || i < numParts-1 && (end >= len(data) || data[end] != '\n') {
+		if i < numParts-1 && (end >= len(data) || data[end] != '\n') {
 			at = -1
 			break
 		}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"os"
-	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -15,25 +14,27 @@ func datasync(f *os.File) error { return syncCall(f, syscall.SYS_FDATASYNC, "fda
 
 // syncFile makes f durable: fsync.
 func syncFile(f *os.File) error {
-	if runtime.GOMAXPROCS(0) > 1 {
+	if !rawSyncs.Load() {
 		return f.Sync()
 	}
 	return syncCall(f, syscall.SYS_FSYNC, "fsync")
 }
 
-// syncCall makes the sync system call nr on f. A process that runs its Go
-// code on one processor (a write: cmd.SetProcessProcs) keeps it while the
-// disk works: it has nothing else to run meanwhile, and a call that let
-// the runtime take the processor back (syscall.Syscall) had it handed to a
-// thread woken to look for work — one per sync, four per write — and kept
-// the runtime's monitor polling every 20 µs for the whole write. With more
-// processors the call is an ordinary one.
+// syncCall makes the sync system call nr on f. A one-shot write, which
+// runs its Go code on one processor (cmd.SetProcessProcs, which calls
+// RawSyncs), keeps it while the disk works: it has nothing else to run
+// meanwhile, and a call that let the runtime take the processor back
+// (syscall.Syscall) had it handed to a thread woken to look for work — one
+// per sync, four per write — and kept the runtime's monitor polling every
+// 20 µs for the whole write. Any other process (one that serves agents or
+// runs sessions, whatever its processors) makes an ordinary call, which
+// lets its other goroutines run during the sync.
 func syncCall(f *os.File, nr uintptr, op string) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	one := runtime.GOMAXPROCS(0) == 1
+	one := rawSyncs.Load()
 	var errno syscall.Errno
 	if err := rc.Control(func(fd uintptr) {
 		for {
