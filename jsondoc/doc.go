@@ -20,6 +20,9 @@ type Doc struct {
 	facts  Facts    // what the last Bytes wrote
 	src    []byte   // the bytes parsed (nil for a new document)
 	gaps   map[string]bool
+	// blank are the ranges of src a trusted parse took as blank lines (a
+	// gap's): writeGap shares them again without reading them
+	blank [][2]int
 }
 
 // Array is a top-level array of raw records (each at depth 2 in the file).
@@ -47,6 +50,10 @@ type ArrayFacts struct {
 	// Digest names an index the domain package keeps of this version of
 	// the array beside the file (filled in by the domain package).
 	Digest string `json:"digest,omitempty"`
+	// Gap is where the blank lines written after the array (see Gap) end,
+	// when there are blankMin or more: a trusted parse takes them as
+	// blank without reading them (0: none, or not known).
+	Gap int `json:"gap,omitempty"`
 }
 
 // Facts are the ArrayFacts of a document's arrays.
@@ -105,7 +112,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 		}
 		cuts = append(cuts, cut{name: name, s: sp[0], e: sp[1]})
 		if sp[1] < len(data) && data[sp[1]] == ',' {
-			if e := blankRun(data, sp[1]+1); e > sp[1]+1 {
+			if e := gapEnd(data, sp[1]+1, f.Gap); e > sp[1]+1 {
 				cuts = append(cuts, cut{s: sp[1] + 1, e: e})
 			}
 		}
@@ -149,6 +156,7 @@ func parseHollow(data []byte, facts Facts, arrays []string) (*Doc, error) {
 	}
 	for _, c := range cuts {
 		if c.name == "" {
+			d.blank = append(d.blank, [2]int{c.s, c.e})
 			continue
 		}
 		i := d.Top.index(c.name)
@@ -178,6 +186,17 @@ func (c cut) stand() []byte {
 
 // blankMin is the shortest run of blank lines parseHollow leaves out.
 const blankMin = 4 << 10
+
+// gapEnd is blankRun, or the end the facts give (at) when it frames such
+// a run as the writer left it: a newline at each end and the next
+// member's indent after it. The run between is not read: the facts are
+// those of the version the log vouches for, as the array's span is.
+func gapEnd(data []byte, pos, at int) int {
+	if at-pos >= blankMin && at+3 <= len(data) && data[pos] == '\n' && data[at-1] == '\n' && string(data[at:at+3]) == `  "` {
+		return at
+	}
+	return blankRun(data, pos)
+}
 
 // blankRun returns the end of the blank lines (a gap: see Gap) at pos when
 // they are blankMin or more and only the next member's indent follows
@@ -283,6 +302,10 @@ func (d *Doc) Segments() [][]byte {
 			}
 		}
 		b.writeByte('\n')
+		if f, ok := d.facts[m.Key]; ok && d.gaps[m.Key] && b.len()-(f.Span[1]+1) >= blankMin {
+			f.Gap = b.len() // the next member's indent follows
+			d.facts[m.Key] = f
+		}
 	}
 	b.writeString("}\n")
 	return b.done()
@@ -318,7 +341,7 @@ func (d *Doc) writeGap(b *segments, next int) {
 		at = a.rawOff
 	}
 	if start := at - len(lead); d.src != nil && start >= b.len() && at <= len(d.src) && string(d.src[start:at]) == lead {
-		if old := d.src[b.len():start]; isNewlines(old) {
+		if old := d.src[b.len():start]; d.isBlank(b.len(), start) || isNewlines(old) {
 			b.share(old) // the old gap's own bytes, where they were: not copied
 		} else {
 			b.writeString(strings.Repeat("\n", start-b.len()))
@@ -340,6 +363,16 @@ func (d *Doc) writeGap(b *segments, next int) {
 }
 
 func isNewlines(p []byte) bool { return bytes.Count(p, []byte("\n")) == len(p) }
+
+// isBlank says whether src[s:e] lies in blank lines the parse took as such.
+func (d *Doc) isBlank(s, e int) bool {
+	for _, r := range d.blank {
+		if r[0] <= s && e <= r[1] {
+			return true
+		}
+	}
+	return false
+}
 
 // segments builds output from small writes and large shared pieces,
 // keeping the running length for offsets.

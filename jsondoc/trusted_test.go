@@ -278,3 +278,51 @@ func TestGapKeepsTheTailInPlace(t *testing.T) {
 		t.Errorf("a gap before a short tail:\n%s", got)
 	}
 }
+
+// The facts say where a gap ends, and a trusted parse takes the gap there
+// when that frames blank lines as the writer left them; any other end is
+// not taken (the gap is found as before): the document written is the
+// same either way.
+func TestGapFact(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 800; i++ {
+		fmt.Fprintf(&b, `{"id": %d, "pad": "%s"},`, i, strings.Repeat("x", 60))
+	}
+	d, err := jsondoc.ParseDoc([]byte(`{"a": [{"id": 1}], "b": [`+strings.TrimSuffix(b.String(), ",")+`]}`), "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Gap("a")
+	written := d.Bytes()
+	facts := d.Facts()
+	at := facts["a"].Gap
+	if at <= facts["a"].Span[1] || written[at-1] != '\n' || !strings.HasPrefix(string(written[at:]), `  "b"`) {
+		t.Fatalf("gap fact %d does not end the gap in %q", at, written[facts["a"].Span[1]:min(len(written), facts["a"].Span[1]+40)])
+	}
+	rec := []byte(`{"id": 2}`)
+	ref, err := jsondoc.ParseDoc(written, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.Gap("a")
+	ref.Array("a").AppendRaw(rec)
+	want := ref.Bytes()
+	for name, gap := range map[string]int{"as written": at, "none": 0, "one early": at - 1, "one late": at + 1, "inside the key": at + 3, "past the end": len(written) + 5, "inside the gap": at - 100, "too short": facts["a"].Span[1] + 3} {
+		f := jsondoc.Facts{"a": facts["a"], "b": facts["b"]}
+		fa := f["a"]
+		fa.Gap = gap
+		f["a"] = fa
+		td, err := jsondoc.ParseDocTrusted(written, f, "a", "b")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		td.Gap("a")
+		td.Array("a").AppendRaw(rec)
+		if got := td.Bytes(); !bytes.Equal(got, want) {
+			t.Fatalf("%s: the trusted parse wrote other bytes than the full one", name)
+		}
+		if td.Facts()["a"].Gap != ref.Facts()["a"].Gap {
+			t.Fatalf("%s: gap fact %d, want %d", name, td.Facts()["a"].Gap, ref.Facts()["a"].Gap)
+		}
+	}
+}
