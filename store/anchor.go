@@ -8,7 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/errs"
 )
@@ -141,6 +145,55 @@ func (s *Store) Anchors() ([]AnchorAt, error) {
 	return out, nil
 }
 
+// anchorHeads reads each anchor's sequence number and hash as Anchors
+// does, without decoding the rest (a reader's check needs no more); ok is
+// false when an anchor is not a plain one (another type, a number not
+// written as digits), which Anchors then decodes or refuses.
+func (s *Store) anchorHeads() ([]AnchorAt, bool) {
+	write, watch := s.anchorPaths()
+	paths := append(append([]string(nil), write...), watch...)
+	sort.Strings(paths)
+	var out []AnchorAt
+	for _, p := range paths {
+		b, err := ReadRegular(p)
+		if err != nil {
+			return nil, false
+		}
+		if b == nil {
+			continue
+		}
+		if !gjson.ValidBytes(b) {
+			return nil, false
+		}
+		o := gjson.ParseBytes(b)
+		m := lastMembers(o, "seq", "hash", "state_dir", "genesis")
+		if !o.IsObject() || !plainInt(m[0]) || !stringOrNull(m[1]) || !stringOrNull(m[2]) || !stringOrNull(m[3]) {
+			return nil, false
+		}
+		seq, _ := strconv.Atoi(m[0].Raw)
+		out = append(out, AnchorAt{Path: p, Anchor: Anchor{Seq: seq, Hash: m[1].Str}})
+	}
+	return out, true
+}
+
+// plainInt says whether r is a number written as an int's digits, which
+// encoding/json decodes into an int as it is.
+func plainInt(r gjson.Result) bool {
+	if r.Type != gjson.Number {
+		return false
+	}
+	d := strings.TrimPrefix(r.Raw, "-")
+	if d == "" || len(d) > 18 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // WriteAnchorForBench records a head, for benchmarks of the write cost.
 func WriteAnchorForBench(s *Store, seq int, hash string) { s.writeAnchor(&Event{Seq: seq, Hash: hash}) }
 
@@ -236,9 +289,12 @@ func (s *Store) LogAhead() (*LogGap, error) {
 
 // logAheadOnce is one reading of the anchors and then the log for LogAhead.
 func (s *Store) logAheadOnce() *LogGap {
-	anchors, err := s.Anchors()
-	if err != nil {
-		return nil // the write path and verify report what cannot be read
+	anchors, ok := s.anchorHeads()
+	if !ok {
+		var err error
+		if anchors, err = s.Anchors(); err != nil {
+			return nil // the write path and verify report what cannot be read
+		}
 	}
 	seq, hash, ok := s.lastSeqHash()
 	if !ok {
