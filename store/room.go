@@ -31,7 +31,7 @@ func (s *Store) makeRoom() {
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > copyLimit {
 			continue
 		}
-		n := fi.Size() + fi.Size()/8 + 16<<10
+		n := fi.Size() + fi.Size()/16 + 4<<10
 		b := make([]byte, n)
 		for i := 0; i < len(b); i += pageSize {
 			b[i] = 0
