@@ -18,14 +18,17 @@ func (s *Store) Genesis() string {
 	}
 	defer f.Close()
 	line := firstLine(f, 64<<10)
-	var e struct {
-		Seq  int    `json:"seq"`
-		Hash string `json:"hash"`
-	}
+	var e genesisEntry
 	if json.Unmarshal(line, &e) != nil || e.Seq != 1 {
 		return ""
 	}
 	return e.Hash
+}
+
+// genesisEntry is what Genesis reads of the log's first entry.
+type genesisEntry struct {
+	Seq  int    `json:"seq"`
+	Hash string `json:"hash"`
 }
 
 // firstLine reads f's first line (at most max bytes of it), a page at a

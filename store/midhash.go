@@ -277,10 +277,7 @@ func (mh *midHasher) finish() []byte {
 // record of each array starts: where the next commit's change begins at the
 // earliest when it appends.
 func marksOf(facts json.RawMessage) []int64 {
-	var arrays map[string]struct {
-		Count int      `json:"count"`
-		Last  [2]int64 `json:"last"`
-	}
+	var arrays map[string]arrayMarks
 	if len(facts) == 0 || json.Unmarshal(facts, &arrays) != nil {
 		return nil
 	}
@@ -291,6 +288,12 @@ func marksOf(facts json.RawMessage) []int64 {
 		}
 	}
 	return out
+}
+
+// arrayMarks is what marksOf reads of an array's facts.
+type arrayMarks struct {
+	Count int      `json:"count"`
+	Last  [2]int64 `json:"last"`
 }
 
 // resumeFrom picks the latest saved state at or before off within off's

@@ -10,10 +10,11 @@ import "encoding/json"
 
 // WarmCodecs builds encoding/json's tables for the types a commit encodes
 // and decodes under the lock: the log entry, the journal, the stamps, the
-// backup records, the anchors. A writer calls it before it takes the lock;
+// backup records, the anchors, the log's first entry as the anchor reads
+// it, the facts' records a patch resumes its hash from. A writer calls it before it takes the lock;
 // once built, the tables are found again at the cost of a lookup.
 func WarmCodecs() {
-	WarmJSON(Event{}, journal{}, stampsRaw{}, map[string]stamp{}, backupRecord{}, Anchor{}, LogGap{}, Drift{})
+	WarmJSON(Event{}, journal{}, stampsRaw{}, map[string]stamp{}, backupRecord{}, Anchor{}, LogGap{}, Drift{}, genesisEntry{}, map[string]arrayMarks{})
 }
 
 // WarmJSON encodes each value, which builds encoding/json's tables for its
