@@ -138,7 +138,7 @@ func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead
 	if stamped && fi.Size() > copyLimit {
 		return st.Hash, driftRead{}, nil
 	}
-	r, err := readStable(path)
+	r, err := readStableInto(path, s.takeRoom(name))
 	if err != nil || r.data == nil {
 		return "", driftRead{}, err
 	}

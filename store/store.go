@@ -38,6 +38,7 @@ type Store struct {
 	Dir         string
 	paths       map[string]string // file name -> path, when --file moved one
 	parsed      *parsed           // files parsed by this process, by identity (cache.go)
+	room        room              // read buffers made before the lock (room.go)
 	LockTimeout time.Duration
 	Holder      string // who we are, written beside the lock for others' messages
 	Now         func() time.Time
@@ -188,9 +189,11 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	// before the lock, what the transaction would otherwise do holding it
 	// although nothing another writer does changes it: where the anchors
-	// are, which temp files were left (see staleTemps)
+	// are, which temp files were left (see staleTemps), the buffers the
+	// drift check reads the files into (see room)
 	s.anchorPaths()
 	temps := s.staleTemps()
+	s.makeRoom()
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err

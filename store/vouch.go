@@ -42,7 +42,10 @@ type vouched struct {
 
 // readStable reads the file at path with the identity of the version read
 // (a missing file is the zero driftRead).
-func readStable(path string) (driftRead, error) {
+func readStable(path string) (driftRead, error) { return readStableInto(path, nil) }
+
+// readStableInto is readStable into buf's room when it is large enough.
+func readStableInto(path string, buf []byte) (driftRead, error) {
 	f, fi, err := OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return driftRead{}, nil
@@ -51,7 +54,7 @@ func readStable(path string) (driftRead, error) {
 		return driftRead{}, err
 	}
 	defer f.Close()
-	data, err := readAll(f, fi.Size())
+	data, err := readAllInto(f, fi.Size(), buf)
 	if err != nil {
 		return driftRead{}, err
 	}
