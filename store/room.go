@@ -10,9 +10,11 @@ import (
 // written once on every page: a fresh buffer's first write to each page is a
 // page fault (the kernel finds, zeroes and charges a page), and those faults
 // were half the cost of reading a file under the lock. The buffer is sized
-// with room for what other writers append while this one waits; a file
-// grown past it is read into a larger buffer, as before. Nothing is read
-// ahead: the bytes are read, and hashed, under the lock.
+// with room for what other writers append while this one waits (sixteen
+// records of a kilobyte, at most the file's size again: every page made is
+// a fault, whether the file grows into it or not); a file grown past it is
+// read into a larger buffer, as before. Nothing is read ahead: the bytes
+// are read, and hashed, under the lock.
 type room struct {
 	mu  sync.Mutex
 	buf map[string][]byte
@@ -31,7 +33,7 @@ func (s *Store) makeRoom() {
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > copyLimit {
 			continue
 		}
-		n := fi.Size() + fi.Size()/16 + 4<<10
+		n := fi.Size() + min(fi.Size(), 16<<10) + fi.Size()/16
 		b := make([]byte, n)
 		for i := 0; i < len(b); i += pageSize {
 			b[i] = 0
