@@ -47,6 +47,14 @@ func (s *Store) makeRoom() {
 	}
 }
 
+// dropRoom lets go of the buffers no read took (a transaction that ended
+// before its drift check), which a process that lives would keep.
+func (s *Store) dropRoom() {
+	s.room.mu.Lock()
+	s.room.buf = nil
+	s.room.mu.Unlock()
+}
+
 // takeRoom hands out name's buffer once (nil when none was made).
 func (s *Store) takeRoom(name string) []byte {
 	s.room.mu.Lock()

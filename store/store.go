@@ -194,6 +194,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	s.anchorPaths()
 	temps := s.staleTemps()
 	s.makeRoom()
+	defer s.dropRoom() // after the unlock
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
