@@ -35,7 +35,7 @@ func mallocs(fn func()) uint64 {
 // TestWarmJSON: once WarmJSON has encoded a value of a type, encoding a
 // value of it no longer builds encoding/json's tables (what a writer would
 // otherwise do while it holds the lock): it allocates less than the first
-// encoding of a type alike, and no more than encoding it again.
+// encoding of a type alike, and no more than encoding it again can.
 func TestWarmJSON(t *testing.T) {
 	encode := func(typ reflect.Type) func() {
 		return func() { _, _ = json.Marshal(reflect.New(typ).Elem().Interface()) }
@@ -44,7 +44,12 @@ func TestWarmJSON(t *testing.T) {
 	typ := newStructType()
 	WarmJSON(reflect.New(typ).Elem().Interface())
 	warm := mallocs(encode(typ))
-	again := mallocs(encode(typ))
+	// the most of many encodings after it: an encoding whose buffer the
+	// pool had dropped (as the race detector's pools do at random) makes one
+	again := uint64(0)
+	for range 50 {
+		again = max(again, mallocs(encode(typ)))
+	}
 	if warm >= cold {
 		t.Errorf("a warmed type's first encoding allocates %d times, a cold one's %d: WarmJSON built nothing", warm, cold)
 	}
