@@ -429,6 +429,7 @@ func benchGrowth(w io.Writer, r *runner, o options) error {
 	}
 	res := map[key][]sample{} // key.cmd: growth command, key.state: size index
 	rng := rand.New(rand.NewPCG(o.seed, 11))
+	states := make([]*state, len(growthSizes))
 	for si, sz := range growthSizes {
 		st := &state{name: fmt.Sprint(si), dir: filepath.Join(root, fmt.Sprint(sz.Sessions))}
 		if st.gen, err = gen.Write(st.dir, sz, o.seed); err != nil {
@@ -440,20 +441,22 @@ func benchGrowth(w io.Writer, r *runner, o options) error {
 		if st.commits, err = gitInit(st.dir); err != nil {
 			return err
 		}
-		order := make([]int, len(growthCommands))
-		for round := 0; round < 1+o.growthRuns; round++ {
-			for i := range order {
-				order[i] = i
-			}
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for _, ci := range order {
+		states[si] = st
+	}
+	// every size in each round, in a shuffled order, so that a machine
+	// that speeds up or slows down during the table moves every column
+	// alike and the ratios hold
+	for round := 0; round < 1+o.growthRuns; round++ {
+		for _, si := range rng.Perm(len(states)) {
+			st, sessions := states[si], growthSizes[si].Sessions
+			for _, ci := range rng.Perm(len(growthCommands)) {
 				cred, args, err := growthCommands[ci].prep(r, st, round)
 				if err != nil {
-					return fmt.Errorf("%s at %d sessions: %w", growthCommands[ci].label, sz.Sessions, err)
+					return fmt.Errorf("%s at %d sessions: %w", growthCommands[ci].label, sessions, err)
 				}
 				s, _, err := r.runAs(st, cred, args)
 				if err != nil {
-					return fmt.Errorf("%s at %d sessions: %w", growthCommands[ci].label, sz.Sessions, err)
+					return fmt.Errorf("%s at %d sessions: %w", growthCommands[ci].label, sessions, err)
 				}
 				if round > 0 {
 					res[key{ci, st.name}] = append(res[key{ci, st.name}], s)
