@@ -51,8 +51,8 @@ func SetProcessGC(args []string, getenv func(string) string) {
 
 // Processors. A write of the progress, reviews or features group runs its
 // Go code on one processor: it has nothing to run in parallel on a small
-// state (its file syncs, which wait together, still do: a goroutine blocked
-// in a system call leaves the processor to another), and what a second
+// state (its file syncs run one after the other on its goroutine and keep
+// the processor through the system call: app.OneProcessorWrite), and what a second
 // processor cost it — threads woken to look for work, their stacks, each
 // goroutine handed across — was CPU that concurrent writers, which keep
 // every core busy, would have used: 8 writers on 2 cores got through ~5%
