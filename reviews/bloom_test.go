@@ -59,19 +59,13 @@ func branchFiltered(t *testing.T) (data []byte, facts jsondoc.Facts, idx []byte)
 	defer func(n int) { foldSize = n }(foldSize)
 	f := New()
 	for i := 0; i < 200; i++ {
-		id, b := fmt.Sprintf("F%d", i%7), fmt.Sprintf("feature/F%d-%d", i%7, i)
-		if _, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)}); err != nil {
-			t.Fatal(err)
-		}
+		addBranchReview(t, f, fmt.Sprintf("F%d", i%7), fmt.Sprintf("feature/F%d-%d", i%7, i))
 	}
 	foldSize = 1
 	f.Bytes()
 	f.Facts()
 	foldSize = 32 << 10
-	id, b := "F1", "feature/recent"
-	if _, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)}); err != nil {
-		t.Fatal(err)
-	}
+	addBranchReview(t, f, "F1", "feature/recent")
 	return f.Bytes(), f.Facts(), slices.Clone(f.IndexBytes())
 }
 

@@ -17,11 +17,7 @@ import (
 func TestFoldDoesNotLaunderEditedBranches(t *testing.T) {
 	defer func(n int) { foldSize = n }(foldSize)
 	f := New()
-	review := func(f *File, id, b string) {
-		if _, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	review := func(f *File, id, b string) { addBranchReview(t, f, id, b) }
 	for i := 0; i < 4; i++ {
 		review(f, "F1", fmt.Sprintf("feature/old-%d", i))
 	}
@@ -31,14 +27,7 @@ func TestFoldDoesNotLaunderEditedBranches(t *testing.T) {
 	foldSize = 32 << 10
 	review(f, "F2", "feature/recent")
 	data, facts, good := f.Bytes(), f.Facts(), slices.Clone(f.IndexBytes())
-	read := func(data, idx []byte, facts jsondoc.Facts) *File {
-		g, err := ParseTrusted(data, facts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.SetIndexSource(func() []byte { return idx })
-		return g
-	}
+	read := func(data, idx []byte, facts jsondoc.Facts) *File { return readIndexed(t, data, facts, idx) }
 	// the agent edits the branches part (the first line)
 	edited := []byte(strings.Replace(string(good), `"feature/old-0":["F1"]`, `"feature/old-0":["F9"]`, 1))
 	if bytes.Equal(edited, good) {
@@ -68,11 +57,7 @@ func TestFoldDoesNotLaunderEditedBranches(t *testing.T) {
 // Facts would drop the broken recent part): the recent branches stay.
 func TestPaddedRecentDoesNotForceFold(t *testing.T) {
 	f := New()
-	review := func(f *File, id, b string) {
-		if _, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	review := func(f *File, id, b string) { addBranchReview(t, f, id, b) }
 	for i := 0; i < 4; i++ {
 		review(f, "F1", fmt.Sprintf("feature/old-%d", i))
 	}
@@ -97,5 +82,14 @@ func TestPaddedRecentDoesNotForceFold(t *testing.T) {
 	h.SetIndexSource(func() []byte { return idx2 })
 	if got := h.BranchFeatures("feature/old-0"); !slices.Equal(got, []string{"F1"}) {
 		t.Errorf("BranchFeatures(feature/old-0) = %q, want [F1]; index written:\n%.300s", got, idx2)
+	}
+}
+
+// addBranchReview records a review of feature id on branch b that asks for
+// changes.
+func addBranchReview(t *testing.T, f *File, id, b string) {
+	t.Helper()
+	if _, err := f.AddReview(NewReview{AgentType: "REVIEW", FeatureID: &id, Branch: &b, Verdict: "REQUEST_CHANGES", Issues: majorIssue(t)}); err != nil {
+		t.Fatal(err)
 	}
 }

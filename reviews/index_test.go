@@ -380,14 +380,7 @@ func TestIndexParts(t *testing.T) {
 		"features": {`"F1":[0,0,1,1,3,3,5,5]`, `"F1":[0,0]`},
 		"head":     {`"fixes":5`, `"fixes":5 `},
 	}
-	read := func(data, idx []byte, facts jsondoc.Facts) *File {
-		g, err := ParseTrusted(data, facts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.SetIndexSource(func() []byte { return idx })
-		return g
-	}
+	read := func(data, idx []byte, facts jsondoc.Facts) *File { return readIndexed(t, data, facts, idx) }
 	check := func(name string, g *File, fixes int) {
 		t.Helper()
 		if n := g.FixCount("F1"); n != fixes {

@@ -31,8 +31,24 @@ func (s *Store) stampOf(key string) (stamp, bool) {
 			return st, ok && s.headVouches(key, p.sf.Event, st.Hash, stampDigest(st))
 		}
 	}
-	st, event, digest, ok := parseStampOf(b, key)
-	return st, ok && s.headVouches(key, event, st.Hash, digest)
+	one := s.stampsPath() + "#" + key // a read by blocks takes it again after Trusted
+	v, _ := s.parsed.latest(one)
+	o, is := v.(oneStampParsed)
+	if !is || !bytes.Equal(o.raw, b) {
+		o = oneStampParsed{raw: b}
+		o.st, o.event, o.digest, o.ok = parseStampOf(b, key)
+		s.parsed.put(one, stampsKeep, o)
+	}
+	return o.st, o.ok && s.headVouches(key, o.event, o.st.Hash, o.digest)
+}
+
+// oneStampParsed is parseStampOf's answer for one key, kept with the
+// stamps' bytes it was picked out of (looked up by them, as stampsParsed).
+type oneStampParsed struct {
+	raw           []byte
+	st            stamp
+	event, digest string
+	ok            bool
 }
 
 // parseStampOf picks the stamp of key out of the stamps file's bytes b,
@@ -93,7 +109,7 @@ func (s *Store) headVouches(key, event, hash, digest string) bool {
 	if event == "" || hash == "" || digest == "" {
 		return false
 	}
-	line := lastLine(s.EventsPath())
+	line := s.lastLogLine()
 	if line == nil || !gjson.ValidBytes(line) {
 		return false
 	}
@@ -110,7 +126,7 @@ func (s *Store) headVouches(key, event, hash, digest string) bool {
 // from its last line without decoding the entry (ok false when the line is
 // not one: the caller decodes the log as a write does).
 func (s *Store) lastSeqHash() (int, string, bool) {
-	line := lastLine(s.EventsPath())
+	line := s.lastLogLine()
 	if line == nil || !gjson.ValidBytes(line) {
 		return 0, "", false
 	}
@@ -124,7 +140,7 @@ func (s *Store) lastSeqHash() (int, string, bool) {
 // lastRecorded is the hash the log's last entry records for the file key
 // ("" when it records none).
 func (s *Store) lastRecorded(key string) string {
-	line := lastLine(s.EventsPath())
+	line := s.lastLogLine()
 	if line == nil || !gjson.ValidBytes(line) {
 		return ""
 	}
@@ -148,15 +164,27 @@ func memberString(o gjson.Result, key string) string {
 	return v
 }
 
-// lastLine is the last line of the file at path (nil when there is none),
-// reading only its tail.
-func lastLine(path string) []byte {
-	f, fi, err := OpenRegular(path)
+// lastLogLine is the last line of the audit log (nil when there is none),
+// reading only its tail, once for each version of the log a process meets
+// (a reader checks it for its stamp, its anchors and its note).
+func (s *Store) lastLogLine() []byte {
+	f, fi, err := OpenRegular(s.EventsPath())
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	size := fi.Size()
+	key, id := s.EventsPath()+"#last line", identity(fi)
+	if v, ok := s.parsed.get(key, id); ok {
+		return v.([]byte)
+	}
+	line := lastLineOf(f, fi.Size())
+	s.parsed.put(key, id, line)
+	return line
+}
+
+// lastLineOf is the last line of the file f of size bytes (nil when there
+// is none), reading only its tail.
+func lastLineOf(f *os.File, size int64) []byte {
 	for chunk := int64(4096); size > 0; chunk *= 4 {
 		start := max(size-chunk, 0)
 		buf := make([]byte, size-start)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -83,8 +84,11 @@ func TestReaderStampDigest(t *testing.T) {
 	if !ok || digest == "" || digest != head.Metadata.Stamps["f.json"] || event != head.Hash {
 		t.Fatalf("the reader's digest %q (ok %v), the log's %q", digest, ok, head.Metadata.Stamps["f.json"])
 	}
-	if _, ok := New(s.Dir).stampOf("f.json"); !ok {
-		t.Fatal("a fresh reader does not take the stamp the log vouches for")
+	reader := New(s.Dir) // keeps what it picked out, by the stamps' bytes
+	for range 2 {
+		if _, ok := reader.stampOf("f.json"); !ok {
+			t.Fatal("a fresh reader does not take the stamp the log vouches for")
+		}
 	}
 	if _, ok := s.stampOf("f.json"); !ok {
 		t.Fatal("the process that wrote it does not take the stamp the log vouches for")
@@ -95,7 +99,31 @@ func TestReaderStampDigest(t *testing.T) {
 	if _, ok := New(s.Dir).stampOf("f.json"); ok {
 		t.Fatal("a fresh reader takes a rewritten stamp")
 	}
+	if _, ok := reader.stampOf("f.json"); ok {
+		t.Fatal("a reader that picked the stamp out before takes it rewritten")
+	}
 	if _, ok := s.stampOf("f.json"); ok {
 		t.Fatal("the writing process takes a rewritten stamp")
+	}
+}
+
+// A process reads the log's last line once for each version of the log:
+// after an append it reads the new one.
+func TestLastLogLineFollowsTheLog(t *testing.T) {
+	s := newTracked(t)
+	logOne(t, s, false)
+	reader := New(s.Dir)
+	last := func() string {
+		b, _ := os.ReadFile(s.EventsPath())
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	for i := range 3 {
+		for range 2 {
+			if got := string(reader.lastLogLine()); got != last() {
+				t.Fatalf("after %d appends: the reader's last line %.60s, the log's %.60s", i, got, last())
+			}
+		}
+		logOne(t, s, false)
 	}
 }
