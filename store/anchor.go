@@ -122,13 +122,18 @@ type AnchorAt struct {
 	Anchor
 }
 
-// Anchors returns each anchor found, in the order of their paths.
-func (s *Store) Anchors() ([]AnchorAt, error) {
-	var out []AnchorAt
+// anchorFiles are the paths of every anchor, written and watched, in order.
+func (s *Store) anchorFiles() []string {
 	write, watch := s.anchorPaths()
 	paths := append(append([]string(nil), write...), watch...)
 	sort.Strings(paths)
-	for _, p := range paths {
+	return paths
+}
+
+// Anchors returns each anchor found, in the order of their paths.
+func (s *Store) Anchors() ([]AnchorAt, error) {
+	var out []AnchorAt
+	for _, p := range s.anchorFiles() {
 		b, err := ReadRegular(p) // a FIFO here would block a plain read
 		if err != nil {
 			return out, err
@@ -150,11 +155,8 @@ func (s *Store) Anchors() ([]AnchorAt, error) {
 // false when an anchor is not a plain one (another type, a number not
 // written as digits), which Anchors then decodes or refuses.
 func (s *Store) anchorHeads() ([]AnchorAt, bool) {
-	write, watch := s.anchorPaths()
-	paths := append(append([]string(nil), write...), watch...)
-	sort.Strings(paths)
 	var out []AnchorAt
-	for _, p := range paths {
+	for _, p := range s.anchorFiles() {
 		b, err := ReadRegular(p)
 		if err != nil {
 			return nil, false
