@@ -169,13 +169,28 @@ func (s *Store) anchorHeads() ([]AnchorAt, bool) {
 		}
 		o := gjson.ParseBytes(b)
 		m := lastMembers(o, "seq", "hash", "state_dir", "genesis")
-		if !o.IsObject() || !plainInt(m[0]) || !stringOrNull(m[1]) || !stringOrNull(m[2]) || !stringOrNull(m[3]) {
+		if !o.IsObject() || !plainInt(m[0]) || !plainString(m[1]) || !stringOrNull(m[2]) || !stringOrNull(m[3]) {
 			return nil, false
 		}
 		seq, _ := strconv.Atoi(m[0].Raw)
 		out = append(out, AnchorAt{Path: p, Anchor: Anchor{Seq: seq, Hash: m[1].Str}})
 	}
 	return out, true
+}
+
+// plainString says whether r is absent, null, or a string of printable
+// ASCII without escapes, which encoding/json decodes as gjson does (it
+// replaces invalid UTF-8 and decodes escapes its own way).
+func plainString(r gjson.Result) bool {
+	if r.Type != gjson.String {
+		return stringOrNull(r)
+	}
+	for i := 0; i < len(r.Raw); i++ {
+		if c := r.Raw[i]; c < 0x20 || c > 0x7e || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // plainInt says whether r is a number written as an int's digits, which

@@ -139,6 +139,8 @@ var anchorHeadSeeds = []string{
 	`{"seq":12,"hash":"abc","state_dir":5}`,
 	`{"seq":12,"hash":"abc","genesis":[]}`,
 	`{"seq":12,"hash":"abc","other":[1,{"x":2}]}`,
+	"{\"seq\":0,\"hAsh\":\"\xd0\"}",
+	`{"seq":3,"hash":"\u0061\ud800"}`,
 	`{"seq":99999999999999999999,"hash":"big"}`,
 	`null`,
 	`[1]`,
@@ -150,8 +152,9 @@ var anchorHeadSeeds = []string{
 // number and hash Anchors decodes, or declines (and Anchors decides): never
 // another number or hash than encoding/json would read.
 func TestAnchorHeads(t *testing.T) {
+	s := anchorHeadsStore(t)
 	for _, content := range anchorHeadSeeds {
-		checkAnchorHeads(t, []byte(content))
+		checkAnchorHeads(t, s, []byte(content))
 	}
 }
 
@@ -159,14 +162,20 @@ func FuzzAnchorHeads(f *testing.F) {
 	for _, content := range anchorHeadSeeds {
 		f.Add([]byte(content))
 	}
-	f.Fuzz(checkAnchorHeads)
+	s := anchorHeadsStore(f) // one state for every input: each is only an anchor rewritten
+	f.Fuzz(func(t *testing.T, content []byte) { checkAnchorHeads(t, s, content) })
 }
 
-// checkAnchorHeads compares anchorHeads with Anchors on an anchor holding
-// content (beside the state's own head).
-func checkAnchorHeads(t *testing.T, content []byte) {
+// anchorHeadsStore is a state with its own head and an anchor outside it.
+func anchorHeadsStore(t testing.TB) *Store {
 	s := newTracked(t)
 	s.AnchorPath = filepath.Join(t.TempDir(), "anchor.json")
+	return s
+}
+
+// checkAnchorHeads compares anchorHeads with Anchors on the anchor outside
+// the state holding content (beside the state's own head).
+func checkAnchorHeads(t *testing.T, s *Store, content []byte) {
 	if err := os.WriteFile(s.AnchorPath, content, 0o600); err != nil {
 		t.Fatal(err)
 	}

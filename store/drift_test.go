@@ -32,7 +32,7 @@ func TestListingDifference(t *testing.T) {
 }
 
 // newTracked is a store with one tracked file and a logged first event.
-func newTracked(t *testing.T) *Store {
+func newTracked(t testing.TB) *Store {
 	t.Helper()
 	s := New(t.TempDir())
 	s.Create = true
