@@ -16,7 +16,7 @@ VERSION   ?=
 # at every exec (Linux 6.18, ext4: about 0.7 ms less CPU per baton call, a
 # quarter of a --field read). So the binary is the linker's output copied.
 build:
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/cmd.Version=$(VERSION)") -o $(BIN).link ./cmd/baton
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/internal/cli.Version=$(VERSION)") -o $(BIN).link ./cmd/baton
 	cp $(BIN).link $(BIN).tmp && mv -f $(BIN).tmp $(BIN) && rm -f $(BIN).link
 
 # The whole test suite: race-checked unit and end-to-end tests, the audit
@@ -30,9 +30,9 @@ test: unit browser fuzz lint
 RACE_SCRIPTS := TestScripts/(smoke|bridge_loop|run_failures|concurrency)$$
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/cmd$$' -e '/browser$$')
-	$(GO) test -count=1 ./cmd
-	$(GO) test -race -count=1 -run '$(RACE_SCRIPTS)' ./cmd
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/cli$$' -e '/browser$$')
+	$(GO) test -count=1 ./internal/cli
+	$(GO) test -race -count=1 -run '$(RACE_SCRIPTS)' ./internal/cli
 	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...   # each benchmark once: make bench runs them all
 
 # The HTML audit report rendered in headless Chromium: every feature and

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
 )
 
 // DefaultMaxRequestBytes is the largest request file baton writes, measured

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/errs"
 )
 
 type harness struct {

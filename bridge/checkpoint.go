@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/errs"
 )
 
 // Checkpoint names (checkpoint_name, and seed 001's checkpoint).

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/internal/store"
 )
 
 // Paths are the bridge's files in one state directory.

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/baton-cli/baton/gitops"
-	"github.com/baton-cli/baton/store"
+	"github.com/baton-cli/baton/internal/gitops"
+	"github.com/baton-cli/baton/internal/store"
 )
 
 // locked runs fn under the state directory's lock, so that the request

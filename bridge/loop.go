@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/lazy"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/errs"
 )
 
 // TestMain lets the test binary act as a Go orchestrator (a real process)

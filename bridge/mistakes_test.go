@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-cli/baton/errs"
+	"github.com/baton-cli/baton/internal/errs"
 )
 
 // reviewFiles is an orchestrator that asks one reviewer per file, with the

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-cli/baton/errs"
-	"github.com/baton-cli/baton/jsondoc"
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
 )
 
 // ReadRequest reads the outstanding request of the state directory dir:

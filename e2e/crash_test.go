@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/internal/reviews"
 )
 
 // TestCrashSafety kills writers with SIGKILL at random moments of their

@@ -44,9 +44,9 @@ import (
 
 	"github.com/baton-cli/baton/bench/gen"
 	"github.com/baton-cli/baton/bench/stat"
-	"github.com/baton-cli/baton/features"
-	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/reviews"
 )
 
 // The targets, reported (never enforced through the exit status).

@@ -17,9 +17,9 @@ import (
 
 	"github.com/baton-cli/baton/bench/gen"
 	"github.com/baton-cli/baton/bench/stat"
-	"github.com/baton-cli/baton/features"
-	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/reviews"
 )
 
 // The parts of the report beyond the command table: first-contact reads,

@@ -22,10 +22,10 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/baton-cli/baton/features"
-	"github.com/baton-cli/baton/jsondoc"
-	"github.com/baton-cli/baton/progress"
-	"github.com/baton-cli/baton/reviews"
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/reviews"
 )
 
 // Size is how much history a generated state holds.

@@ -60,7 +60,7 @@ import (
 
 	"github.com/baton-cli/baton/bench/gen"
 	"github.com/baton-cli/baton/bench/stat"
-	"github.com/baton-cli/baton/gitops"
+	"github.com/baton-cli/baton/internal/gitops"
 )
 
 // The targets, reported (never enforced through the exit status).

@@ -4,12 +4,12 @@ package main
 import (
 	"os"
 
-	"github.com/baton-cli/baton/cmd"
+	"github.com/baton-cli/baton/internal/cli"
 )
 
 func main() {
 	args := os.Args[1:]
-	cmd.SetProcessGC(args, os.Getenv)    // the collector for this command: cmd/gc.go
-	cmd.SetProcessProcs(args, os.Getenv) // and its processors
-	os.Exit(cmd.Main(args, cmd.ProcessEnv()))
+	cli.SetProcessGC(args, os.Getenv)    // the collector for this command: cmd/gc.go
+	cli.SetProcessProcs(args, os.Getenv) // and its processors
+	os.Exit(cli.Main(args, cli.ProcessEnv()))
 }

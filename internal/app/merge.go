@@ -1,0 +1,497 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/gitops"
+	"github.com/baton-cli/baton/internal/reviews"
+	"github.com/baton-cli/baton/internal/workflow"
+)
+
+// `reviews merge` and `reviews reject` carry out a review's decision in git
+// and in the files as one baton transaction: the git refs move inside the
+// state lock, before the files are committed, and are moved back
+// (compare-and-swap) if the files cannot be.
+
+// ---- reviews merge
+
+// MergeInput is what reviews merge takes.
+type MergeInput struct {
+	Review int  `json:"review,omitempty"` // the review whose branch to merge (default: the last)
+	FF     bool `json:"ff,omitempty"`     // fast-forward main when it can
+}
+
+// MergeResult is a merge: where main moved, what passed, what was deleted.
+type MergeResult struct {
+	ReviewID      int      `json:"review_id"`
+	Branch        string   `json:"branch"`
+	Into          string   `json:"into"`
+	MergeCommit   string   `json:"merge_commit"`
+	Previous      string   `json:"previous"`
+	BranchHead    string   `json:"branch_head"`
+	FastForward   bool     `json:"fast_forward"`
+	ThreeWay      bool     `json:"three_way"`
+	Worktree      string   `json:"worktree,omitempty"`
+	Passed        []string `json:"passed"`
+	FixesMerged   []string `json:"fixes_merged"`
+	BranchDeleted bool     `json:"branch_deleted"`
+	Detached      []string `json:"detached"`
+}
+
+// mergeTarget is what a merge acts on, checked.
+type mergeTarget struct {
+	review         gjson.Result
+	id             int
+	branch, into   string
+	intoHead, head string
+	features       []string
+	featureID      *string
+	logHead        string // the audit log's head when the merge was made
+}
+
+// mergeTarget picks the review and checks that its branch may be merged.
+func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
+	var t mergeTarget
+	rv, err := st.reviews()
+	if err != nil {
+		return t, err
+	}
+	if t.review, err = pickReview(rv, id); err != nil {
+		return t, err
+	}
+	t.id = int(t.review.Get("review_id").Int())
+	if seq, hash, err := st.tx.Store().LogHead(); err == nil && seq > 0 {
+		t.logHead = fmt.Sprintf("seq %d %s", seq, hash)
+	}
+	if err := st.checkMergeable(t.review, t.id); err != nil {
+		return t, err
+	}
+	if err := st.checkLatest(t.review, t.id); err != nil {
+		return t, err
+	}
+	if err := st.locate(r, &t); err != nil {
+		return t, err
+	}
+	if done, err := r.IsAncestor(t.head, t.intoHead); err != nil {
+		return t, gitErr(err, "checking %s", t.branch)
+	} else if done {
+		return t, errs.New(errs.Conflict, "%s (at %s) is already merged into %s: nothing to merge (record a manual merge with 'baton reviews mark-merged')", t.branch, gitops.Short(t.head), t.into)
+	}
+	if base, err := r.MergeBase(t.intoHead, t.head); err == nil {
+		if err := st.checkNoStateFiles(r, t.branch, base, t.head); err != nil {
+			return t, err
+		}
+	}
+	if len(t.features) > 0 {
+		if err := checkFeatureIDs(st, t.features); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// checkMergeable refuses a review that does not let its branch through.
+func (st *state) checkMergeable(rv gjson.Result, id int) error {
+	switch {
+	case rv.Get("agent_type").String() == workflow.Architecture:
+		return errs.New(errs.Usage, "review R%d is an architecture review: it merges nothing (its refactor branch is merged after the ARCHITECTURE_REFACTOR review; name that review with --review)", id)
+	case rv.Get("merge_commit").Exists():
+		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, gitops.Short(rv.Get("merge_commit").String()))
+	case rv.Get("decision.reject").Bool() || reviews.VerdictOf(rv) == "REJECT":
+		return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: it is not merged; delete its branch and requeue its features with 'baton reviews reject --review %d'", id, id))
+	case reviews.VerdictOf(rv) == "PASS" && reviews.Blocking(reviews.ReadIssues(rv.Get("issues"))):
+		return st.refuse(errs.New(errs.Policy, "review R%d is a PASS with a critical or major issue: blocking issues are not merged — FIX them and REVIEW again", id))
+	case !reviews.Merged(rv):
+		return st.refuse(errs.New(errs.Policy, "review R%d is %s: only a PASS review (or a fix-cycle-limit decision to merge) is merged — FIX its issues and REVIEW again, or name another review with --review", id, reviews.VerdictOf(rv)))
+	}
+	return nil
+}
+
+// locate finds the review's branch and main in the repository, and
+// refuses a branch that moved since the review (its new commits are
+// unreviewed).
+func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
+	t.branch = t.review.Get("branch").String()
+	if t.branch == "" {
+		return errs.New(errs.Usage, "review R%d names no branch: nothing to merge", t.id)
+	}
+	if f := t.review.Get("feature_id"); f.Type == gjson.String && f.Str != "" {
+		t.features = features.SplitIDs(f.Str)
+		t.featureID = &f.Str
+	}
+	var err error
+	if t.into, t.intoHead, err = mainOf(r, st.cfg); err != nil {
+		return err
+	}
+	if t.branch == t.into {
+		return errs.New(errs.Usage, "review R%d reviewed %s itself: only a work branch is merged into %s", t.id, t.branch, t.into)
+	}
+	if t.head, err = r.Branch(t.branch); err != nil {
+		return gitErr(err, "branch %s of review R%d does not exist in the repository at %s (already merged and deleted, or never created?)", t.branch, t.id, r.Top())
+	}
+	to := t.review.Get("commit_range.to").String()
+	if to != "" && len(to) < len(t.head) {
+		return st.refuse(errs.New(errs.Policy, "review R%d recorded only an abbreviated commit, %s, which more than one commit can match: it cannot say which commit was reviewed. REVIEW %s again (a new 'baton reviews add-review' records the full commit) before merging or rejecting", t.id, to, t.branch))
+	}
+	if to != "" && to != t.head {
+		return st.refuse(errs.New(errs.Policy, "%s has commits review R%d did not see: it reviewed up to %s, and %s is at %s now. REVIEW the new commits (a new 'baton reviews add-review' records the range) before merging or rejecting", t.branch, t.id, gitops.Short(to), t.branch, gitops.Short(t.head)))
+	}
+	return nil
+}
+
+// pickReview returns review id, or the last review.
+func pickReview(rv *reviews.File, id int) (gjson.Result, error) {
+	if id > 0 {
+		return rv.Review(id)
+	}
+	return rv.Last()
+}
+
+func mergeMessage(t mergeTarget) string {
+	what := ""
+	if t.featureID != nil {
+		what = " (" + *t.featureID + ")"
+	}
+	return fmt.Sprintf("Merge branch '%s' into %s%s\n\nReview R%d: %s. Merged by 'baton reviews merge'.\n\n%s", t.branch, t.into, what, t.id, reviews.VerdictOf(t.review), mergeTrailers(t))
+}
+
+// mergeTrailers name the review and the features in git trailers
+// ('git log --format=%(trailers:key=Baton-Review)'), one Baton-Feature
+// line per feature.
+func mergeTrailers(t mergeTarget) string {
+	s := fmt.Sprintf("Baton-Review: R%d\n", t.id)
+	for _, f := range t.features {
+		s += "Baton-Feature: " + f + "\n"
+	}
+	if t.logHead != "" { // the audit log as it stood: anchored in git's history
+		s += "Baton-Log: " + t.logHead + "\n"
+	}
+	return s
+}
+
+// recordConflict records a merge refused for conflicts: main is
+// unchanged, and the next step is FIX on the branch.
+func (st *state) recordConflict(t mergeTarget, ce *gitops.ConflictError) error {
+	p, ok, err := st.progressOpt()
+	if err != nil || !ok {
+		return err
+	}
+	branch := t.branch
+	d := workflow.Decision{Phase: workflow.PhaseFix, Feature: t.featureID, Branch: &branch, Rule: "merge-conflict",
+		Reason: fmt.Sprintf("merging %s into %s (review R%d) conflicts in %s: FIX merges %s into %s and resolves them, then REVIEW merges again", t.branch, t.into, t.id, strings.Join(ce.Paths, ", "), t.into, t.branch)}
+	if err := st.applyDecision(p, d); err != nil {
+		return err
+	}
+	st.summary = fmt.Sprintf("merge of %s into %s refused: conflicts in %s; next FIX on %s", t.branch, t.into, strings.Join(ce.Paths, ", "), t.branch)
+	return nil
+}
+
+// recordMerge writes a merge into the files: the features pass, the fixes
+// of those features and the review get the merge commit.
+func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *MergeResult) error {
+	rv, err := st.reviews()
+	if err != nil {
+		return err
+	}
+	mc := res.Commit
+	out.Passed, out.FixesMerged = []string{}, []string{}
+	if len(t.features) > 0 {
+		feat, ok, err := st.featuresOpt()
+		if err != nil {
+			return err
+		}
+		if ok {
+			if _, err := feat.SetPasses(t.features, true, st.stamp(), fmt.Sprintf("review R%d passed; merged into %s as %s", t.id, t.into, gitops.Short(mc))); err != nil {
+				return err
+			}
+			st.touch(features.FileName)
+			out.Passed = t.features
+		}
+	}
+	for _, id := range fixesOf(rv, t) {
+		if err := rv.MarkMerged(id, st.stamp(), &mc); err != nil {
+			return err
+		}
+		out.FixesMerged = append(out.FixesMerged, reviews.FixLabel(id))
+	}
+	if err = rv.SetReviewFields(t.id, reviews.Field{Key: "merge_commit", Value: mc}, reviews.Field{Key: "merged_onto", Value: res.Previous}, reviews.Field{Key: "merged_at", Value: st.stamp()}); err != nil {
+		return err
+	}
+	st.touch(reviews.FileName)
+	if err := st.afterMerge(t); err != nil {
+		return err
+	}
+	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, gitops.Short(mc), t.id, OrDash(strings.Join(out.Passed, ", ")), t.branch)
+	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "features": NonNil(t.features)}
+	return nil
+}
+
+// fixesOf lists the unmerged fixes that the merge of review t brings to
+// main: those of its features (or, for a refactor branch, of its branch)
+// recorded since the features were last rejected.
+func fixesOf(rv *reviews.File, t mergeTarget) []int {
+	want := map[string]bool{}
+	for _, id := range t.features {
+		want[id] = true
+	}
+	concerns := func(x gjson.Result) bool {
+		if len(want) == 0 {
+			return x.Get("branch").String() == t.branch
+		}
+		for _, id := range features.SplitIDs(x.Get("feature_id").String()) {
+			if want[id] {
+				return true
+			}
+		}
+		return false
+	}
+	after := int64(0)
+	for _, r := range rv.Reviews() {
+		if id := r.Get("review_id").Int(); id < int64(t.id) && concerns(r) && (reviews.VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool()) {
+			after = id
+		}
+	}
+	var out []int
+	for _, x := range rv.Fixes() {
+		rid := x.Get("review_id").Int()
+		if rid > after && rid <= int64(t.id) && concerns(x) && !x.Get("merged_to_main").Bool() {
+			out = append(out, int(x.Get("fix_id").Int()))
+		}
+	}
+	return out
+}
+
+// detach leaves the worktrees that had a deleted branch checked out on a
+// detached HEAD at its last commit; a failure is only warned about.
+func (a *App) detach(r gitops.Repo, branch, at string) []string {
+	done, err := gitops.Detach(r, branch, at)
+	if err != nil {
+		a.warn("%s was deleted, but a worktree that had it checked out could not be detached: %v (run 'git switch --detach %s' there)", branch, err, gitops.Short(at))
+	}
+	if done == nil {
+		done = []string{}
+	}
+	return done
+}
+
+// withUndone adds to a failed command's error what the undo of its git
+// change did (the store undoes an uncommitted intent before returning).
+func (a *App) withUndone(err error) error {
+	if a.undone == "" {
+		return err
+	}
+	return &errs.Error{Kind: errs.KindOf(err), Msg: fmt.Sprintf("%v — %s", err, a.undone), Err: err}
+}
+
+// ---- reviews reject
+
+// RejectInput is what reviews reject takes.
+type RejectInput struct {
+	Review int `json:"review,omitempty"` // the review whose work to reject (default: the last)
+}
+
+// RejectResult is a rejection: the branch deleted, the features requeued, the next phase.
+type RejectResult struct {
+	ReviewID      int      `json:"review_id"`
+	Branch        string   `json:"branch"`
+	BranchHead    string   `json:"branch_head"`
+	BranchDeleted bool     `json:"branch_deleted"`
+	Requeued      []string `json:"requeued"`
+	Phase         string   `json:"phase"`
+	Reason        string   `json:"reason"`
+	Detached      []string `json:"detached"`
+}
+
+func checkRejectable(rv gjson.Result, id int) error {
+	switch {
+	case rv.Get("agent_type").String() == workflow.Architecture:
+		return errs.New(errs.Usage, "review R%d is an architecture review: there is no work to reject (name a feature review with --review)", id)
+	case rv.Get("merge_commit").Exists():
+		return errs.New(errs.Conflict, "review R%d was merged into main as %s: merged work is not rejected (a person reverts it on main)", id, gitops.Short(rv.Get("merge_commit").String()))
+	case rv.Get("rejected_at").Exists():
+		return errs.New(errs.Conflict, "the work of review R%d was already rejected at %s", id, rv.Get("rejected_at").String())
+	}
+	return nil
+}
+
+// deleteRejected deletes the rejected branch if it is where the review
+// saw it (compare-and-swap); it returns the commit it was at, or "" when
+// there was no branch to delete.
+func (st *state) deleteRejected(r gitops.Repo, t *mergeTarget) (string, error) {
+	t.branch = t.review.Get("branch").String()
+	if f := t.review.Get("feature_id"); f.Type == gjson.String && f.Str != "" {
+		t.features = features.SplitIDs(f.Str)
+		t.featureID = &f.Str
+	}
+	st.taskID = t.featureID
+	if r == nil || t.branch == "" {
+		if t.branch != "" {
+			st.app.warn("not inside a git repository: branch %s is not deleted", t.branch)
+		}
+		return "", nil
+	}
+	if _, err := r.Branch(t.branch); errors.Is(err, gitops.ErrNoBranch) {
+		st.app.warn("branch %s does not exist: nothing to delete", t.branch)
+		return "", nil
+	}
+	if err := st.locate(r, t); err != nil {
+		return "", err
+	}
+	if merged, err := r.IsAncestor(t.head, t.intoHead); err != nil {
+		return "", gitErr(err, "checking %s", t.branch)
+	} else if merged {
+		return "", errs.New(errs.Conflict, "%s (at %s) is already merged into %s: merged work is not rejected (a person reverts it on %s)", t.branch, gitops.Short(t.head), t.into, t.into)
+	}
+	if err := st.intend(gitIntent{Op: "delete-branch", Repo: r.Top(), Branch: t.branch, BranchHead: t.head}); err != nil {
+		return "", err
+	}
+	if err := r.DeleteBranch(t.branch, t.head); err != nil {
+		return "", gitErr(err, "deleting %s", t.branch)
+	}
+	return t.head, nil
+}
+
+// recordReject requeues the features and computes the next phase as after
+// a REJECT; the review records the rejection.
+func (st *state) recordReject(rv *reviews.File, t mergeTarget, out *RejectResult) error {
+	p, _, err := st.progressOpt()
+	if err != nil {
+		return err
+	}
+	in := reviews.NewReview{AgentType: t.review.Get("agent_type").String(), Verdict: "REJECT", FeatureID: t.featureID}
+	if t.branch != "" {
+		in.Branch = &t.branch
+	}
+	d, err := st.afterReview(p, rv, in, t.id)
+	if err != nil {
+		return err
+	}
+	if st.feat != nil && len(t.features) > 0 {
+		out.Requeued = t.features
+	}
+	out.Phase, out.Reason = d.Phase, d.Reason
+	fields := []reviews.Field{{Key: "rejected_at", Value: st.stamp()}, {Key: "branch_deleted", Value: out.BranchDeleted}}
+	if !t.review.Get("decision.reject").Bool() {
+		fields = append(fields, reviews.Field{Key: "decision", Value: d})
+	}
+	if err = rv.SetReviewFields(t.id, fields...); err != nil {
+		return err
+	}
+	st.touch(reviews.FileName)
+	st.summary = fmt.Sprintf("rejected the work of review R%d: deleted %s; requeued %s; next %s", t.id, OrDash(t.branch), OrDash(strings.Join(out.Requeued, ", ")), d.Phase)
+	return nil
+}
+
+// ReviewsMerge merges the branch of a passing review (the last, or
+// in.Review) into main, marks its features passing and deletes the branch,
+// in one transaction. A conflict leaves main as it was (errs.Conflict).
+func (a *App) ReviewsMerge(ctx context.Context, c Caller, in MergeInput) (MergeResult, error) {
+	var out MergeResult
+	err := a.as(c).runReviewsMerge(ctx, "baton reviews merge", in, &out)
+	return out, err
+}
+
+func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput, dst *MergeResult) error {
+	r, err := a.needRepo("reviews merge")
+	if err != nil {
+		return err
+	}
+	out := dst
+	var t mergeTarget
+	var res gitops.MergeResult
+	var conflict error
+	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
+		if _, err := st.require(workflow.Merge); err != nil {
+			return err
+		}
+		var err error
+		if t, err = st.mergeTarget(r, o.Review); err != nil {
+			return err
+		}
+		st.taskID = t.featureID
+		ff := o.FF || !st.cfg.MergeNoFF
+		intend := func(commit string) error {
+			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
+		}
+		author, committer := a.signature(r)
+		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: author, Committer: committer, FastForward: ff, BeforeMove: intend})
+		var ce *gitops.ConflictError
+		switch {
+		case errors.As(err, &ce):
+			conflict = errs.New(errs.Conflict, "%v: nothing was merged and %s is unchanged. Next: FIX on %s — merge %s into it, resolve those paths, commit, and end the session READY_FOR_REVIEW; then REVIEW and merge again", ce, t.into, t.branch, t.into)
+			return st.recordConflict(t, ce)
+		case err != nil:
+			return gitErr(err, "merging %s into %s", t.branch, t.into)
+		}
+		if err := r.DeleteBranch(t.branch, res.BranchHead); err != nil {
+			return gitErr(err, "%s was merged, but deleting %s failed", t.into, t.branch)
+		}
+		st.tx.Adopt(mainRef) // main moved, through baton: the event records where
+		*out = MergeResult{ReviewID: t.id, Branch: t.branch, Into: t.into, MergeCommit: gitops.Short(res.Commit), Previous: gitops.Short(res.Previous),
+			BranchHead: gitops.Short(res.BranchHead), FastForward: res.FastForward, ThreeWay: res.ThreeWay, Worktree: res.Worktree, BranchDeleted: true}
+		if err := st.recordMerge(t, res, out); err != nil {
+			return err
+		}
+		st.tx.AfterCommit(func() error { out.Detached = a.detach(r, t.branch, res.BranchHead); return nil })
+		return nil
+	})
+	if err != nil {
+		return a.withUndone(err)
+	}
+	if conflict != nil {
+		return conflict
+	}
+	return nil
+}
+
+// ReviewsReject rejects the work of a review (the last, or in.Review):
+// deletes its branch and requeues its features.
+func (a *App) ReviewsReject(ctx context.Context, c Caller, in RejectInput) (RejectResult, error) {
+	var out RejectResult
+	err := a.as(c).runReviewsReject(ctx, "baton reviews reject", in, &out)
+	return out, err
+}
+
+func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o RejectInput, out *RejectResult) error {
+	r := a.repo()
+	var head string
+	err := a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
+		if _, err := st.require(workflow.DeleteBranch); err != nil {
+			return err
+		}
+		rv, err := st.reviews()
+		if err != nil {
+			return err
+		}
+		pick, err := pickReview(rv, o.Review)
+		if err != nil {
+			return err
+		}
+		t := mergeTarget{review: pick, id: int(pick.Get("review_id").Int())}
+		if err := checkRejectable(pick, t.id); err != nil {
+			return err
+		}
+		if head, err = st.deleteRejected(r, &t); err != nil {
+			return err
+		}
+		*out = RejectResult{ReviewID: t.id, Branch: t.branch, BranchHead: gitops.Short(head), BranchDeleted: head != "", Requeued: []string{}, Detached: []string{}}
+		if err := st.recordReject(rv, t, out); err != nil {
+			return err
+		}
+		if head != "" {
+			st.tx.AfterCommit(func() error { out.Detached = a.detach(r, t.branch, head); return nil })
+		}
+		return nil
+	})
+	if err != nil {
+		return a.withUndone(err)
+	}
+	return nil
+}

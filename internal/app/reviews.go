@@ -1,0 +1,546 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/reviews"
+	"github.com/baton-cli/baton/internal/store"
+	"github.com/baton-cli/baton/internal/workflow"
+)
+
+const reviewsHint = "baton reviews init"
+
+// readArg reads a JSON-or-file argument: inline JSON, "-" for stdin, or the
+// path of a file holding the JSON.
+func (a *App) readArg(flag, v string) ([]byte, error) {
+	t := strings.TrimSpace(v)
+	switch {
+	case t == "-" && a.env.Stdin == nil:
+		return nil, errs.New(errs.Usage, "%s: \"-\" reads standard input, and this call has none: give the JSON itself", flag)
+	case t == "-":
+		b, err := io.ReadAll(a.env.Stdin)
+		if err != nil {
+			return nil, errs.New(errs.Usage, "%s: reading stdin: %v", flag, err)
+		}
+		return b, nil
+	case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") || t == "":
+		return []byte(v), nil
+	}
+	p := t
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(a.fileDir(), p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, errs.New(errs.Usage, "%s: %q is neither JSON nor a readable file (%v)", flag, v, err)
+	}
+	return b, nil
+}
+
+// ---- reviews add-review
+
+// AddReviewInput is what add-review takes. Issues and Metrics are JSON
+// (inline, "-" for the front end's stdin, or a file path).
+type AddReviewInput struct {
+	Agent       string  `json:"agent_type"`
+	FeatureID   string  `json:"feature_id,omitempty"`
+	Branch      string  `json:"branch,omitempty"`
+	Verdict     string  `json:"verdict"`
+	Summary     string  `json:"summary"`
+	Issues      string  `json:"issues,omitempty"`
+	CommitFrom  string  `json:"commit_from,omitempty"`
+	CommitTo    string  `json:"commit_to,omitempty"`
+	Metrics     string  `json:"metrics,omitempty"`
+	Coverage    float64 `json:"coverage,omitempty"`
+	HasCoverage bool    `json:"has_coverage,omitempty"` // Coverage was given
+}
+
+func (o AddReviewInput) review(a *App) (reviews.NewReview, error) {
+	var in reviews.NewReview
+	var err error
+	if in.AgentType, err = progress.Choose("--agent-type", o.Agent, reviews.ReviewerTypes, nil); err != nil {
+		return in, err
+	}
+	if in.Verdict, err = reviews.NormalizeVerdict(o.Verdict); err != nil {
+		return in, err
+	}
+	in.FeatureID = progress.Nullable(strings.Join(features.SplitIDs(o.FeatureID), ","))
+	in.Branch = progress.Nullable(o.Branch)
+	if in.AgentType == "REVIEW" && in.Branch == nil {
+		return in, errs.New(errs.Usage, "--branch: a REVIEW names the branch it reviewed (an ARCHITECTURE review may omit it)")
+	}
+	if in.AgentType == workflow.Architecture && in.FeatureID != nil {
+		return in, errs.New(errs.Usage, "--feature-id: an ARCHITECTURE review is of the whole codebase and names no feature (features pass on REVIEW's review of their work); leave --feature-id out")
+	}
+	if in.AgentType == "REVIEW" && in.FeatureID == nil && !strings.HasPrefix(*in.Branch, "refactor/") {
+		return in, errs.New(errs.Usage, "--feature-id: a REVIEW names the feature it reviewed (only an ARCHITECTURE_REFACTOR review of a refactor/ branch has none)")
+	}
+	in.Summary = o.Summary
+	if o.Issues != "" {
+		data, err := a.readArg("--issues", o.Issues)
+		if err != nil {
+			return in, err
+		}
+		if in.Issues, err = reviews.ParseIssues("--issues", data); err != nil {
+			return in, err
+		}
+	}
+	if o.CommitFrom != "" || o.CommitTo != "" {
+		from, err := a.commitRef("--commit-from", o.CommitFrom)
+		if err != nil {
+			return in, err
+		}
+		to, err := a.commitRef("--commit-to", o.CommitTo)
+		if err != nil {
+			return in, err
+		}
+		in.CommitRange = &progress.Range{From: from, To: to, Description: "Reviewing commits from main to feature branch HEAD"}
+	}
+	in.Timestamp = jsondoc.Timestamp(a.env.Now())
+	if o.Metrics != "" {
+		data, err := a.readArg("--metrics", o.Metrics)
+		if err != nil {
+			return in, err
+		}
+		if err := jsondoc.Check(data); err != nil || !gjson.ParseBytes(data).IsObject() {
+			return in, errs.New(errs.Usage, "--metrics: must be a JSON object such as {\"test_coverage_percent\": 72}")
+		}
+		in.Metrics = json.RawMessage(data)
+		if c := gjson.GetBytes(data, "test_coverage_percent"); c.Type == gjson.Number {
+			v := c.Num
+			in.Coverage = &v
+		}
+	}
+	if o.HasCoverage {
+		if o.Coverage < 0 || o.Coverage > 100 {
+			return in, errs.New(errs.Usage, "--coverage: a percentage from 0 to 100, got %v", o.Coverage)
+		}
+		v := o.Coverage
+		in.Coverage = &v
+	}
+	return in, nil
+}
+
+// featureNames joins the names of the reviewed features, as the seed's
+// feature_name shows them.
+func featureNames(st *state, ids []string) string {
+	feat, ok, err := st.featuresOpt()
+	if err != nil || !ok {
+		return ""
+	}
+	var names []string
+	for _, id := range ids {
+		if f, err := feat.Get(id); err == nil && f.Name != "" {
+			names = append(names, f.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// ---- reviews add-fix
+
+// AddFixInput is what add-fix takes. IssuesFixed and IssuesDeferred are
+// JSON lists (inline, "-" for stdin, or a file path).
+type AddFixInput struct {
+	ReviewID       int    `json:"review_id"`
+	FeatureID      string `json:"feature_id,omitempty"`
+	Branch         string `json:"branch,omitempty"`
+	IssuesFixed    string `json:"issues_fixed,omitempty"`
+	IssuesDeferred string `json:"issues_deferred,omitempty"`
+	TestsAdded     string `json:"tests_added,omitempty"` // comma-separated
+}
+
+func (o AddFixInput) fix(a *App) (reviews.NewFix, error) {
+	in := reviews.NewFix{ReviewID: o.ReviewID, Timestamp: jsondoc.Timestamp(a.env.Now())}
+	if o.ReviewID < 1 {
+		return in, errs.New(errs.Usage, "--review-id: must be a review id (1 or more), got %d", o.ReviewID)
+	}
+	in.FeatureID = progress.Nullable(strings.Join(features.SplitIDs(o.FeatureID), ","))
+	in.Branch = progress.Nullable(o.Branch)
+	in.TestsAdded = features.SplitIDs(o.TestsAdded)
+	if o.IssuesFixed != "" {
+		data, err := a.readArg("--issues-fixed", o.IssuesFixed)
+		if err != nil {
+			return in, err
+		}
+		if in.IssuesFixed, err = parseFixedIssues(data); err != nil {
+			return in, err
+		}
+	}
+	if o.IssuesDeferred != "" {
+		data, err := a.readArg("--issues-deferred", o.IssuesDeferred)
+		if err != nil {
+			return in, err
+		}
+		if in.IssuesDeferred, err = parseList("--issues-deferred", data); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+// parseList reads a JSON list argument into its raw items.
+func parseList(flag string, data []byte) ([]json.RawMessage, error) {
+	if err := jsondoc.Check(data); err != nil {
+		ie := err.(*jsondoc.InvalidError)
+		line, col := jsondoc.Position(data, ie.Offset)
+		return nil, errs.New(errs.Usage, "%s: invalid JSON at line %d, column %d: %s", flag, line, col, ie.Msg)
+	}
+	r := gjson.ParseBytes(data)
+	if !r.IsArray() {
+		return nil, errs.New(errs.Usage, "%s: must be a JSON list", flag)
+	}
+	var out []json.RawMessage
+	r.ForEach(func(_, v gjson.Result) bool { out = append(out, json.RawMessage(v.Raw)); return true })
+	return out, nil
+}
+
+// parseFixedIssues reads --issues-fixed: objects with issue_id, or ids.
+func parseFixedIssues(data []byte) ([]reviews.FixedIssue, error) {
+	items, err := parseList("--issues-fixed", data)
+	if err != nil {
+		return nil, err
+	}
+	var out []reviews.FixedIssue
+	for i, raw := range items {
+		v := gjson.ParseBytes(raw)
+		var fi reviews.FixedIssue
+		switch {
+		case v.Type == gjson.String:
+			fi.IssueID = v.Str
+		case v.IsObject():
+			if err := json.Unmarshal(raw, &fi); err != nil {
+				return nil, errs.New(errs.Usage, "--issues-fixed: item [%d]: %v", i, err)
+			}
+		}
+		if strings.TrimSpace(fi.IssueID) == "" {
+			return nil, errs.New(errs.Usage, "--issues-fixed: item [%d] needs an \"issue_id\" such as R1-M1", i)
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
+// limitDecision says what the seed decides at the fix-cycle limit, from the
+// feature's latest review.
+func limitDecision(r *reviews.File, featureIDs string) string {
+	want := map[string]bool{}
+	for _, id := range features.SplitIDs(featureIDs) {
+		want[id] = true
+	}
+	all := r.Reviews()
+	for i := len(all) - 1; i >= 0; i-- {
+		hit := false
+		for _, id := range features.SplitIDs(all[i].Get("feature_id").String()) {
+			hit = hit || want[id]
+		}
+		if !hit {
+			continue
+		}
+		if reviews.Blocking(reviews.ReadIssues(all[i].Get("issues"))) {
+			return "critical or major issues remain in review R" + all[i].Get("review_id").String() + ", so the decision is REJECT (re-implement)."
+		}
+		return "only minor issues and suggestions remain in review R" + all[i].Get("review_id").String() + ", so the decision is PASS_WITH_COMMENTS (merge, leftovers recorded as tech debt)."
+	}
+	return "the reviewer decides by severity: REJECT if critical or major issues remain, else PASS_WITH_COMMENTS."
+}
+
+// ---- reviews get-fix-count
+
+// FixCountResult counts a feature's fixes against the fix-cycle limit.
+type FixCountResult struct {
+	FeatureID    string   `json:"-"`
+	Features     []string `json:"features"`
+	FixCount     int      `json:"fix_count"`
+	Remaining    int      `json:"remaining"`
+	MaxFixCycles int      `json:"max_fix_cycles"`
+	LimitReached bool     `json:"limit_reached"`
+}
+
+func fixCountOf(r *reviews.File, feature string, cfg store.Config) FixCountResult {
+	n := r.FixCount(feature)
+	rem := cfg.MaxFixCycles - n
+	if rem < 0 {
+		rem = 0
+	}
+	return FixCountResult{FeatureID: feature, Features: NonNil(features.SplitIDs(feature)), FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
+}
+
+// ---- reviews show-issues
+
+// ShowIssuesResult is the last review's issues, for fixing.
+type ShowIssuesResult struct {
+	ReviewID  int             `json:"review_id"`
+	FeatureID string          `json:"-"`
+	Features  []string        `json:"features"`
+	Verdict   string          `json:"verdict"`
+	Issues    []reviews.Issue `json:"issues"`
+}
+
+// AddReview records a review (its id and issue ids assigned under the
+// lock) and computes the next phase.
+func (a *App) AddReview(ctx context.Context, c Caller, in AddReviewInput) (reviews.Review, error) {
+	var out reviews.Review
+	err := a.as(c).runAddReview(ctx, "baton reviews add-review", in, &out)
+	return out, err
+}
+
+func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput, out *reviews.Review) error {
+	in, err := o.review(a)
+	if err != nil {
+		return err
+	}
+	var rv reviews.Review
+	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
+		if _, err := st.requireAs(workflow.AddReview, in.AgentType); err != nil {
+			return err
+		}
+		r, err := st.reviews()
+		if err != nil {
+			return err
+		}
+		if err := st.checkPassIssues(in); err != nil {
+			return err
+		}
+		if err := st.checkReviewedWork(in); err != nil {
+			return err
+		}
+		if err := st.checkPassedWork(in); err != nil {
+			return err
+		}
+		if err := a.reviewRange(st.cfg, &in); err != nil {
+			return err
+		}
+		if err := st.checkSentHead(in); err != nil {
+			return err
+		}
+		if err := st.checkPassWork(in); err != nil {
+			return err
+		}
+		if in.FeatureID != nil {
+			if err := checkFeatureIDs(st, features.SplitIDs(*in.FeatureID)); err != nil {
+				return err
+			}
+			in.FeatureName = featureNames(st, features.SplitIDs(*in.FeatureID))
+		}
+		p, _, err := st.progressOpt()
+		if err != nil {
+			return err
+		}
+		id := r.NextReviewID()
+		d, err := st.afterReview(p, r, in, id)
+		if err != nil {
+			return err
+		}
+		if in.Decision, err = json.Marshal(d); err != nil {
+			return err
+		}
+		if rv, err = r.AddReview(in); err != nil {
+			return err
+		}
+		st.touch(reviews.FileName)
+		st.summary = fmt.Sprintf("added review R%d (%s): %s", rv.ReviewID, rv.Verdict, d.Reason)
+		st.record = rv
+		st.taskID = in.FeatureID
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*out = rv
+	return nil
+}
+
+// AddFix records a fix answering a review (refused past the fix-cycle
+// limit).
+func (a *App) AddFix(ctx context.Context, c Caller, in AddFixInput) (reviews.Fix, error) {
+	var out reviews.Fix
+	err := a.as(c).runAddFix(ctx, "baton reviews add-fix", in, &out)
+	return out, err
+}
+
+func (a *App) runAddFix(ctx context.Context, cmdPath string, o AddFixInput, out *reviews.Fix) error {
+	in, err := o.fix(a)
+	if err != nil {
+		return err
+	}
+	var fx reviews.Fix
+	err = a.update(ctx, cmdPath, reviews.FileName, func(st *state) error {
+		if _, err := st.require(workflow.AddFix); err != nil {
+			return err
+		}
+		r, err := st.reviews()
+		if err != nil {
+			return err
+		}
+		rv, err := r.Review(in.ReviewID)
+		if err != nil {
+			return err
+		}
+		st.taskID = progress.Nullable(rv.Get("feature_id").String())
+		if reviews.VerdictOf(rv) == "REJECT" || rv.Get("decision.reject").Bool() {
+			return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: its features go back to IMPLEMENT, and no fix answers a rejected review", in.ReviewID))
+		}
+		branch, err := st.fixBranch(rv, in.Branch)
+		if err != nil {
+			return err
+		}
+		if err := st.checkFixCommits(&in, branch, rv.Get("commit_range.to").String()); err != nil {
+			return err
+		}
+		if err := st.fixFeatures(rv, in.FeatureID); err != nil {
+			return err
+		}
+		key := Deref(in.FeatureID)
+		if key == "" {
+			key = rv.Get("feature_id").String()
+		}
+		if key != "" {
+			if err := checkFeatureIDs(st, features.SplitIDs(key)); err != nil {
+				return err
+			}
+			if n := r.FixCount(key); n >= st.cfg.MaxFixCycles {
+				return st.refuse(errs.New(errs.Policy, "fix-cycle limit reached for %s: %d of %d fixes recorded. No more fixes; %s", key, n, st.cfg.MaxFixCycles, limitDecision(r, key)))
+			}
+		}
+		if fx, err = r.AddFix(in); err != nil {
+			return err
+		}
+		st.touch(reviews.FileName)
+		st.summary = fmt.Sprintf("added fix %s for R%d", reviews.FixLabel(fx.FixID), fx.ReviewID)
+		st.record = fx
+		st.taskID = fx.FeatureID
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*out = fx
+	return nil
+}
+
+// GetFixCount counts a feature's (or batch's) fixes against the limit.
+// At the limit it returns the counts and an errs.Policy error saying what
+// happens instead.
+func (a *App) GetFixCount(ctx context.Context, c Caller, feature string) (FixCountResult, error) {
+	a = a.as(c)
+	s, err := a.openStore(reviews.FileName)
+	if err != nil {
+		return FixCountResult{}, err
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return FixCountResult{}, err
+	}
+	r, err := readFile(ctx, a, reviews.FileName, reviewsHint, reviews.Parse)
+	if err != nil {
+		return FixCountResult{}, err
+	}
+	res := fixCountOf(r, feature, cfg)
+	if !res.LimitReached && a.decidedAtLimitHere(ctx, r, feature) {
+		res.FixCount, res.Remaining, res.LimitReached = cfg.MaxFixCycles, 0, true
+	}
+	if res.LimitReached {
+		return res, errs.New(errs.Policy, "Maximum fix attempts reached (%d of %d) for %s - %s", res.FixCount, res.MaxFixCycles, feature, limitDecision(r, feature))
+	}
+	return res, nil
+}
+
+// ReviewsInit creates reviews.json (force: over an existing one, whose
+// records must be kept) and returns its path.
+func (a *App) ReviewsInit(ctx context.Context, c Caller, force bool) (string, error) {
+	a = a.as(c)
+	var path string
+	a.creating = true
+	err := a.update(ctx, "baton reviews init", reviews.FileName, func(st *state) error {
+		if _, err := st.require(workflow.InitFiles); err != nil {
+			return err
+		}
+		path = st.tx.Store().Path(reviews.FileName)
+		if old, err := st.tx.Read(reviews.FileName); err != nil {
+			return err
+		} else if old != nil && !force {
+			return st.emptyReviews(path) // an empty one is kept as it is
+		} else if old != nil {
+			cur, err := st.reviews()
+			if err != nil {
+				return err
+			}
+			if err := st.keepRecords(reviews.FileName, len(cur.Reviews())+len(cur.Fixes()), "review(s) and fix(es)"); err != nil {
+				return err
+			}
+		}
+		st.rev = reviews.New()
+		st.touch(reviews.FileName)
+		return nil
+	})
+	return path, err
+}
+
+// Reviews reads reviews.json (without the lock: a consistent file, as the
+// last writer committed it).
+func (a *App) Reviews(ctx context.Context, c Caller) (*reviews.File, error) {
+	return readFile(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
+}
+
+// LastReview is the last review recorded, read from the mapped file.
+func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
+	return a.as(c).readMapped(ctx, reviews.FileName, reviewsHint, reviews.Validate, func(m *mapped) (gjson.Result, error) {
+		rec, ok, err := m.last("reviews")
+		if err != nil {
+			return gjson.Result{}, err
+		}
+		if ok && rec != nil {
+			return gjson.ParseBytes(append([]byte(nil), rec...)), nil
+		}
+		data, err := m.all()
+		if err != nil {
+			return gjson.Result{}, err
+		}
+		var last gjson.Result
+		gjson.GetBytes(data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
+		if !last.Exists() {
+			if err := m.invalid(); err != nil {
+				return last, err
+			}
+			return last, errs.New(errs.NotFound, "No reviews found in %s", m.s.Path(reviews.FileName))
+		}
+		return gjson.Parse(strings.Clone(last.Raw)), nil
+	})
+}
+
+// MarkMerged marks a fix as merged to main (at mergeCommit, when given).
+func (a *App) MarkMerged(ctx context.Context, c Caller, id int, mergeCommit string) error {
+	a = a.as(c)
+	mc, err := a.commitRef("--merge-commit", mergeCommit)
+	if err != nil {
+		return err
+	}
+	return a.update(ctx, "baton reviews mark-merged", reviews.FileName, func(st *state) error {
+		if _, err := st.require(workflow.MarkMerged); err != nil {
+			return err
+		}
+		r, err := st.reviews()
+		if err != nil {
+			return err
+		}
+		if err := r.MarkMerged(id, st.stamp(), mc); err != nil {
+			return err
+		}
+		st.touch(reviews.FileName)
+		st.summary = "marked " + reviews.FixLabel(id) + " merged"
+		return nil
+	})
+}

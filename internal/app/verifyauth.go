@@ -1,0 +1,212 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/reviews"
+	"github.com/baton-cli/baton/internal/store"
+	"github.com/baton-cli/baton/internal/workflow"
+)
+
+// authCheck is what verify finds authenticating the audit log: problems
+// (forgeries), notes (what a person should look at, and what could not be
+// checked) and whether the entries' MACs were checked at all.
+type authCheck struct {
+	problems      []Problem
+	notes         []string
+	authenticated bool
+}
+
+// openedSession is what the log says about a session's opening.
+type openedSession struct {
+	role, nonce, keyID string
+}
+
+// entryPayload is the part of an entry's payload verify reads.
+type entryPayload struct {
+	Actor  *actor        `json:"actor"`
+	Opened *openedRecord `json:"opened"`
+	LogGap *store.LogGap `json:"log_gap"`
+}
+
+// checkAudit checks the log against its anchors and the state, and, with
+// the person's key, every entry's MAC: who wrote it, in which session, as
+// which role.
+func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
+	c := authCheck{notes: []string{}}
+	c.problems = append(c.problems, presenceProblems(sn, events)...)
+	c.problems = append(c.problems, anchorProblems(sn.s, events)...)
+	key, _ := a.loadKey()
+	if key == nil {
+		path, _ := a.keyPath()
+		c.notes = append(c.notes, fmt.Sprintf("authenticity not checked: there is no personal key at %s, so only the log's structure, chain and anchors were checked", path))
+		return c
+	}
+	c.authenticated = true
+	sessions := map[int]openedSession{}
+	missingKeys := map[string][]int{}
+	for i, e := range events {
+		var p entryPayload
+		_ = json.Unmarshal(e.Payload, &p)
+		c.checkEntry(a, e, p, sessions, missingKeys)
+		if i > 0 {
+			c.checkWrites(e, events[i-1], sessions)
+		}
+	}
+	ids := make([]string, 0, len(missingKeys))
+	for id := range missingKeys {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		seqs := missingKeys[id]
+		c.problems = append(c.problems, Problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) are MACed with key %s, which is neither your key nor one of your retired keys: they cannot be authenticated, and whoever wrote them held a key that is not yours (a lost one of yours, or someone else's). Read them with 'baton log' before trusting the record",
+			len(seqs), seqs[0], seqs[len(seqs)-1], id)})
+	}
+	return c
+}
+
+// checkEntry authenticates one entry and records a session it opens.
+func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions map[int]openedSession, missing map[string][]int) {
+	bad := func(format string, args ...any) {
+		c.problems = append(c.problems, Problem{"forged", store.EventsName, fmt.Sprintf("seq %d: ", e.Seq) + fmt.Sprintf(format, args...)})
+	}
+	kind, name, _ := strings.Cut(e.Auth, ":")
+	switch {
+	case e.MAC == "" || e.Auth == "":
+		// only the refusal of a call bound to nothing has no key to use
+		if e.Type != "error" || p.Actor != nil {
+			bad("the entry has no MAC: it was written outside baton (or by a baton that did not key its log)")
+		}
+	case kind == "person":
+		k := a.keyFor(name)
+		if k == nil {
+			missing[name] = append(missing[name], e.Seq)
+		} else if store.EventMAC(personEventKey(k.Secret), e.Hash) != e.MAC {
+			bad("its MAC does not match: the entry was forged, edited or re-chained")
+			return
+		}
+		if p.Opened != nil {
+			sessions[p.Opened.Session] = openedSession{role: p.Opened.Role, nonce: p.Opened.Nonce, keyID: name}
+		}
+		if g := p.LogGap; g != nil {
+			c.notes = append(c.notes, fmt.Sprintf("seq %d: a person recorded that the log had lost entries (it ended at entry %d, but %s anchored entry %d)%s", e.Seq, g.Seq, g.Path, g.Anchor.Seq, reasonOf(p.Actor)))
+		}
+	case kind == "session":
+		c.checkSessionEntry(a, e, p, name, sessions, missing, bad)
+	default:
+		bad("unknown auth %q", e.Auth)
+	}
+	if p.Opened != nil && kind != "person" {
+		bad("session %d was opened outside a launcher or a person", p.Opened.Session)
+	}
+	if p.Actor != nil && p.Actor.Source == "person" && len(p.Actor.During) > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("seq %d: a person acted (%s%s) while agent session(s) %s were open", e.Seq, commandOf(e), reasonOf(p.Actor), joinInts(p.Actor.During)))
+	}
+}
+
+// checkSessionEntry authenticates an entry written in session name: its
+// key comes from the credential the opening recorded, and its role must be
+// the session's.
+func (c *authCheck) checkSessionEntry(a *App, e store.Event, p entryPayload, name string, sessions map[int]openedSession, missing map[string][]int, bad func(string, ...any)) {
+	id, _ := strconv.Atoi(name)
+	s, ok := sessions[id]
+	if !ok {
+		bad("written in session %d, whose opening by a launcher or a person is not in the log", id)
+		return
+	}
+	k := a.keyFor(s.keyID)
+	if k == nil {
+		missing[s.keyID] = append(missing[s.keyID], e.Seq)
+		return
+	}
+	cred := sessionCredential(k.Secret, id, s.nonce)
+	if store.EventMAC(sessionEventKey(cred), e.Hash) != e.MAC {
+		bad("its MAC does not match session %d's key: the entry was forged, edited or re-chained", id)
+		return
+	}
+	if p.Actor != nil && canonicalRole(p.Actor.Role) != canonicalRole(s.role) {
+		bad("session %d was opened as %s but this entry acts as %s: a role changed within a session", id, s.role, p.Actor.Role)
+	}
+}
+
+// writers are, for each state file some roles never write, the roles
+// whose sessions may change it.
+var writers = []struct {
+	file  string
+	roles []string
+}{
+	{reviews.FileName, []string{workflow.Initializer, workflow.Review, workflow.Architecture, workflow.Fix}},
+	{features.FileName, []string{workflow.Initializer, workflow.Implement, workflow.Review, workflow.Architecture}},
+}
+
+// checkWrites reports an entry of an agent's session that changed a state
+// file its role never writes: its MAC may check out (an agent can MAC
+// entries of its own session), but no command of that role records it.
+func (c *authCheck) checkWrites(e, prev store.Event, sessions map[int]openedSession) {
+	kind, name, _ := strings.Cut(e.Auth, ":")
+	id, _ := strconv.Atoi(name)
+	s, ok := sessions[id]
+	if kind != "session" || !ok {
+		return
+	}
+	role := canonicalRole(s.role)
+	for _, w := range writers {
+		now, ok := e.Metadata.Files[w.file]
+		if ok && now != prev.Metadata.Files[w.file] && !slices.Contains(w.roles, role) {
+			c.problems = append(c.problems, Problem{"forged", store.EventsName, fmt.Sprintf("seq %d: session %d (%s) changed %s, which %s never writes: the entry was not written by a baton command of that role", e.Seq, id, s.role, w.file, role)})
+		}
+	}
+}
+
+func commandOf(e store.Event) string {
+	var p struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	return p.Command
+}
+
+func reasonOf(ac *actor) string {
+	if ac.Reason == "" {
+		return ""
+	}
+	return ": " + ac.Reason
+}
+
+// presenceProblems reports a log missing or empty while state exists.
+func presenceProblems(sn *snapshot, events []store.Event) []Problem {
+	if len(events) > 0 || (sn.prog == nil && sn.rev == nil && sn.feat == nil) {
+		return nil
+	}
+	if sn.unlogged() && sn.pendingAdoption() != nil {
+		return []Problem{{"log", store.EventsName, fmt.Sprintf("there is no audit log %s yet: these state files were written by another tool (the predecessor's scripts); 'baton init' adopts them and starts the log", sn.s.EventsPath())}}
+	}
+	return []Problem{{"log", store.EventsName, fmt.Sprintf("the audit log %s is missing or empty while state files exist: it was deleted or emptied", sn.s.EventsPath())}}
+}
+
+// anchorProblems compares the log with the heads anchored in .baton and
+// outside the project.
+func anchorProblems(s *store.Store, events []store.Event) []Problem {
+	anchors, err := s.Anchors()
+	if err != nil {
+		return []Problem{{"anchor", "", err.Error()}}
+	}
+	var out []Problem
+	for _, an := range anchors {
+		p := an.Path
+		switch {
+		case an.Seq > len(events):
+			out = append(out, Problem{"truncated", store.EventsName, fmt.Sprintf("the log ends at seq %d, but %s anchors its head at seq %d: entries were removed from its end (or the log deleted)", len(events), p, an.Seq)})
+		case an.Seq > 0 && events[an.Seq-1].Hash != an.Hash:
+			out = append(out, Problem{"truncated", store.EventsName, fmt.Sprintf("entry seq %d is not the one %s anchors: the log was rewritten", an.Seq, p)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,293 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/features"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/reviews"
+	"github.com/baton-cli/baton/internal/store"
+	"github.com/baton-cli/baton/internal/workflow"
+)
+
+// This file connects the pure transition table (package workflow) to the
+// files: it builds the Situation from them and applies a Decision to the
+// status. The next phase is never taken from an argument.
+
+func canonicalRole(t string) string {
+	c, ok := workflow.Canonical(t)
+	if !ok {
+		return strings.ToUpper(t)
+	}
+	return c
+}
+
+// limitsOf are the workflow limits of a config.
+func limitsOf(cfg store.Config) workflow.Limits {
+	return workflow.Limits{
+		MaxFixCycles: cfg.MaxFixCycles, ArchitectureInterval: cfg.ArchitectureInterval,
+		TechDebtThreshold: cfg.TechDebtThreshold, MaxErrorRetries: cfg.MaxErrorRetries,
+	}
+}
+
+func (st *state) limits() workflow.Limits { return limitsOf(st.cfg) }
+
+// backlogOf lists the pending work of a feature list (none without one).
+func backlogOf(feat *features.File) workflow.Backlog {
+	var b workflow.Backlog
+	if feat == nil {
+		return b
+	}
+	pending := feat.PendingIDs()
+	b.Bugs, b.Debt, b.Features = pending["BUG"], pending["DEBT"], pending["FEAT"]
+	return b
+}
+
+// situation reads the backlog and the architecture count from the files.
+func (st *state) situation() (workflow.Situation, error) {
+	sit := workflow.Situation{Limits: st.limits()}
+	feat, _, err := st.featuresOpt()
+	if err != nil {
+		return sit, err
+	}
+	sit.Backlog = backlogOf(feat)
+	rev, ok, err := st.reviewsOpt()
+	if err != nil || !ok {
+		return sit, err
+	}
+	sit.PassedSinceArchitecture = passedSinceArchitecture(rev, feat)
+	return sit, nil
+}
+
+// passedSinceArchitecture counts the features merged since the last
+// architecture review (after a PASS, or at the fix-cycle limit with a
+// merge); tech debt paid off does not count.
+func passedSinceArchitecture(rev *reviews.File, feat *features.File) int {
+	n := 0
+	for _, batch := range rev.MergedSinceArchitecture() {
+		ids := features.SplitIDs(batch)
+		if !(feat != nil && allKind(feat, ids, "DEBT")) {
+			n += len(ids)
+		}
+	}
+	return n
+}
+
+// statusDecision is what the status records about the last decision.
+type statusDecision struct {
+	Rule      string          `json:"rule"`
+	Reason    string          `json:"reason"`
+	DecidedAt string          `json:"decided_at"`
+	Limits    workflow.Limits `json:"limits"` // in force when it was decided
+}
+
+// applyDecision writes a decision into the status.
+func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
+	for _, kv := range []struct {
+		k string
+		v any
+	}{
+		{"current_phase", d.Phase}, {"current_feature", d.Feature}, {"current_branch", d.Branch},
+		{"decision", statusDecision{Rule: d.Rule, Reason: d.Reason, DecidedAt: st.stamp(), Limits: st.limits()}},
+	} {
+		if err := p.SetStatus(kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	st.touch(progress.FileName)
+	return nil
+}
+
+// checkNextPhase judges a --next-phase against the computed one
+// (workflow.JudgeClaim): agreeing, it passes; naming the predecessor's
+// coarser next step, it is recorded as the agent's suggestion with a
+// warning and the computed phase stands; contradicting it, it is refused.
+// A person (--as HUMAN) overrides instead: the phase given is applied and
+// recorded with the person's reason. role and outcome are the session's
+// ("" outside a session end, where only agreement passes).
+func (st *state) checkNextPhase(flag, given string, d workflow.Decision, role, outcome string) error {
+	if given == "" {
+		return nil
+	}
+	g, err := progress.Choose(flag, given, progress.Phases, nil)
+	if err != nil {
+		return err
+	}
+	if who, _ := st.resolveActor(); role != "" && who != nil && who.Session != nil {
+		role = who.Role // the session's own role: GLOBAL_FIX records its work as FIX
+	}
+	kind, why := workflow.JudgeClaim(workflow.Claim{Role: role, Outcome: outcome, Given: g, Computed: d.Phase})
+	if kind == workflow.ClaimAgrees {
+		return nil
+	}
+	if who, _ := st.resolveActor(); who != nil && who.Role == workflow.Human && st.prog != nil {
+		cur, err := st.prog.Status()
+		if err != nil {
+			return err
+		}
+		return st.applyDecision(st.prog, workflow.Decision{Phase: g, Feature: cur.CurrentFeature, Branch: cur.CurrentBranch,
+			Rule: "human-override", Reason: fmt.Sprintf("set to %s by a person (computed: %s): %s", g, d.Phase, who.Reason)})
+	}
+	if kind == workflow.ClaimCoarse && role != "" {
+		return st.suggestPhase(flag, g, d, role, why)
+	}
+	return st.refuse(errs.New(errs.Policy, "%s %s contradicts the computed next phase %s (%s; %s); the phase is computed from the files — leave %s out or correct it", flag, g, d.Phase, why, d.Reason, flag))
+}
+
+// phaseSuggestion is what the status keeps of a coarse --next-phase.
+type phaseSuggestion struct {
+	Phase    string `json:"phase"`
+	Role     string `json:"role"`
+	Computed string `json:"computed"`
+	Note     string `json:"note"`
+}
+
+// suggestPhase records a coarse --next-phase as the agent's suggestion and
+// warns that the computed phase stands.
+func (st *state) suggestPhase(flag, given string, d workflow.Decision, role, why string) error {
+	if st.prog != nil {
+		if err := st.prog.SetStatus("suggested_next_phase", phaseSuggestion{Phase: given, Role: role, Computed: d.Phase, Note: why}); err != nil {
+			return err
+		}
+		st.touch(progress.FileName)
+	}
+	st.app.warn("%s %s is recorded as your suggestion; the next phase is %s (%s), computed from the files", flag, given, d.Phase, why)
+	return nil
+}
+
+// afterSession applies the transition for a finished session. phase is the
+// phase the session ran in. When no row applies (a REVIEW or ARCHITECTURE
+// session, whose review already decided), the status stays and
+// --next-phase is checked against it.
+func (st *state) afterSession(p *progress.File, s progress.Session, feature, branch *string, phase, nextPhase string) error {
+	sit := workflow.Situation{Limits: st.limits()}
+	if canonicalRole(s.AgentType) == workflow.Initializer && s.Outcome == "SUCCESS" {
+		var err error // only the initializer's end looks at the backlog
+		if sit, err = st.situation(); err != nil {
+			return err
+		}
+	}
+	sit.ConsecutiveErrors = p.TrailingErrors(s.AgentType, canonicalRole)
+	d, ok := workflow.AfterSession(workflow.SessionEnd{Role: s.AgentType, Outcome: s.Outcome, Feature: feature, Branch: branch, Phase: phase}, sit)
+	if !ok {
+		cur, err := p.Status()
+		if err != nil {
+			return err
+		}
+		reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
+		if reason == "" {
+			reason = "the phase before this session"
+		}
+		return st.checkNextPhase("--next-phase", nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}, phase, s.Outcome)
+	}
+	if err := st.checkNextPhase("--next-phase", nextPhase, d, phase, s.Outcome); err != nil {
+		return err
+	}
+	return st.applyDecision(p, d)
+}
+
+// afterReview applies the transition for a new review: the next phase, and
+// at the fix-cycle limit the decision's effects (leftovers as tech debt, or
+// the features back in the queue). It returns the decision, which the
+// review records.
+func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.NewReview, id int) (workflow.Decision, error) {
+	sit, err := st.situation()
+	if err != nil {
+		return workflow.Decision{}, err
+	}
+	issues := in.Issues
+	res := workflow.ReviewResult{
+		ReviewID: id, Architecture: in.AgentType == workflow.Architecture, Verdict: in.Verdict,
+		Blocking: blockingPending(in.Issues), Issues: len(issues), Branch: in.Branch,
+	}
+	feat, haveFeat, err := st.featuresOpt()
+	if err != nil {
+		return workflow.Decision{}, err
+	}
+	if in.FeatureID != nil {
+		res.Features = features.SplitIDs(*in.FeatureID)
+		sit.FixCount = rev.FixCount(*in.FeatureID)
+		res.DebtItem = haveFeat && allKind(feat, res.Features, "DEBT")
+	}
+	if haveFeat && (sit.FixCount >= sit.Limits.MaxFixCycles || (in.Verdict == "PASS" && !res.Architecture)) {
+		res.LeftoverIDs = nextDebtIDs(feat, len(issues))
+	}
+	d := workflow.AfterReview(res, sit)
+	d.Limits = &sit.Limits
+	if d.LeftoversToDebt {
+		if err := st.appendLeftovers(feat, in, res.LeftoverIDs, id, d.Verdict); err != nil {
+			return d, err
+		}
+	}
+	if d.Reject && haveFeat && len(res.Features) > 0 {
+		if _, err := feat.SetPasses(res.Features, false, st.stamp(), fmt.Sprintf("rejected in review R%d: back in the queue", id)); err != nil {
+			return d, err
+		}
+		st.touch(features.FileName)
+	}
+	if p != nil {
+		sd := d
+		if d.Merge && st.canMerge(in.Branch) {
+			sd = mergePending(id, d, joinedIDs(res.Features), in.Branch)
+		}
+		if err := st.applyDecision(p, sd); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+func joinedIDs(ids []string) *string {
+	if len(ids) == 0 {
+		return nil
+	}
+	s := strings.Join(ids, ",")
+	return &s
+}
+
+// canMerge reports whether 'baton reviews merge' can merge branch here: in
+// a repository where the branch exists. Elsewhere a passing review's
+// decision applies at once, as there is nothing to wait for.
+func (st *state) canMerge(branch *string) bool {
+	r := st.app.repo()
+	if r == nil || branch == nil {
+		return false
+	}
+	_, err := r.Branch(*branch)
+	return err == nil
+}
+
+func blockingPending(issues []reviews.PendingIssue) bool {
+	for _, is := range issues {
+		if is.Severity == "critical" || is.Severity == "major" {
+			return true
+		}
+	}
+	return false
+}
+
+func allKind(feat *features.File, ids []string, kind string) bool {
+	for _, id := range ids {
+		f, err := feat.Get(id)
+		if err != nil || f.Kind() != kind {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+// nextDebtIDs returns the next n DEBT ids of the feature list.
+func nextDebtIDs(feat *features.File, n int) []string {
+	ids := make([]string, 0, n)
+	base := feat.NextID("DEBT")
+	var start int
+	fmt.Sscanf(strings.TrimPrefix(base, "DEBT-"), "%d", &start)
+	for i := 0; i < n; i++ {
+		ids = append(ids, fmt.Sprintf("DEBT-%03d", start+i))
+	}
+	return ids
+}

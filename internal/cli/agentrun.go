@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-cli/baton/internal/agentcli"
+	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/lazy"
+)
+
+// checkAgentOpts checks --agent and --agent-cmd, and that the agent's
+// program exists, before anything is opened or recorded.
+func (a *App) checkAgentOpts(o runOpts) error {
+	if o.Agent != "" && o.AgentCmd != "" {
+		return errs.New(errs.Usage, "--agent and --agent-cmd: give one (--agent names a preset, --agent-cmd any other command)")
+	}
+	if o.Follow && o.Agent == "" && o.AgentCmd == "" {
+		return errs.New(errs.Usage, "--follow streams the output of an agent baton runs: give --agent or --agent-cmd")
+	}
+	if o.Agent == "" && o.AgentCmd == "" {
+		return nil
+	}
+	prog := shellProgram(o.AgentCmd)
+	if o.Agent != "" {
+		argv, err := agentcli.Command(o.Agent, agentcli.Options{})
+		if err != nil {
+			return errs.New(errs.Usage, "--agent: %v", err)
+		}
+		prog = argv[0]
+	}
+	if prog == "" {
+		return nil
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		fix := "install it or correct --agent-cmd"
+		if o.Agent != "" {
+			fix = "install it (or put it on PATH), or run another agent CLI with --agent-cmd"
+		}
+		return errs.New(errs.NotFound, "the agent command %q is not found on PATH: %s; no session was opened", prog, fix)
+	}
+	return nil
+}
+
+// shellBuiltins are first words of a shell command that name no program.
+var shellBuiltins = lazy.Value[map[string]bool]{Build: func() map[string]bool {
+	return map[string]bool{
+		"exit": true, "true": true, "false": true, "cd": true, "echo": true, "printf": true, "test": true, "[": true,
+		":": true, ".": true, "eval": true, "exec": true, "set": true, "export": true, "if": true, "for": true,
+		"while": true, "until": true, "case": true, "{": true, "(": true, "!": true, "read": true, "command": true,
+	}
+}}
+
+// shellProgram is the program a shell command line starts, when it plainly
+// names one: its first word, unless that is a shell builtin, keyword or
+// variable assignment (then "": nothing to check).
+func shellProgram(cmdline string) string {
+	f := strings.Fields(cmdline)
+	if len(f) == 0 {
+		return ""
+	}
+	w := strings.Trim(f[0], `'"`)
+	if shellBuiltins.Get()[w] || strings.Contains(w, "=") || strings.ContainsAny(w, "$`;|&<>(){}") {
+		return ""
+	}
+	return w
+}
+
+// agentCommand is the process that runs st's agent: the preset's command
+// line with the role's model and baton's MCP server, or --agent-cmd
+// through sh.
+func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP) *exec.Cmd {
+	if o.Agent == "" {
+		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
+	}
+	preset := o.Agent
+	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
+		preset = agentcli.Predecessor
+	}
+	opts := a.app.AgentOptions(st.Role)
+	opts.MCP = server
+	if a.box != nil {
+		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
+	}
+	argv, _ := agentcli.Command(preset, opts)
+	return exec.CommandContext(ctx, argv[0], argv[1:]...)
+}
+
+// agentProcess is st's agent process in the working directory, the prompt
+// on its stdin and the session's binding in its environment, and the
+// cleanup of what was written for it (the MCP configuration).
+func (a *App) agentProcess(ctx context.Context, o runOpts, st step) (*exec.Cmd, func(), error) {
+	dir, _, dirErr := a.app.StateDirs()
+	if dirErr != nil {
+		dir = ""
+	}
+	var server *agentcli.MCP
+	cleanup := func() {}
+	if a.box == nil { // a sandboxed agent holds no credential: its baton calls go through the broker
+		var err error
+		if server, cleanup, err = agentMCP(o.Agent, st.Credential, dir, a.env.Cwd); err != nil {
+			return nil, cleanup, err
+		}
+	}
+	cmd := a.agentCommand(ctx, o, st, server)
+	cmd.Dir = a.env.Cwd
+	cmd.Stdin = strings.NewReader(st.Prompt)
+	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
+	if dir != "" {
+		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	}
+	return cmd, cleanup, nil
+}
+
+// agentOutput collects an agent's output for its log, keeps its latest
+// line for the progress line, and with --follow streams it to stderr.
+type agentOutput struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	partial []byte
+	latest  string
+	preset  string
+	follow  io.Writer
+}
+
+func (w *agentOutput) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.partial[:i])
+		w.partial = w.partial[i+1:]
+		if shown := agentcli.Latest(w.preset, line); shown != "" {
+			w.latest = shown
+			if w.follow != nil {
+				fmt.Fprintf(w.follow, "  | %s\n", shown)
+			}
+		}
+	}
+	return len(p), nil
+}
+
+// Latest is the last line worth showing.
+func (w *agentOutput) Latest() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.latest
+}
+
+// Bytes is everything the agent wrote.
+func (w *agentOutput) Bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]byte(nil), w.buf.Bytes()...)
+}
+
+func (a *App) newAgentOutput(o runOpts) *agentOutput {
+	w := &agentOutput{preset: o.Agent}
+	if o.Follow {
+		w.follow = a.env.Stderr
+	}
+	return w
+}
+
+// logSession saves what a session was given and what its agent did in
+// .baton/logs/session-N.log: the command, the prompt, the output, and how
+// the agent exited.
+func (a *App) logSession(st step, command string, out []byte, exit string) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "=== baton session %d: %s %s on %s\n=== command: %s\n=== prompt\n%s\n=== output\n", st.Session, st.Role, app.OrDash(st.Feature), app.OrDash(st.Branch), command, strings.TrimRight(st.Prompt, "\n"))
+	b.Write(out)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "=== exit: %s\n", exit)
+	a.app.WriteSessionLog(st.Session, b.Bytes())
+}
+
+// exitText says how an agent process ended.
+func exitText(err error) string {
+	if err == nil {
+		return "0"
+	}
+	return err.Error()
+}
+
+// maxProgressText is how much of the agent's latest line the progress
+// line shows.
+const maxProgressText = 80
+
+// progressText is the progress line: who, how long, and the agent's latest
+// output, cut short and with control characters (which could move the
+// cursor or recolour the terminal) replaced.
+func progressText(label string, took time.Duration, latest string) string {
+	latest = strings.Map(func(r rune) rune {
+		if jsondoc.UnsafeRune(r) {
+			return '?'
+		}
+		return r
+	}, latest)
+	if r := []rune(latest); len(r) > maxProgressText {
+		latest = string(r[:maxProgressText-1]) + "…"
+	}
+	if latest == "" {
+		return fmt.Sprintf("%s — %s", label, took)
+	}
+	return fmt.Sprintf("%s — %s — %s", label, took, latest)
+}
+
+// progress is what the progress line reads: nil with --follow, which
+// streams the output instead.
+func (w *agentOutput) progress() func() string {
+	if w.follow != nil {
+		return nil
+	}
+	return w.Latest
+}
+
+// logBridgeAnswer adds the bridge's answer to the session's log, written
+// with the prompt when the request was made: the agent's output and how
+// it ended.
+func (a *App) logBridgeAnswer(st step, out string, answerErr error) {
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	a.app.AppendSessionLog(st.Session, fmt.Sprintf("=== answer through the bridge\n%s=== exit: %s\n", out, exitText(answerErr)))
+}

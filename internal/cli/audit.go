@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/reviews"
+)
+
+func (a *App) newVerifyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify",
+		Short: "Check the audit chain, that the files match the last event, the state's invariants and git (exit 6 on any problem)",
+		Long: `Check the audit chain, that the files match the last event, that every passing feature has a
+passing review, and in a git repository: that every recorded hash (sessions' commits and ranges,
+reviews' ranges and merge commits, fixes' commits) exists, and that every commit on main since
+'baton init' (its head then is in .baton/git.json) is accounted for by a recorded merge (the
+merge commit and the commits it brought in) or a session's commits. Exit 6 on any problem.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			res, err := a.app.Verify(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			gitChecked := res.GitChecked
+			if err := a.emit(res, func(w io.Writer) {
+				for _, p := range res.Problems {
+					printf(w, "PROBLEM: [%s] %s", p.Check, p.Message)
+				}
+				if res.OK {
+					git := ""
+					if gitChecked {
+						git = ", every recorded commit exists, every commit on main is accounted for"
+					}
+					auth := ", every entry's MAC checked"
+					if !res.Authenticated {
+						auth = ", authenticity NOT checked (no personal key)"
+					}
+					printf(w, "OK: %d events, chain intact%s, files match the last event, every passing feature has a passing review%s", res.Events, auth, git)
+				}
+				for _, n := range res.Notes {
+					printf(w, "NOTE: %s", n)
+				}
+			}); err != nil {
+				return err
+			}
+			if !res.OK {
+				return errs.New(errs.Invalid, "verify found %d problem(s)", len(res.Problems))
+			}
+			return nil
+		},
+	}
+}
+
+func (a *App) newWhatNextCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "next", Short: "Say which role runs next, on what, and the rule that decided it", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			n, err := a.app.Next(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			return a.emit(n, func(w io.Writer) {
+				printf(w, "NEXT: %s", n.Phase)
+				printf(w, "FEATURE: %s", app.Deref(n.Feature))
+				printf(w, "BRANCH: %s", app.Deref(n.Branch))
+				printf(w, "RULE: %s", n.Rule)
+				printf(w, "WHY: %s", n.Reason)
+			})
+		},
+	}
+}
+
+func (a *App) newStatusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "status", Short: "One screen: phase, feature, branch, counters, last session and review, fix cycles left, problems", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			res, err := a.app.Status(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			if w := a.app.SandboxWarning(); w != "" {
+				a.warn("%s", w)
+			}
+			return a.emit(res, func(w io.Writer) { writeStatus(w, res) })
+		},
+	}
+}
+
+func writeStatus(w io.Writer, r app.StatusResult) {
+	printf(w, "Project:   %s (state in %s)", r.Project, r.StateDir)
+	printf(w, "Next:      %s  feature %s  branch %s", r.Next.Phase, app.OrDash(app.Deref(r.Next.Feature)), app.OrDash(app.Deref(r.Next.Branch)))
+	printf(w, "Why:       %s [%s]", r.Next.Reason, r.Next.Rule)
+	printf(w, "Features:  %d/%d passing, %d completed (passed review)", r.Passing, r.Total, r.Completed)
+	if s, ok := r.LastSession.(map[string]any); ok {
+		printf(w, "Session:   #%v %v %v at %v — %v", s["session_id"], s["agent_type"], s["outcome"], s["completed_at"], s["summary"])
+	} else {
+		printf(w, "Session:   none yet")
+	}
+	if rv, ok := r.LastReview.(map[string]any); ok {
+		g := gjson.Parse(string(jsondoc.Compact(rv)))
+		printf(w, "Review:    R%v %v on %v (%v issues)", rv["review_id"], rv["verdict"], app.OrDash(app.Str(rv["feature_id"])), reviews.IssueCount(g))
+	} else {
+		printf(w, "Review:    none yet")
+	}
+	if r.FixCycles != nil {
+		printf(w, "Fixes:     %s: %d of %d fix cycles used, %d left", r.FixCycles.FeatureID, r.FixCycles.FixCount, r.FixCycles.MaxFixCycles, r.FixCycles.Remaining)
+	}
+	if len(r.OpenSessions) == 0 {
+		printf(w, "Open:      no session open")
+	}
+	for _, s := range r.OpenSessions {
+		printf(w, "Open:      session %d %s since %s", s.SessionID, s.AgentType, s.StartedAt)
+	}
+	if len(r.Problems) == 0 {
+		printf(w, "Verify:    ok")
+	}
+	for _, p := range r.Problems {
+		printf(w, "Verify:    PROBLEM [%s] %s", p.Check, p.Message)
+	}
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-cli/baton/internal/app"
+)
+
+func (a *App) newInitCmd() *cobra.Command {
+	var o app.InitInput
+	c := &cobra.Command{
+		Use:   "init",
+		Short: "Set up baton's state in a project (files, .baton/, git exclude, optional scripts and hooks)",
+		Long: `Create progress.json, reviews.json and feature_list.json where missing (existing files are
+kept), .baton/ with the default config, and entries in the repository's info/exclude so that no
+checkout, merge or 'git add .' touches the state. In a repository, main's head is recorded in
+.baton/git.json: 'baton verify' accounts for every commit on main after it. --scripts installs the
+drop-in scripts/progress.py, reviews.py and features.py that hand predecessor-style calls to baton;
+a script of other content found there (the predecessor's own, or a link to it) is kept as
+NAME.predecessor, never overwritten. State files the predecessor wrote (no baton audit log yet) are
+adopted: their recorded phase, feature and branch (recomputed only where the files prove them
+over), the counters recounted, their sessions, reviews and fixes imported into the log as history,
+and their anomalies listed with what to do (README, 'Migrating from the predecessor').
+--hooks installs git hooks (pre-commit, pre-merge-commit, reference-transaction) refusing commits
+and ref updates on main (a person's override is in the README, 'Git'); hooks baton did not write
+are never overwritten.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			res, err := a.app.Init(c.Context(), a.caller(), o)
+			if err != nil {
+				return err
+			}
+			return a.emit(res, func(w io.Writer) {
+				printf(w, "SUCCESS: Initialized baton state in %s", res.StateDir)
+				for _, p := range res.Created {
+					printf(w, "  created  %s", p)
+				}
+				for _, p := range res.Kept {
+					printf(w, "  kept     %s", p)
+				}
+				if len(res.Excluded) > 0 {
+					printf(w, "  excluded from git: %s", strings.Join(res.Excluded, " "))
+				}
+				for _, m := range res.ScriptBackups {
+					printf(w, "  backup   %s -> %s (found in the way of baton's scripts; kept, not overwritten)", m.From, m.To)
+				}
+				for _, p := range res.Scripts {
+					printf(w, "  script   %s", p)
+				}
+				if res.Baseline != "" {
+					printf(w, "  recorded main's head in %s", res.Baseline)
+				}
+				for _, p := range res.Hooks {
+					printf(w, "  hook     %s", p)
+				}
+				if res.Migrated != nil {
+					writeMigrated(w, res.Migrated)
+				}
+			})
+		},
+	}
+	c.Flags().StringVarP(&o.Name, "name", "n", "", "project name (default: the directory's name)")
+	c.Flags().BoolVar(&o.Scripts, "scripts", false, "install scripts/progress.py, reviews.py, features.py")
+	c.Flags().StringVar(&o.ScriptsDir, "scripts-dir", "scripts", "where --scripts installs them (relative to the state directory)")
+	c.Flags().BoolVar(&o.Hooks, "hooks", false, "install git hooks refusing commits onto main")
+	return c
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/reviews"
+)
+
+func (a *App) newShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Tell one feature's, bug's or debt item's whole story: sessions, reviews, issues and fixes, commits, merge, refusals",
+		Long: `Tell the whole story of a feature, bug or debt item: every session of every role that worked
+on it, reviewed it or fixed it (with summaries, outcomes, commits, ranges and durations), its
+reviews with their verdicts and the decision each led to, each issue and the fixes (and commits)
+that answered it, the merge, the refused attempts, where a debt item came from, and the timeline.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, err := a.app.Show(c.Context(), a.caller(), args[0])
+			if err != nil {
+				return err
+			}
+			return a.emit(st, func(w io.Writer) { writeStory(w, st) })
+		},
+	}
+}
+
+func writeStory(w io.Writer, st app.Story) {
+	state := map[bool]string{true: "passing", false: "not passing"}[st.Passes]
+	printf(w, "%s %s — %s, %s", st.ID, st.Name, kindName(st.Kind), state)
+	writeOrigin(w, st.Origin)
+	printf(w, "Time:      %s → %s (%s)", app.OrDash(app.Deref(st.StartedAt)), app.OrDash(app.Deref(st.FinishedAt)), durationText(st.DurationSeconds))
+	printf(w, "Sessions:  %d", len(st.Sessions))
+	for _, s := range st.Sessions {
+		rng := ""
+		if r, ok := s["commit_range"].(map[string]any); ok && (app.Str(r["from"]) != "" || app.Str(r["to"]) != "") {
+			rng = fmt.Sprintf(" [%s..%s]", app.Str(r["from"]), app.Str(r["to"]))
+		}
+		printf(w, "  #%v %v %v %v → %v (%s) %q%s", s["session_id"], s["agent_type"], app.OrDash(app.Str(s["outcome"])), s["started_at"], app.OrDash(app.Str(s["completed_at"])), durationText(int64Of(s["duration_seconds"])), app.Str(s["summary"]), rng)
+	}
+	printf(w, "Commits:   %d", len(st.Commits))
+	for _, c := range st.Commits {
+		printf(w, "  %s %s (%s#%d)", c.Hash, c.Message, c.Role, c.SessionID)
+	}
+	printf(w, "Reviews:   %d", len(st.Reviews))
+	for _, r := range st.Reviews {
+		g := gjson.Parse(string(jsondoc.Pretty(r)))
+		printf(w, "  R%d %s on %s %s..%s %q → %s [%s]", g.Get("review_id").Int(), reviews.VerdictOf(g), g.Get("branch").String(), g.Get("commit_range.from").String(), g.Get("commit_range.to").String(), g.Get("summary").String(), app.OrDash(g.Get("decision.phase").String()), app.OrDash(g.Get("decision.rule").String()))
+		for _, is := range st.Issues {
+			if is.ReviewID == int(g.Get("review_id").Int()) {
+				printf(w, "    %s %s %s — %s", is.ID, is.Severity, is.Description, app.IssueStatus(is))
+			}
+		}
+	}
+	for _, m := range st.Merges {
+		printf(w, "Merge:     R%d (%s) merged %s as %s onto %s at %s", m.ReviewID, m.Verdict, m.Branch, m.MergeCommit, app.OrDash(m.MergedOnto), m.MergedAt)
+	}
+	printf(w, "Refused:   %d", len(st.Refused))
+	for _, l := range st.Refused {
+		printf(w, "  %s", logText(l))
+	}
+	printf(w, "Timeline:")
+	for _, l := range st.Events {
+		printf(w, "  %s", logText(l))
+	}
+}
+
+func writeOrigin(w io.Writer, o app.StoryOrigin) {
+	from := app.OrDash(o.Source)
+	if o.SourceReview != nil {
+		from = fmt.Sprintf("review R%d", *o.SourceReview)
+		if r, ok := o.Review.(map[string]any); ok {
+			from += fmt.Sprintf(" (%v on %v: %q)", r["verdict"], app.OrDash(app.Str(r["feature_id"])), app.Str(r["summary"]))
+		}
+		if o.Source != "" {
+			from += "; " + o.Source
+		}
+	}
+	if o.Event != nil {
+		from += fmt.Sprintf(" — added by %s at %s (%s)", o.Event.Command, o.Event.Timestamp, o.Event.EventID)
+	}
+	printf(w, "Origin:    %s", from)
+}

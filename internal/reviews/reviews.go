@@ -1,0 +1,730 @@
+// Package reviews owns reviews.json: review records (feature and
+// architecture), fix records, issue ids, verdict vocabulary and the fix-cycle
+// count. It does no I/O.
+package reviews
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/lazy"
+	"github.com/baton-cli/baton/internal/progress"
+)
+
+// FileName is the reviews file's name in the state directory.
+const FileName = "reviews.json"
+
+// SchemaVersion is written into new files.
+const SchemaVersion = "1.0"
+
+// Verdicts stored, as the seed names them.
+var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
+
+var verdictAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
+	return map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
+}}
+
+// NormalizeVerdict maps a --verdict value to the seed's vocabulary.
+func NormalizeVerdict(v string) (string, error) {
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases.Get())
+}
+
+// ReviewerTypes are the agent types that write reviews.
+var ReviewerTypes = []string{"REVIEW", "ARCHITECTURE"}
+
+// DefaultMaxFixCycles is the seed's fix-cycle limit per feature.
+const DefaultMaxFixCycles = 3
+
+// Review is a review record as baton writes it.
+type Review struct {
+	ReviewID     int             `json:"review_id"`
+	FeatureID    *string         `json:"feature_id"`
+	FeatureName  string          `json:"feature_name,omitempty"`
+	Branch       *string         `json:"branch"`
+	AgentType    string          `json:"agent_type"`
+	Timestamp    string          `json:"timestamp"`
+	CommitRange  *progress.Range `json:"commit_range,omitempty"`
+	Verdict      string          `json:"verdict"`
+	HealthStatus string          `json:"health_status,omitempty"`
+	Metrics      json.RawMessage `json:"metrics,omitempty"`
+	Issues       json.RawMessage `json:"issues"`
+	Summary      string          `json:"summary"`
+	Decision     json.RawMessage `json:"decision,omitempty"`
+}
+
+// FixedIssue is one entry of a fix's issues_fixed.
+type FixedIssue struct {
+	IssueID        string `json:"issue_id"`
+	FixDescription string `json:"fix_description,omitempty"`
+	Commit         string `json:"commit,omitempty"`
+}
+
+// Fix is a fix record as baton writes it.
+type Fix struct {
+	FixID          int               `json:"fix_id"`
+	ReviewID       int               `json:"review_id"`
+	FeatureID      *string           `json:"feature_id"`
+	Branch         *string           `json:"branch"`
+	AgentType      string            `json:"agent_type"`
+	Timestamp      string            `json:"timestamp"`
+	IssuesFixed    []json.RawMessage `json:"issues_fixed"`
+	IssuesDeferred []json.RawMessage `json:"issues_deferred"`
+	TestsAdded     []string          `json:"tests_added"`
+	MergedToMain   bool              `json:"merged_to_main"`
+	PendingReview  bool              `json:"pending_review"`
+}
+
+// FixLabel is how a fix id is printed: FIX-3, never F3 (which reads as a
+// feature id).
+func FixLabel(id int) string { return "FIX-" + strconv.Itoa(id) }
+
+// File is a parsed reviews.json.
+type File struct {
+	doc     *jsondoc.Doc
+	maxRev  int
+	maxFix  int
+	reviews []gjson.Result // parsed views of the raw records, same order (nil until needed)
+	fixes   []gjson.Result
+	// idx is the index of the records (index.go), nil until needed: then
+	// read from idxSource when its digest is the one the trusted facts
+	// name (digest), else built from the records.
+	idx       *Index
+	digest    string
+	idxSource func() []byte
+	idxSegs   [][]byte // the index as the last Facts encoded it
+	trusted   bool     // read with the facts baton wrote: its arrays are split only when needed
+}
+
+// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
+// with the largest review and fix ids.
+func (f *File) ReadFacts() jsondoc.Facts {
+	facts := f.doc.ReadFacts()
+	for name, max := range map[string]int{"reviews": f.maxRev, "fixes": f.maxFix} {
+		if a, ok := facts[name]; ok {
+			a.MaxID = max
+			facts[name] = a
+		}
+	}
+	return facts
+}
+
+// New returns an empty reviews file.
+func New() *File {
+	f := &File{doc: jsondoc.NewDoc("reviews", "fixes")}
+	f.doc.Top.Members = append([]jsondoc.Member{{Key: "schema_version", Raw: quoteJSON(SchemaVersion)}}, f.doc.Top.Members...)
+	return f
+}
+
+// Parse validates data and returns the file. Errors are
+// *jsondoc.InvalidError. The file is validated in one pass (Validate);
+// one that pass does not vouch for goes through ParseChecked, which
+// decides and words the error.
+func Parse(data []byte) (*File, error) {
+	facts, ok := jsondoc.Validate(data, Layout.Get())
+	if !ok {
+		return ParseChecked(data)
+	}
+	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	return &File{doc: doc, maxRev: facts["reviews"].MaxID, maxFix: facts["fixes"].MaxID}, nil
+}
+
+// ParseChecked is Parse through the full parser alone: the grammar, then
+// every record looked at in turn, each problem reported with its record,
+// member and offset. Parse uses it for the files its one pass does not
+// vouch for; the tests hold the one pass to it.
+func ParseChecked(data []byte) (*File, error) {
+	if err := jsondoc.Check(data); err != nil {
+		return nil, err
+	}
+	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	f := &File{doc: doc}
+	if f.reviews, f.maxRev, err = index(doc.Array("reviews"), "reviews", "review_id"); err != nil {
+		return nil, err
+	}
+	if f.fixes, f.maxFix, err = index(doc.Array("fixes"), "fixes", "fix_id"); err != nil {
+		return nil, err
+	}
+	if err := checkShape(doc, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// The shape of reviews.json, as readers and writers both check it.
+var (
+	topShape = []jsondoc.Want{
+		{Key: "schema_version", Type: jsondoc.TypeString, Null: true},
+		{Key: "reviews", Type: jsondoc.TypeArray, Required: true},
+		{Key: "fixes", Type: jsondoc.TypeArray}, // the predecessor wrote none before the first fix
+	}
+	reviewShape = lazy.Value[[]jsondoc.Want]{Build: func() []jsondoc.Want { // built on first use: its enum reads a table built so
+		return []jsondoc.Want{
+			{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
+			{Key: "branch", Type: jsondoc.TypeString, Null: true},
+			{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
+			{Key: "timestamp", Type: jsondoc.TypeString, Null: true},
+			{Key: "verdict", Type: jsondoc.TypeString, Enum: verdictWords()},
+			{Key: "issues", Type: jsondoc.TypeObject, Also: jsondoc.TypeArray, Null: true},
+			{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
+			{Key: "summary", Type: jsondoc.TypeString, Null: true},
+			{Key: "merge_commit", Type: jsondoc.TypeString, Null: true},
+		}
+	}}
+	issuesShape = []jsondoc.Want{
+		{Key: "critical", Type: jsondoc.TypeArray, Null: true},
+		{Key: "major", Type: jsondoc.TypeArray, Null: true},
+		{Key: "minor", Type: jsondoc.TypeArray, Null: true},
+		{Key: "suggestions", Type: jsondoc.TypeArray, Null: true},
+	}
+	fixShape = []jsondoc.Want{
+		{Key: "review_id", Type: jsondoc.TypeInt, Null: true},
+		{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
+		{Key: "branch", Type: jsondoc.TypeString, Null: true},
+		{Key: "issues_fixed", Type: jsondoc.TypeArray, Null: true},
+		{Key: "merged_to_main", Type: jsondoc.TypeBool, Null: true},
+		{Key: "pending_review", Type: jsondoc.TypeBool, Null: true},
+	}
+)
+
+func verdictWords() []string {
+	out := append([]string(nil), Verdicts...)
+	for a := range verdictAliases.Get() {
+		out = append(out, a)
+	}
+	sort.Strings(out[len(Verdicts):])
+	return out
+}
+
+// checkShape checks the sections a reviews file must have and the types
+// of the fields baton reads in each record.
+func checkShape(doc *jsondoc.Doc, f *File) error {
+	if err := doc.Top.Check("", "baton never writes reviews.json without it; a person restores it from .baton/backup/", topShape); err != nil {
+		return err
+	}
+	rv, fx := doc.Array("reviews"), doc.Array("fixes")
+	for i, r := range f.reviews {
+		path := fmt.Sprintf("reviews[%d]", i)
+		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape.Get()); err != nil {
+			return err
+		}
+		if is := r.Get("issues"); is.IsObject() {
+			if err := jsondoc.CheckMembers([]byte(is.Raw), rv.RecordOffset(i)+is.Index, path+".issues", issuesShape); err != nil {
+				return err
+			}
+		}
+	}
+	for i, x := range f.fixes {
+		if err := jsondoc.CheckRecord([]byte(x.Raw), fx.RecordOffset(i), "fixes", i, fixShape); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseTrusted reads a file baton itself wrote, with the facts recorded
+// when it did: nothing is validated again and the records are split only
+// when a command needs them.
+func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
+	rf, ok1 := facts["reviews"]
+	ff, ok2 := facts["fixes"]
+	if !ok1 || !ok2 {
+		return Parse(data)
+	}
+	doc, err := jsondoc.ParseDocTrusted(data, facts, "reviews", "fixes")
+	if err != nil {
+		return nil, err
+	}
+	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID, digest: rf.Digest, trusted: true}, nil
+}
+
+// SetIndexSource gives the file where to read its index from (the bytes
+// of IndexName, nil when there are none). The index is used only when its
+// digest is the one the facts the file was trusted with name.
+func (f *File) SetIndexSource(read func() []byte) { f.idxSource = read }
+
+// index returns the index of the records as they are now.
+func (f *File) index() *Index {
+	if f.idx != nil {
+		return f.idx
+	}
+	if f.digest != "" && f.idxSource != nil {
+		if raw := f.idxSource(); raw != nil {
+			if x := parseIndex(raw, f.digest); x != nil && x.head.Reviews == f.doc.Array("reviews").Len() && x.head.Fixes == f.doc.Array("fixes").Len() {
+				f.idx = x
+				return x
+			}
+		}
+	}
+	return f.rebuildIndex()
+}
+
+// rebuildIndex builds the index from the records as they are now.
+func (f *File) rebuildIndex() *Index {
+	f.digest = ""
+	f.idx = buildIndex(f.rv(), f.fx())
+	return f.idx
+}
+
+// ask answers q from the index, and again from one built from the
+// records when a part q read did not match its digest.
+func ask[T any](f *File, q func(x *Index) T) T {
+	x := f.index()
+	v := q(x)
+	if x.broken {
+		v = q(f.rebuildIndex())
+	}
+	return v
+}
+
+// encodeIndex encodes the index, built again from the records when a part
+// its encoding read (the fold) did not match its digest.
+func (f *File) encodeIndex() ([][]byte, string) {
+	x := f.index()
+	segs, d := x.segments()
+	if x.broken {
+		segs, d = f.rebuildIndex().segments()
+	}
+	return segs, d
+}
+
+// IndexSegments is the index as the last Facts encoded it (in pieces,
+// some of them the bytes it was read from), to be written to IndexName
+// with the file.
+func (f *File) IndexSegments() [][]byte {
+	if f.idxSegs == nil {
+		f.idxSegs, _ = f.encodeIndex()
+	}
+	return f.idxSegs
+}
+
+// IndexBytes is the index of the records as they are now, encoded.
+func (f *File) IndexBytes() []byte {
+	segs, _ := f.encodeIndex()
+	return bytes.Join(segs, nil)
+}
+
+// Facts returns what the last Bytes wrote, for the next command.
+func (f *File) Facts() jsondoc.Facts {
+	facts := f.doc.Facts()
+	r, x := facts["reviews"], facts["fixes"]
+	r.MaxID, x.MaxID = f.maxRev, f.maxFix
+	f.idxSegs, r.Digest = f.encodeIndex()
+	facts["reviews"], facts["fixes"] = r, x
+	return facts
+}
+
+func views(arr *jsondoc.Array) []gjson.Result {
+	elems := arr.Elems()
+	out := make([]gjson.Result, len(elems))
+	for i, raw := range elems {
+		out[i] = gjson.ParseBytes(raw)
+	}
+	return out
+}
+
+// rv and fx return the parsed views, building them on first use.
+func (f *File) rv() []gjson.Result {
+	if f.reviews == nil {
+		f.reviews = views(f.doc.Array("reviews"))
+	}
+	return f.reviews
+}
+
+func (f *File) fx() []gjson.Result {
+	if f.fixes == nil {
+		f.fixes = views(f.doc.Array("fixes"))
+	}
+	return f.fixes
+}
+
+func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error) {
+	elems := arr.Elems()
+	views := make([]gjson.Result, len(elems))
+	seen := make(map[int]bool, len(elems))
+	max := 0
+	for i, raw := range elems {
+		r := gjson.ParseBytes(raw)
+		if !r.IsObject() {
+			return nil, 0, arr.Invalid(name, i, "", "each entry must be a JSON object")
+		}
+		id, ok := jsondoc.PositiveID(r.Get(idField))
+		if !ok {
+			return nil, 0, arr.Invalid(name, i, idField, "must be a positive whole number (at most 2^53)")
+		}
+		if seen[id] {
+			return nil, 0, arr.Invalid(name, i, idField, "duplicate id %d", id)
+		}
+		seen[id] = true
+		if id > max {
+			max = id
+		}
+		views[i] = r
+	}
+	return views, max, nil
+}
+
+// Bytes encodes the file.
+func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
+
+// Segments encodes the file in pieces that share the bytes it was read
+// from (see jsondoc.Doc.Segments).
+func (f *File) Segments() [][]byte {
+	f.doc.Gap("reviews")
+	return f.doc.Segments()
+}
+
+// NextReviewID is the id the next review gets.
+func (f *File) NextReviewID() int { return f.maxRev + 1 }
+
+// NextFixID is the id the next fix gets.
+func (f *File) NextFixID() int { return f.maxFix + 1 }
+
+// Reviews returns parsed views of every review, in order.
+func (f *File) Reviews() []gjson.Result { return f.rv() }
+
+// Fixes returns parsed views of every fix, in order.
+func (f *File) Fixes() []gjson.Result { return f.fx() }
+
+// Review returns review id's view, or NotFound. The records are read from
+// the last one back (a review answered is most often a recent one).
+func (f *File) Review(id int) (gjson.Result, error) {
+	var out gjson.Result
+	found := false
+	match := func(r gjson.Result) bool {
+		found = r.Get("review_id").Int() == int64(id)
+		if found {
+			out = r
+		}
+		return !found
+	}
+	if f.reviews != nil || !f.trusted { // split already: views built once serve every call
+		rv := f.rv()
+		for i := len(rv) - 1; i >= 0 && match(rv[i]); i-- {
+		}
+	} else {
+		f.doc.Array("reviews").FromEnd(func(raw []byte) bool { return match(gjson.ParseBytes(raw)) })
+	}
+	if found {
+		return out, nil
+	}
+	return gjson.Result{}, errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
+}
+
+// Last returns the last review, or NotFound when there is none.
+func (f *File) Last() (gjson.Result, error) {
+	last := f.doc.Array("reviews").Last()
+	if last == nil {
+		return gjson.Result{}, errs.New(errs.NotFound, "No reviews found in %s", FileName)
+	}
+	return gjson.ParseBytes(last), nil
+}
+
+// NewReview is what a reviewer submits.
+type NewReview struct {
+	AgentType   string
+	FeatureName string
+	FeatureID   *string
+	Branch      *string
+	Verdict     string
+	Summary     string
+	Issues      []PendingIssue
+	CommitRange *progress.Range
+	Timestamp   string
+	Metrics     json.RawMessage // architecture reviews: the seed's metrics object
+	Coverage    *float64        // test coverage percent, for the health status
+	Decision    json.RawMessage // what the workflow decided on this review
+}
+
+// AddReview appends a review with the next id and its issues numbered.
+func (f *File) AddReview(in NewReview) (Review, error) {
+	id, err := jsondoc.NextID(f.maxRev)
+	if err != nil {
+		return Review{}, errs.New(errs.Conflict, "%s: %v", FileName, err)
+	}
+	issues, err := AssignIDs(in.Issues, IssuePrefix(in.AgentType, id))
+	if err != nil {
+		return Review{}, err
+	}
+	rv := Review{
+		ReviewID: id, FeatureID: in.FeatureID, FeatureName: in.FeatureName, Branch: in.Branch, AgentType: in.AgentType,
+		Timestamp: in.Timestamp, CommitRange: in.CommitRange, Verdict: in.Verdict,
+		Metrics: in.Metrics, Issues: issues, Summary: in.Summary, Decision: in.Decision,
+	}
+	if in.AgentType == "ARCHITECTURE" {
+		rv.HealthStatus = Health(ReadIssues(gjson.ParseBytes(issues)), in.Coverage)
+	}
+	x := f.index() // of the records before this one, which it then follows
+	raw, err := f.doc.Array("reviews").Append(rv)
+	if err != nil {
+		return Review{}, err
+	}
+	view := gjson.ParseBytes(raw)
+	if f.reviews != nil {
+		f.reviews = append(f.reviews, view)
+	}
+	if !x.addReview(view) || x.broken {
+		f.idx, f.digest = nil, ""
+	}
+	f.maxRev = id
+	return rv, nil
+}
+
+// NewFix is what a FIX agent submits.
+type NewFix struct {
+	ReviewID       int
+	FeatureID      *string
+	Branch         *string
+	IssuesFixed    []FixedIssue
+	IssuesDeferred []json.RawMessage
+	TestsAdded     []string
+	Timestamp      string
+}
+
+// AddFix appends a fix with the next id. Every fixed issue must be an issue
+// of the review it answers.
+func (f *File) AddFix(in NewFix) (Fix, error) {
+	rv, err := f.Review(in.ReviewID)
+	if err != nil {
+		return Fix{}, err
+	}
+	known := map[string]bool{}
+	for _, is := range ReadIssues(rv.Get("issues")) {
+		known[is.ID] = true
+	}
+	fixID, err := jsondoc.NextID(f.maxFix)
+	if err != nil {
+		return Fix{}, errs.New(errs.Conflict, "%s: %v", FileName, err)
+	}
+	fix := Fix{
+		FixID: fixID, ReviewID: in.ReviewID, FeatureID: in.FeatureID, Branch: in.Branch,
+		AgentType: "FIX", Timestamp: in.Timestamp, TestsAdded: in.TestsAdded,
+		IssuesDeferred: in.IssuesDeferred, PendingReview: true,
+	}
+	for _, fi := range in.IssuesFixed {
+		if !known[fi.IssueID] {
+			return Fix{}, errs.New(errs.NotFound, "--issues-fixed: issue %s is not an issue of review R%d (see 'baton reviews show-issues')", fi.IssueID, in.ReviewID)
+		}
+		fix.IssuesFixed = append(fix.IssuesFixed, jsondoc.Compact(fi))
+	}
+	if fix.IssuesFixed == nil {
+		fix.IssuesFixed = []json.RawMessage{}
+	}
+	if fix.IssuesDeferred == nil {
+		fix.IssuesDeferred = []json.RawMessage{}
+	}
+	if fix.TestsAdded == nil {
+		fix.TestsAdded = []string{}
+	}
+	if fix.FeatureID == nil {
+		if fid := rv.Get("feature_id"); fid.Type == gjson.String {
+			fix.FeatureID = &fid.Str
+		}
+	}
+	if fix.Branch == nil {
+		if b := rv.Get("branch"); b.Type == gjson.String {
+			fix.Branch = &b.Str
+		}
+	}
+	x := f.index()
+	raw, err := f.doc.Array("fixes").Append(fix)
+	if err != nil {
+		return Fix{}, err
+	}
+	view := gjson.ParseBytes(raw)
+	if f.fixes != nil {
+		f.fixes = append(f.fixes, view)
+	}
+	if x.addFix(view); x.broken {
+		f.idx, f.digest = nil, ""
+	}
+	f.maxFix = fix.FixID
+	return fix, nil
+}
+
+// FixCount counts the fixes recorded for a feature or batch since its last
+// rejection (a rejected feature is re-implemented and starts its fix cycles
+// afresh): a fix counts when its feature ids and the asked ids share one.
+func (f *File) FixCount(featureIDs string) int {
+	return ask(f, func(x *Index) int { return x.fixCount(featureIDs) })
+}
+
+// Field is one field to set on a stored record.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// MarkMerged marks fix id merged to main at stamp, with its merge commit
+// when known.
+func (f *File) MarkMerged(id int, stamp string, mergeCommit *string) error {
+	fields := []Field{{"merged_to_main", true}, {"pending_review", false}, {"merged_at", stamp}}
+	if mergeCommit != nil {
+		fields = append(fields, Field{"merge_commit", *mergeCommit})
+	}
+	if !f.setFields("fixes", "fix_id", f.fx(), id, fields) {
+		return errs.New(errs.NotFound, "Fix %s not found in %s (see 'baton reviews list')", FixLabel(id), FileName)
+	}
+	return nil
+}
+
+// SetReviewFields sets fields on review id, keeping the rest of the record
+// as it is.
+func (f *File) SetReviewFields(id int, fields ...Field) error {
+	if !f.setFields("reviews", "review_id", f.rv(), id, fields) {
+		return errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
+	}
+	f.idx, f.digest = nil, "" // its verdict's effect may have changed: built again
+	return nil
+}
+
+// setFields sets fields on the record whose idField is id and refreshes its
+// view; false when there is no such record.
+func (f *File) setFields(array, idField string, views []gjson.Result, id int, fields []Field) bool {
+	arr := f.doc.Array(array)
+	for i, v := range views {
+		if v.Get(idField).Int() != int64(id) {
+			continue
+		}
+		rec, err := arr.Record(i)
+		if err != nil {
+			return false
+		}
+		for _, fl := range fields {
+			if err := rec.Set(fl.Key, fl.Value); err != nil {
+				return false
+			}
+		}
+		arr.Replace(i, rec)
+		views[i] = gjson.ParseBytes(arr.Elems()[i])
+		return true
+	}
+	return false
+}
+
+// VerdictOf reads a stored review's verdict in the seed's vocabulary (a
+// predecessor's APPROVE is PASS).
+func VerdictOf(r gjson.Result) string {
+	v, err := NormalizeVerdict(r.Get("verdict").String())
+	if err != nil {
+		return r.Get("verdict").String()
+	}
+	return v
+}
+
+// Merged reports whether a stored review let its features through: a PASS,
+// or a fix-cycle-limit decision to merge.
+func Merged(r gjson.Result) bool {
+	return VerdictOf(r) == "PASS" || r.Get("decision.merge").Bool()
+}
+
+// PassedFeatures returns the feature ids that have a passing review (of
+// their work: an ARCHITECTURE review passes no feature, whatever it names).
+func (f *File) PassedFeatures() map[string]bool {
+	passed := f.index().head.Passed
+	out := make(map[string]bool, len(passed)) // sized: every write's counters ask
+	for _, id := range passed {
+		out[id] = true
+	}
+	return out
+}
+
+// MergedSinceArchitecture returns the feature_id (as recorded: one id, a
+// batch, or "") of each review after the last architecture review that let
+// its features through (see Merged), in order.
+func (f *File) MergedSinceArchitecture() []string {
+	return slices.Clone(f.index().head.SinceArch)
+}
+
+// BranchFeatures returns the feature ids the reviews of branch named.
+func (f *File) BranchFeatures(branch string) []string {
+	return ask(f, func(x *Index) []string { return x.branchFeatures(branch) })
+}
+
+// IssueCount counts a stored review's issues in either form.
+func IssueCount(r gjson.Result) int { return len(ReadIssues(r.Get("issues"))) }
+
+// String renders a review's one-line summary as `reviews list` shows it.
+func ListLine(r gjson.Result) string {
+	feature := r.Get("feature_id").String()
+	if feature == "" {
+		feature = "ARCHITECTURE"
+	}
+	return fmt.Sprintf("  R%d: [%s] %s - %s (%d issues)%s", r.Get("review_id").Int(), r.Get("agent_type").String(), feature, r.Get("verdict").String(), IssueCount(r), outcomeOf(r))
+}
+
+// outcomeOf says what became of a review when its verdict alone does not:
+// merged (a PASS_WITH_COMMENTS or REQUEST_CHANGES review is merged only by
+// a fix-cycle-limit decision, which it names) or rejected.
+func outcomeOf(r gjson.Result) string {
+	switch {
+	case r.Get("merge_commit").String() != "":
+		s := " - merged as " + r.Get("merge_commit").String()
+		if v := VerdictOf(r); v != "PASS" {
+			if rule := r.Get("decision.rule").String(); rule != "" {
+				s += " by the decision " + rule
+			}
+		}
+		return s
+	case r.Get("rejected_at").String() != "":
+		return " - rejected"
+	}
+	return ""
+}
+
+// FixListLine renders a fix's one-line summary as `reviews list` shows it.
+func FixListLine(x gjson.Result) string {
+	feature := x.Get("feature_id").String()
+	if feature == "" {
+		feature = "ARCHITECTURE"
+	}
+	state := "VERIFIED"
+	if x.Get("pending_review").Bool() {
+		state = "PENDING"
+	}
+	return fmt.Sprintf("  %s: addresses R%d for %s - %d fixed, %d deferred [%s]", FixLabel(int(x.Get("fix_id").Int())), x.Get("review_id").Int(), feature, len(x.Get("issues_fixed").Array()), len(x.Get("issues_deferred").Array()), state)
+}
+
+// Health is an architecture review's health status as the seed's table
+// decides it: NEEDS_ATTENTION with critical or major issues or coverage
+// under 60%, GOOD with coverage over 80%, else FAIR. Unknown coverage
+// counts as FAIR when nothing is blocking.
+func Health(issues []Issue, coverage *float64) string {
+	switch {
+	case Blocking(issues), coverage != nil && *coverage < 60:
+		return "NEEDS_ATTENTION"
+	case coverage != nil && *coverage > 80:
+		return "GOOD"
+	}
+	return "FAIR"
+}
+
+// Layout is the shape of reviews.json as the one-pass validation checks
+// it (see Validate); the tests hold it to Parse. Built on first use, not
+// at start-up, which every baton process pays.
+var Layout = lazy.Value[*jsondoc.Shape]{Build: func() *jsondoc.Shape {
+	return jsondoc.NewShape(topShape).
+		Records("reviews", "review_id", jsondoc.NewShape(reviewShape.Get()).Inner("issues", jsondoc.NewShape(issuesShape))).
+		Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
+}}
+
+// Validate validates data as Parse does and returns the facts of the file
+// as read (see ReadFacts), for a reader that keeps nothing else: in one
+// pass over the bytes (jsondoc.Validate), and through ParseChecked when
+// that pass cannot tell, so that a bad file is reported as it always was.
+func Validate(data []byte) (jsondoc.Facts, error) {
+	return jsondoc.ValidateOr(data, Layout.Get(), ParseChecked)
+}

@@ -1,0 +1,159 @@
+package store
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
+)
+
+// ConfigName is the config file inside .baton/.
+const ConfigName = "config"
+
+// Config holds the workflow limits, with the seed's defaults, and how
+// baton merges.
+type Config struct {
+	MaxFixCycles         int `json:"max_fix_cycles"`
+	ArchitectureInterval int `json:"architecture_interval"`
+	TechDebtThreshold    int `json:"tech_debt_threshold"`
+	MaxErrorRetries      int `json:"max_error_retries"`
+	LockTimeoutSeconds   int `json:"lock_timeout_seconds"`
+	// MainBranch is the branch work merges into; empty means main, else
+	// master.
+	MainBranch string `json:"main_branch"`
+	// MergeNoFF makes every merge a merge commit, even when main could
+	// fast-forward (git merge --no-ff), so each merge is one commit to audit.
+	MergeNoFF bool `json:"merge_no_ff"`
+	// SpecFile is the project's specification, the INITIALIZER's input;
+	// empty: the first of app_spec.txt, spec.md, ... that exists.
+	SpecFile string `json:"spec_file,omitempty"`
+	// TestCommand runs the project's tests, as prompts tell agents; empty:
+	// guessed from the build files (make test, go test ./..., npm test).
+	TestCommand string `json:"test_command,omitempty"`
+	// Agent configures the agent CLIs baton run starts.
+	Agent AgentConfig `json:"agent,omitzero"`
+	// Sandbox is baton run's default for --sandbox: "on", "auto" or
+	// "off" (empty: off).
+	Sandbox string `json:"sandbox,omitempty"`
+}
+
+// AgentConfig is how baton run starts an agent CLI (--agent claude|codex).
+type AgentConfig struct {
+	// Model is the model of every role without its own in Models.
+	Model string `json:"model,omitempty"`
+	// Models names a role's own model.
+	Models RoleModels `json:"models,omitzero"`
+	// MaxTurns bounds an agent's turns where the CLI supports it (0: its default).
+	MaxTurns int `json:"max_turns,omitempty"`
+}
+
+// RoleModels are the models of the roles that have their own (a struct,
+// not a map, so that a Config stays comparable).
+type RoleModels struct {
+	Initializer           string `json:"INITIALIZER,omitempty"`
+	BrownfieldInitializer string `json:"BROWNFIELD_INITIALIZER,omitempty"`
+	Implement             string `json:"IMPLEMENT,omitempty"`
+	Bugfix                string `json:"BUGFIX,omitempty"`
+	Review                string `json:"REVIEW,omitempty"`
+	Fix                   string `json:"FIX,omitempty"`
+	GlobalFix             string `json:"GLOBAL_FIX,omitempty"`
+	Architecture          string `json:"ARCHITECTURE,omitempty"`
+}
+
+// ModelFor is the model configured for role, "" for the CLI's default.
+func (c AgentConfig) ModelFor(role string) string {
+	m := map[string]string{
+		"INITIALIZER": c.Models.Initializer, "BROWNFIELD_INITIALIZER": c.Models.BrownfieldInitializer,
+		"IMPLEMENT": c.Models.Implement, "BUGFIX": c.Models.Bugfix, "REVIEW": c.Models.Review, "FIX": c.Models.Fix,
+		"GLOBAL_FIX": c.Models.GlobalFix, "ARCHITECTURE": c.Models.Architecture,
+	}[strings.ToUpper(role)]
+	if m != "" {
+		return m
+	}
+	return c.Model
+}
+
+// DefaultConfig is the configuration of a project with no config file.
+func DefaultConfig() Config {
+	return Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}
+}
+
+// ConfigPath is where the config of the state directory lives.
+func (s *Store) ConfigPath() string { return filepath.Join(s.BatonDir(), ConfigName) }
+
+// LoadConfig reads .baton/config over the defaults. A missing file is the
+// defaults; a corrupt one is an Invalid error naming the place.
+func (s *Store) LoadConfig() (Config, error) {
+	c, err := s.loadConfig()
+	if err == nil && c.MainBranch == "" {
+		c.MainBranch = s.takenOverMain()
+	}
+	return c, err
+}
+
+// GitBaselineName is the file, in .baton/, recording main's branch and head
+// when baton took over the project.
+const GitBaselineName = "git.json"
+
+// takenOverMain is the main branch baton took over the project on, as
+// .baton/git.json records it with its head ("" when none is recorded, or
+// the repository had no commit yet): with no
+// main_branch configured it stays the branch work merges into, so that a
+// 'main' created beside a project's 'master' changes nothing.
+func (s *Store) takenOverMain() string {
+	data, err := ReadRegular(filepath.Join(s.BatonDir(), GitBaselineName))
+	if err != nil || data == nil {
+		return ""
+	}
+	b := gjson.GetBytes(data, "main_branch").String()
+	if gjson.GetBytes(data, "main_head_at_init").Type != gjson.String || !validBranch(b) {
+		return ""
+	}
+	return b
+}
+
+// validBranch says whether b can name a branch as main_branch does.
+func validBranch(b string) bool {
+	return b != "" && !strings.HasPrefix(b, "-") && !strings.HasPrefix(b, "refs/") && !strings.ContainsAny(b, " ~^:?*[\\") && !strings.Contains(b, "..")
+}
+
+func (s *Store) loadConfig() (Config, error) {
+	c := DefaultConfig()
+	data, err := ReadRegular(s.ConfigPath())
+	if err != nil || data == nil {
+		return c, err
+	}
+	if err := jsondoc.Check(data); err != nil {
+		ie := err.(*jsondoc.InvalidError)
+		line, col := jsondoc.Position(data, ie.Offset)
+		return c, errs.New(errs.Invalid, "%s: line %d, column %d: %s — fix the file or delete it to use the defaults", s.ConfigPath(), line, col, ie.Msg)
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, errs.New(errs.Invalid, "%s: %v — fix the file or delete it to use the defaults", s.ConfigPath(), err)
+	}
+	switch c.Sandbox {
+	case "", "on", "auto", "off":
+	default:
+		return c, errs.New(errs.Invalid, "%s: sandbox must be \"on\", \"auto\" or \"off\", found %q", s.ConfigPath(), c.Sandbox)
+	}
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{
+		{"max_fix_cycles", c.MaxFixCycles, 1}, {"architecture_interval", c.ArchitectureInterval, 1},
+		{"tech_debt_threshold", c.TechDebtThreshold, 1}, {"max_error_retries", c.MaxErrorRetries, 0},
+		{"lock_timeout_seconds", c.LockTimeoutSeconds, 1},
+	} {
+		if f.v < f.min {
+			return c, errs.New(errs.Invalid, "%s: %s must be at least %d, found %d", s.ConfigPath(), f.name, f.min, f.v)
+		}
+	}
+	if b := c.MainBranch; b != "" && !validBranch(b) {
+		return c, errs.New(errs.Invalid, "%s: main_branch %q is not a branch name (write it as git shows it, e.g. \"main\")", s.ConfigPath(), b)
+	}
+	return c, nil
+}

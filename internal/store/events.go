@@ -1,0 +1,369 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/baton-cli/baton/internal/errs"
+)
+
+// EventsName is the audit log inside .baton/.
+const EventsName = "events.jsonl"
+
+// Event is one entry of the audit log: seed 002's Event (event_id, task_id,
+// stage_id, type, timestamp, payload, metadata) plus a sequence number and
+// the hash chain. Each entry's Hash covers the entry with Hash empty, and
+// PrevHash is the previous entry's Hash, so an entry changed or removed
+// breaks the chain from there on.
+type Event struct {
+	Seq       int             `json:"seq"`
+	EventID   string          `json:"event_id"`
+	TaskID    *string         `json:"task_id"`
+	StageID   *string         `json:"stage_id"`
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Payload   json.RawMessage `json:"payload"`
+	Metadata  EventMetadata   `json:"metadata"`
+	PrevHash  string          `json:"prev_hash"`
+	Hash      string          `json:"hash"`
+	// Auth names the secret the entry's MAC is keyed with ("person:KEYID"
+	// or "session:N"; empty for an unauthenticated entry, such as the
+	// refusal of a call without a credential). It is covered by Hash.
+	Auth string `json:"auth,omitempty"`
+	// MAC is HMAC-SHA256 of Hash under the Auth secret: without that
+	// secret an entry can be neither forged nor re-chained.
+	MAC string `json:"mac,omitempty"`
+
+	macKey []byte // the key MAC is made with, set by LogSigned
+	// stamps gives, from the file hashes the entry records, the stamp
+	// digests it records (set on a transaction's own event only)
+	stamps func(files map[string]string) map[string]string
+}
+
+// EventMetadata carries what verify checks against the files.
+type EventMetadata struct {
+	// Files maps each state file to the sha256 of its content after the
+	// transaction ("" when the file does not exist).
+	Files map[string]string `json:"files"`
+	// Stamps maps each file whose stamp the transaction leaves to the
+	// digest of that stamp's content-derived parts (see stampdigest.go):
+	// what makes a stamp's facts and hash states usable, since
+	// .baton/stamps.json itself is no secret.
+	Stamps map[string]string `json:"stamps,omitempty"`
+}
+
+// EventsPath is where the audit log lives.
+func (s *Store) EventsPath() string { return filepath.Join(s.BatonDir(), EventsName) }
+
+// Log stages an audit event for this transaction; the store fills in the
+// sequence, chain and file hashes at commit. The event is written through
+// the journal with the files, so both or neither are kept.
+func (tx *Tx) Log(e Event) { tx.event = &e }
+
+// LogSigned is Log for an entry MACed with key and named auth.
+func (tx *Tx) LogSigned(e Event, auth string, key []byte) {
+	e.Auth, e.macKey = auth, key
+	tx.event = &e
+}
+
+// LogBefore stages an entry appended before the transaction's own event,
+// in the order staged: history the transaction imports, chained and
+// committed with the transaction's event (all of them or none). It is
+// MACed with key and named auth, as LogSigned's. The transaction must also
+// stage its own event.
+func (tx *Tx) LogBefore(e Event, auth string, key []byte) {
+	e.Auth, e.macKey = auth, key
+	tx.before = append(tx.before, &e)
+}
+
+// events are the entries the transaction appends, in order.
+func (tx *Tx) events() []*Event {
+	if tx.event == nil {
+		return nil
+	}
+	return append(append([]*Event(nil), tx.before...), tx.event)
+}
+
+// EventMAC is the MAC of an entry whose hash is hash, under key.
+func EventMAC(key []byte, hash string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(hash))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
+func ChainHash(e Event) string {
+	e.Hash, e.MAC = "", ""
+	b, _ := json.Marshal(e)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// prepareEvents completes the staged events, each chained to the one before
+// (the first to the log's last entry), and returns their lines and the
+// log's size. staged holds the hashes of the files the transaction writes.
+func (s *Store) prepareEvents(events []*Event, staged map[string]string, adopt map[string]bool) ([]byte, int64, error) {
+	last, size, err := s.lastEvent()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(events) > 0 && !s.AllowLogGap {
+		gap, err := s.logGap(last)
+		if err != nil {
+			return nil, 0, err
+		}
+		if gap != nil {
+			return nil, 0, gapError(s, gap)
+		}
+	}
+	var data []byte
+	for _, e := range events {
+		line, err := s.prepareEvent(e, last, staged, adopt)
+		if err != nil {
+			return nil, 0, err
+		}
+		data, last = append(data, line...), e
+	}
+	return data, size, nil
+}
+
+// prepareEvent completes a staged event: sequence and chain from the last
+// entry of the log, file hashes from the staged content or, for files this
+// transaction did not change, from the last entry (or the file itself when
+// the log does not record it yet, or the transaction adopts it; such names
+// are added to adopt).
+func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, adopt map[string]bool) ([]byte, error) {
+	e.Seq = 1
+	if last != nil {
+		e.Seq = last.Seq + 1
+		e.PrevHash = last.Hash
+	}
+	e.EventID = fmt.Sprintf("E%06d", e.Seq)
+	if e.Timestamp == "" {
+		e.Timestamp = s.Now().UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if len(e.Payload) == 0 {
+		e.Payload = json.RawMessage("{}")
+	}
+	e.Metadata.Files = map[string]string{}
+	if last != nil {
+		for k, h := range last.Metadata.Files { // files this call does not see (another --file)
+			e.Metadata.Files[k] = h
+		}
+	}
+	for _, name := range s.Tracked {
+		k := s.key(name)
+		if h, ok := staged[name]; ok {
+			e.Metadata.Files[k] = h
+			continue
+		}
+		if last != nil && !adopt[name] {
+			if h, ok := last.Metadata.Files[k]; ok {
+				e.Metadata.Files[k] = h
+				continue
+			}
+		}
+		h, _, err := s.currentHash(name, nil)
+		if err != nil {
+			return nil, err
+		}
+		if h == Unknown {
+			if last == nil || last.Metadata.Files[k] == "" {
+				delete(e.Metadata.Files, k)
+			}
+			continue
+		}
+		e.Metadata.Files[k] = h
+		adopt[name] = true // hashed as it is: its stamp may say so
+	}
+	e.Metadata.Stamps = nil // an imported entry's are not this log's
+	if e.stamps != nil {
+		e.Metadata.Stamps = e.stamps(e.Metadata.Files)
+	}
+	e.Hash = ChainHash(*e)
+	if e.macKey != nil {
+		e.MAC = EventMAC(e.macKey, e.Hash)
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
+}
+
+// lastEvent reads the final entry of the log (nil for an empty or missing
+// log) and the log's size, reading only its tail.
+func (s *Store) lastEvent() (*Event, int64, error) {
+	f, fi, err := OpenRegular(s.EventsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	size := fi.Size()
+	if size == 0 {
+		return nil, 0, nil
+	}
+	id := identity(fi)
+	if v, ok := s.parsed.get(s.EventsPath(), id); ok {
+		return v.(*Event), size, nil // the same log as read before: callers do not change it
+	}
+	for chunk := int64(4096); ; chunk *= 4 {
+		start := size - chunk
+		if start < 0 {
+			start = 0
+		}
+		buf := make([]byte, size-start)
+		if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		buf = bytes.TrimRight(buf, "\n")
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 && start > 0 {
+			continue // the last line is longer than the chunk
+		}
+		var e Event
+		if err := json.Unmarshal(buf[i+1:], &e); err != nil {
+			return nil, 0, errs.New(errs.Invalid, "%s: the last entry is unreadable (%v), so no entry can be chained to it: nothing was written; run 'baton verify'", s.EventsPath(), err)
+		}
+		s.parsed.put(s.EventsPath(), id, &e)
+		return &e, size, nil
+	}
+}
+
+// appendEntry is the journal's record of an audit-log append: the log is
+// truncated to Offset and Data written, so a redo never duplicates it.
+type appendEntry struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"`
+}
+
+// applyAppend writes the journal's audit entry at its offset, unless it
+// is there already; it returns the log, open, for the caller to sync and
+// close (nil when the entry was there).
+func applyAppend(a appendEntry) (*os.File, error) {
+	f, err := OpenFile(a.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	there, err := appended(f, a)
+	if err == nil && !there {
+		if err = f.Truncate(a.Offset); err == nil {
+			_, err = f.WriteAt(a.Data, a.Offset)
+		}
+	}
+	if err != nil || there {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// appended says whether f holds a's entry at its offset already (an error
+// when the log was changed so that it cannot).
+func appended(f *os.File, a appendEntry) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	end := a.Offset + int64(len(a.Data))
+	if fi.Size() >= end {
+		// already appended — or a journal replayed late: either way the
+		// bytes must be there, and nothing after them is touched
+		have := make([]byte, len(a.Data))
+		if _, err := f.ReadAt(have, a.Offset); err == nil && bytes.Equal(have, a.Data) {
+			return true, nil
+		}
+		if fi.Size() > end {
+			return false, fmt.Errorf("%s does not hold the entry this journal appended at byte %d: the log was changed outside baton; run 'baton verify'", a.Path, a.Offset)
+		}
+	}
+	if fi.Size() < a.Offset {
+		return false, fmt.Errorf("%s is shorter (%d bytes) than when the transaction began (%d): it was truncated outside baton; run 'baton verify'", a.Path, fi.Size(), a.Offset)
+	}
+	return false, nil
+}
+
+// ReadEvents reads the whole audit log. A line that does not parse is
+// returned as an error naming its line number.
+func (s *Store) ReadEvents() ([]Event, error) {
+	f, _, err := OpenRegular(s.EventsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return out, errs.New(errs.Invalid, "%s: line %d: %v", s.EventsPath(), n, err)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+// ChainProblem is one break found by CheckChain.
+type ChainProblem struct {
+	Seq     int    `json:"seq"`
+	Line    int    `json:"line"`
+	Problem string `json:"problem"`
+}
+
+// CheckChain verifies sequence numbers, prev-hash links and each entry's
+// own hash.
+func CheckChain(events []Event) []ChainProblem {
+	var out []ChainProblem
+	prev := ""
+	for i, e := range events {
+		line := i + 1
+		if e.Seq != i+1 {
+			out = append(out, ChainProblem{e.Seq, line, fmt.Sprintf("sequence %d where %d was expected: an entry was removed or inserted", e.Seq, i+1)})
+		}
+		if e.PrevHash != prev {
+			out = append(out, ChainProblem{e.Seq, line, "prev_hash does not match the previous entry: the log was changed before this entry"})
+		}
+		if ChainHash(e) != e.Hash {
+			out = append(out, ChainProblem{e.Seq, line, "the entry's hash does not match its content: this entry was edited"})
+		}
+		prev = e.Hash
+	}
+	return out
+}
+
+// FileHashes returns the current hash of each tracked file, sorted by name.
+func (s *Store) FileHashes() (map[string]string, []string, error) {
+	out := map[string]string{}
+	names := append([]string(nil), s.Tracked...)
+	sort.Strings(names)
+	for _, n := range names {
+		h, _, err := s.currentHash(n, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[n] = h
+	}
+	return out, names, nil
+}

@@ -1,0 +1,201 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/store"
+)
+
+// large is the generated 10,000-session state, made once per test binary.
+var large = sync.OnceValues(func() (*gen.State, error) { return gen.Generate(gen.Large, 1) })
+
+// benchCommit commits data as progress.json in a fresh state directory on
+// every iteration: lock, temp file, fsyncs, backup link, journal, rename.
+// The directory is in the system temp dir, on the file system baton's state
+// would usually share with the build.
+func benchCommit(b *testing.B, data []byte) {
+	s := store.New(b.TempDir())
+	s.Create = true
+	if err := os.WriteFile(s.Path("progress.json"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		err := s.Update(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Read("progress.json"); err != nil {
+				return err
+			}
+			tx.Write("progress.json", data)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCommit commits one file: the generated 10,000-session
+// progress.json (several MB), and a small one for the fixed cost.
+func BenchmarkCommit(b *testing.B) {
+	st, err := large()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("large", func(b *testing.B) { benchCommit(b, st.Progress) })
+	b.Run("1KB", func(b *testing.B) { benchCommit(b, st.Progress[:1024]) })
+}
+
+// BenchmarkUpdateNoWrite is a transaction that stages nothing: the lock
+// and the journal check every write pays.
+func BenchmarkUpdateNoWrite(b *testing.B) {
+	s := store.New(b.TempDir())
+	s.Create = true
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Update(ctx, func(*store.Tx) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadFile reads the large progress.json whole, as a full parse
+// starts; BenchmarkMap maps it, as the --field reads do.
+func BenchmarkReadFile(b *testing.B) {
+	s := largeStore(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if data, err := s.ReadFile(ctx, "progress.json"); err != nil || len(data) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMap(b *testing.B) {
+	s := largeStore(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		data, _, release, err := store.Map(s.Path("progress.json"))
+		if err != nil || len(data) == 0 {
+			b.Fatal(err)
+		}
+		release()
+	}
+}
+
+func largeStore(b *testing.B) *store.Store {
+	st, err := large()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "progress.json"), st.Progress, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return store.New(dir)
+}
+
+// BenchmarkFieldReadOpen is what a --field read pays before it slices the
+// value out: map the large progress.json and ask whether a reader may
+// trust it, on a file a reader before it validated and noted.
+func BenchmarkFieldReadOpen(b *testing.B) {
+	s := largeStore(b)
+	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	_, fi, release, err := store.Map(s.Path("progress.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	release()
+	s.Remember("progress.json", fi, []byte(`{"sessions":{"count":1}}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		data, fi, release, err := store.Map(s.Path("progress.json"))
+		if err != nil || len(data) == 0 {
+			b.Fatal(err)
+		}
+		if _, ok := s.Trusted("progress.json", fi, nil); !ok {
+			b.Fatal("the noted version is not trusted")
+		}
+		release()
+	}
+}
+
+// BenchmarkTrustedAppend is the write a session adds: a transaction maps
+// the file its stamp vouches for, appends one record to its array, sets
+// the status after it, and commits — patched in place, hashed from the
+// saved state. Its cost must not grow with the history (10 against 50,000
+// records).
+func BenchmarkTrustedAppend(b *testing.B) {
+	for _, n := range []int{10, 50000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchTrustedAppend(b, n) })
+	}
+}
+
+func benchTrustedAppend(b *testing.B, n int) {
+	s := store.New(b.TempDir())
+	s.Tracked, s.Create = []string{"progress.json"}, true
+	ctx := context.Background()
+	record := func(i int) map[string]any {
+		return map[string]any{"session_id": i, "agent_type": "IMPLEMENT", "summary": strings.Repeat("work done and tested; ", 20), "outcome": "SUCCESS"}
+	}
+	write := func(tx *store.Tx, d *jsondoc.Doc, i int) error {
+		if err := d.Top.Set("status", map[string]any{"updated_at": fmt.Sprint(i), "current_phase": "IMPLEMENT"}); err != nil {
+			return err
+		}
+		d.Top.MoveLast("sessions", "status")
+		segs := d.Segments()
+		facts, _ := json.Marshal(d.Facts())
+		tx.WriteSegments("progress.json", segs, facts)
+		tx.Log(store.Event{Type: "task"})
+		return nil
+	}
+	err := s.Update(ctx, func(tx *store.Tx) error {
+		d := jsondoc.NewDoc("sessions")
+		for i := 1; i <= n; i++ {
+			if _, err := d.Array("sessions").Append(record(i)); err != nil {
+				return err
+			}
+		}
+		return write(tx, d, 0)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := n
+	for b.Loop() {
+		i++
+		err := s.Update(ctx, func(tx *store.Tx) error {
+			data, raw, ok, err := tx.ReadTrusted("progress.json")
+			var facts jsondoc.Facts
+			if err != nil || !ok || json.Unmarshal(raw, &facts) != nil {
+				return fmt.Errorf("not vouched for: %v", err)
+			}
+			d, err := jsondoc.ParseDocTrusted(data, facts, "sessions")
+			if err != nil {
+				return err
+			}
+			if _, err := d.Array("sessions").Append(record(i)); err != nil {
+				return err
+			}
+			return write(tx, d, i)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
