@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,12 +24,11 @@ import (
 // mix: every file parses, no journal is left, feature_list.json and
 // progress.json (written in one transaction by `features pass`/`fail`) agree,
 // reviews.json and progress.json (one transaction for a PASS review) agree,
-// a fix is the old fixes plus one, .baton/reviews-index holds the facts of
-// the reviews.json beside it (they are written in one transaction),
-// the sessions are the old list or the old list plus the new session with
-// the next id, the audit log gained exactly one event if and only if the
-// files changed and its last event records the files as they are, and a
-// writer that exited by itself left its change.
+// a fix is the old fixes plus one, the sessions are the old list or the
+// old list plus the new session with the next id, the audit log gained
+// exactly one event if and only if the files changed and its last event
+// records the files as they are, and a writer that exited by itself left
+// its change.
 //
 // Half the kill delays are drawn from 0 to 1.25 times the measured duration
 // of the same command, so kills land everywhere from process start-up to
@@ -204,7 +202,6 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}
 		checkReader(t, when, rres, cur)
-		checkReviewsIndex(t, when, dir, cur)
 		see(cur)
 		st.backups += checkBackups(t, when, dir, seen)
 		kill.learn(kindClass(op.kind), delay, elapsed, completed, changed)
@@ -392,66 +389,6 @@ func fixOp(cur *crashState) (crashOp, bool) {
 			args: []string{"reviews", "add-fix", "-r", strconv.Itoa(r.ReviewID)}}, true
 	}
 	return crashOp{}, false
-}
-
-// checkReviewsIndex requires .baton/reviews-index to hold the facts of the reviews.json beside it: the index built from its
-// records, entry for entry (the order of the entries may differ).
-func checkReviewsIndex(t *testing.T, when, dir string, cur *crashState) {
-	t.Helper()
-	disk, err := os.ReadFile(filepath.Join(dir, ".baton", "reviews-index"))
-	if err != nil { // every reviews.json here is written by baton, with its index
-		t.Fatalf("%s: %v", when, err)
-	}
-	full, err := reviews.Parse(cur.rev)
-	if err != nil {
-		t.Fatalf("%s: %v", when, err)
-	}
-	// each part is named in the head (the last line) by its digest, which
-	// depends on the order of its entries: the digests are checked against
-	// the parts, and the rest compared entry for entry. The branches are in
-	// two parts (those folded, those added since: the first two lines),
-	// which a fresh build divides otherwise: their entries are compared as
-	// one set of features per branch.
-	decodeLines := func(b []byte) []any {
-		var out []any
-		lines := bytes.Split(b, []byte("\n"))
-		for i, l := range lines {
-			var v any
-			if err := json.Unmarshal(l, &v); err != nil {
-				t.Fatalf("%s: .baton/reviews-index: %v\n%s", when, err, b)
-			}
-			if head, ok := v.(map[string]any); ok && i == len(lines)-1 {
-				parts, _ := head["parts"].([]any)
-				for j, d := range parts {
-					if j >= len(lines)-1 || d != reviews.Digest(lines[j]) {
-						t.Fatalf("%s: .baton/reviews-index: the head names part %d by a digest it does not have\n%s", when, j, b)
-					}
-				}
-				delete(head, "parts")
-			}
-			out = append(out, v)
-		}
-		if len(out) < 2 {
-			t.Fatalf("%s: .baton/reviews-index has %d lines\n%s", when, len(out), b)
-		}
-		branches := map[string]map[any]bool{}
-		for _, part := range out[:2] {
-			m, _ := part.(map[string]any)
-			for br, ids := range m {
-				if branches[br] == nil {
-					branches[br] = map[any]bool{}
-				}
-				list, _ := ids.([]any)
-				for _, id := range list {
-					branches[br][id] = true
-				}
-			}
-		}
-		return append([]any{branches}, out[2:]...)
-	}
-	if got, want := decodeLines(disk), decodeLines(full.IndexBytes()); !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s: .baton/reviews-index does not hold the facts of reviews.json:\n%s\nwant (from the records):\n%s", when, disk, full.IndexBytes())
-	}
 }
 
 // readerFor picks the read-only command run after iteration i: each must

@@ -100,10 +100,6 @@ type state struct {
 	reconciled []store.Drift
 	// logGap is the lost log a person's reconcile records (nil for none).
 	logGap *store.LogGap
-	// featIndex is the index of a feature list the transaction validated
-	// in full, whose stamp will name it: written with the transaction's
-	// other changes (see finish).
-	featIndex []byte
 }
 
 // stateFiles are the state files.
@@ -253,24 +249,10 @@ func load[T any](st *state, name string, parse func([]byte) (T, error), trusted 
 	// say what its stamp must carry (the ids' maximum, say, it cannot)
 	if r, ok := any(v).(interface{ StampFacts() jsondoc.Facts }); ok {
 		if f := r.StampFacts(); len(f) > 0 {
-			if name == features.FileName {
-				f = st.indexFeatures(data, f)
-			}
 			st.tx.Validated(name, factsJSON(f))
 		}
 	}
 	return v, true, nil
-}
-
-// indexFeatures builds the index of a feature list validated in full and
-// returns the facts naming it (facts as they are when it cannot be built).
-func (st *state) indexFeatures(data []byte, facts jsondoc.Facts) jsondoc.Facts {
-	idx, named, ok := features.Index(data, facts)
-	if !ok {
-		return facts
-	}
-	st.featIndex = idx
-	return named
 }
 
 // invalidFile turns a parse error into the Invalid error a person can act on.
@@ -357,15 +339,6 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 		return st.rev, true, nil
 	}
 	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
-	if f != nil {
-		f.SetIndexSource(func() []byte {
-			b, _, _, err := st.tx.ReadTrusted(reviews.IndexName) // mapped when large: patched in place
-			if err != nil {
-				return nil // built again from the records
-			}
-			return b
-		})
-	}
 	st.rev = f
 	return f, ok, err
 }
@@ -374,15 +347,7 @@ func (st *state) featuresOpt() (*features.File, bool, error) {
 	if st.feat != nil {
 		return st.feat, true, nil
 	}
-	f, ok, err := load(st, features.FileName, features.Parse, func(data []byte, facts jsondoc.Facts) (*features.File, error) {
-		return features.ParseTrustedIndexed(data, facts, func() []byte {
-			b, _, _, err := st.tx.ReadTrusted(features.IndexName)
-			if err != nil {
-				return nil // the list is read as it is
-			}
-			return b
-		})
-	})
+	f, ok, err := load(st, features.FileName, features.Parse, features.ParseTrusted)
 	st.feat = f
 	return f, ok, err
 }
@@ -430,19 +395,10 @@ func (st *state) finish() error {
 	}
 	if st.dirty[reviews.FileName] {
 		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
-		st.tx.WriteSegments(reviews.IndexName, st.rev.IndexSegments(), nil) // journaled with the file its digest names
 	}
 	if st.dirty[features.FileName] {
-		data, facts := st.feat.Bytes(), st.feat.Facts()
-		if idx, named, ok := features.Index(data, facts); ok {
-			st.featIndex, facts = idx, named
-		} else {
-			st.featIndex = nil
-		}
-		st.tx.WriteSegments(features.FileName, [][]byte{data}, factsJSON(facts))
-	}
-	if st.featIndex != nil { // journaled with the list whose facts name it
-		st.tx.WriteSegments(features.IndexName, [][]byte{st.featIndex}, nil)
+		data := st.feat.Bytes()
+		st.tx.WriteSegments(features.FileName, [][]byte{data}, factsJSON(st.feat.Facts()))
 	}
 	if st.dirty[progress.OpenFileName] {
 		st.tx.Write(progress.OpenFileName, st.open.Bytes())

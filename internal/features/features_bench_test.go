@@ -96,24 +96,3 @@ func BenchmarkNext(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkParseTrustedIndexed is BenchmarkParseTrustedFacts with the
-// list's index, as a write finds it beside a list baton wrote.
-func BenchmarkParseTrustedIndexed(b *testing.B) {
-	data := largeState(b).Features
-	f, err := features.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	idx, facts, ok := features.Index(data, f.StampFacts())
-	if !ok {
-		b.Fatal("no index")
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := features.ParseTrustedIndexed(data, facts, func() []byte { return idx }); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
