@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
@@ -121,7 +119,6 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 			return err
 		}
 	}
-	warmCodecs(fileName)
 	var refused error
 	var who *actor
 	var task *string
@@ -219,35 +216,20 @@ func (st *state) stamp() string { return jsondoc.Timestamp(st.now) }
 
 func (st *state) touch(name string) { st.dirty[name] = true }
 
-// load reads one state file inside the transaction: validated in full,
-// unless baton's last transaction wrote it (its stamp matches), in which
-// case trusted reads it with the facts recorded then. A missing file is
-// (zero, false, nil).
-func load[T any](st *state, name string, parse func([]byte) (T, error), trusted func([]byte, jsondoc.Facts) (T, error)) (T, bool, error) {
+// load reads one state file inside the transaction and validates it in
+// full. A missing file is (zero, false, nil).
+func load[T any](st *state, name string, parse func([]byte) (T, error)) (T, bool, error) {
 	var zero T
-	data, rawFacts, ok, err := st.tx.ReadTrusted(name)
+	data, err := st.tx.Read(name)
 	if err != nil {
 		return zero, false, err
 	}
 	if data == nil {
 		return zero, false, nil
 	}
-	var facts jsondoc.Facts
-	if ok && trusted != nil && json.Unmarshal(rawFacts, &facts) == nil && facts != nil {
-		if v, err := trusted(data, facts); err == nil {
-			return v, true, nil
-		}
-	}
 	v, err := parse(data)
 	if err != nil {
 		return zero, false, invalidFile(st.tx.Store(), name, data, err)
-	}
-	// validated in full: the next transaction need not, when the file can
-	// say what its stamp must carry (the ids' maximum, say, it cannot)
-	if r, ok := any(v).(interface{ StampFacts() jsondoc.Facts }); ok {
-		if f := r.StampFacts(); len(f) > 0 {
-			st.tx.Validated(name, factsJSON(f))
-		}
 	}
 	return v, true, nil
 }
@@ -320,7 +302,7 @@ func (st *state) progressOpt() (*progress.File, bool, error) {
 	if st.prog != nil {
 		return st.prog, true, nil
 	}
-	f, ok, err := load(st, progress.FileName, progress.Parse, progress.ParseTrusted)
+	f, ok, err := load(st, progress.FileName, progress.Parse)
 	st.prog = f
 	return f, ok, err
 }
@@ -329,7 +311,7 @@ func (st *state) reviewsOpt() (*reviews.File, bool, error) {
 	if st.rev != nil {
 		return st.rev, true, nil
 	}
-	f, ok, err := load(st, reviews.FileName, reviews.Parse, reviews.ParseTrusted)
+	f, ok, err := load(st, reviews.FileName, reviews.Parse)
 	st.rev = f
 	return f, ok, err
 }
@@ -338,7 +320,7 @@ func (st *state) featuresOpt() (*features.File, bool, error) {
 	if st.feat != nil {
 		return st.feat, true, nil
 	}
-	f, ok, err := load(st, features.FileName, features.Parse, features.ParseTrusted)
+	f, ok, err := load(st, features.FileName, features.Parse)
 	st.feat = f
 	return f, ok, err
 }
@@ -368,7 +350,7 @@ func (st *state) features() (*features.File, error) {
 }
 
 // finish recomputes the counters when the files they come from changed
-// (or progress.json is new) and stages every changed file with its facts.
+// (or progress.json is new) and stages every changed file.
 func (st *state) finish() error {
 	if len(st.dirty) == 0 {
 		return nil
@@ -382,24 +364,18 @@ func (st *state) finish() error {
 		if err := st.prog.SetStatus("updated_at", st.stamp()); err != nil {
 			return err
 		}
-		st.tx.WriteSegments(progress.FileName, st.prog.Segments(), factsJSON(st.prog.Facts()))
+		st.tx.Write(progress.FileName, st.prog.Bytes())
 	}
 	if st.dirty[reviews.FileName] {
-		st.tx.WriteSegments(reviews.FileName, st.rev.Segments(), factsJSON(st.rev.Facts()))
+		st.tx.Write(reviews.FileName, st.rev.Bytes())
 	}
 	if st.dirty[features.FileName] {
-		data := st.feat.Bytes()
-		st.tx.WriteSegments(features.FileName, [][]byte{data}, factsJSON(st.feat.Facts()))
+		st.tx.Write(features.FileName, st.feat.Bytes())
 	}
 	if st.dirty[progress.OpenFileName] {
 		st.tx.Write(progress.OpenFileName, st.open.Bytes())
 	}
 	return nil
-}
-
-func factsJSON(f jsondoc.Facts) json.RawMessage {
-	b, _ := json.Marshal(f)
-	return b
 }
 
 // counters computes the status counters from the feature list and reviews.

@@ -72,37 +72,9 @@ func Parse(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parse(doc, false)
-}
-
-// ParseTrusted reads a feature list baton itself wrote (or validated in
-// full): neither the JSON nor the records' shapes are checked again; the
-// records are still read.
-func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
-	doc, err := jsondoc.ParseDocTrusted(data, facts, "features")
-	if err != nil {
-		return nil, err
-	}
-	return parse(doc, true)
-}
-
-// Facts returns what the last Bytes wrote, for the next command.
-func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
-
-// StampFacts are the facts a transaction that validated the list in full
-// records with its stamp, for the transactions after it: ParseTrusted
-// reads the records again and needs no more than that they were valid.
-func (f *File) StampFacts() jsondoc.Facts { return f.doc.ReadFacts() }
-
-func parse(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
 		return nil, err
 	}
-	return parseItems(doc, trusted)
-}
-
-// parseItems reads every item whole.
-func parseItems(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	f := &File{doc: doc, index: map[string]int{}}
 	arr := doc.Array("features")
 	for i, raw := range arr.Elems() {
@@ -110,10 +82,8 @@ func parseItems(doc *jsondoc.Doc, trusted bool) (*File, error) {
 		if err != nil {
 			return nil, arr.Invalid("features", i, err.field, "%s", err.msg)
 		}
-		if !trusted {
-			if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
-				return nil, err
-			}
+		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
+			return nil, err
 		}
 		if _, dup := f.index[item.ID]; dup {
 			return nil, arr.Invalid("features", i, "id", "duplicate feature id %q", item.ID)

@@ -31,37 +31,6 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkParseTrusted reads 1,000 features of a list baton wrote, as
-// every write that names a feature does.
-func BenchmarkParseTrusted(b *testing.B) {
-	data := largeState(b).Features
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := features.ParseTrusted(data, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkParseTrustedFacts is BenchmarkParseTrusted with the facts a
-// write's stamp records, as a write finds them.
-func BenchmarkParseTrustedFacts(b *testing.B) {
-	data := largeState(b).Features
-	f, err := features.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	facts := f.StampFacts()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := features.ParseTrusted(data, facts); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkPass is the domain side of `features pass`: parse, mark one
 // pending feature passing, encode.
 func BenchmarkPass(b *testing.B) {

@@ -4,7 +4,6 @@
 package reviews
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -94,20 +93,6 @@ type File struct {
 	maxFix  int
 	reviews []gjson.Result // parsed views of the raw records, same order (nil until needed)
 	fixes   []gjson.Result
-	trusted bool // read with the facts baton wrote: its arrays are split only when needed
-}
-
-// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
-// with the largest review and fix ids.
-func (f *File) ReadFacts() jsondoc.Facts {
-	facts := f.doc.ReadFacts()
-	for name, max := range map[string]int{"reviews": f.maxRev, "fixes": f.maxFix} {
-		if a, ok := facts[name]; ok {
-			a.MaxID = max
-			facts[name] = a
-		}
-	}
-	return facts
 }
 
 // New returns an empty reviews file.
@@ -118,26 +103,9 @@ func New() *File {
 }
 
 // Parse validates data and returns the file. Errors are
-// *jsondoc.InvalidError. The file is validated in one pass (Validate);
-// one that pass does not vouch for goes through ParseChecked, which
-// decides and words the error.
+// *jsondoc.InvalidError: the grammar, then every record looked at in turn,
+// each problem reported with its record, member and offset.
 func Parse(data []byte) (*File, error) {
-	facts, ok := jsondoc.Validate(data, Layout.Get())
-	if !ok {
-		return ParseChecked(data)
-	}
-	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
-	if err != nil {
-		return nil, err
-	}
-	return &File{doc: doc, maxRev: facts["reviews"].MaxID, maxFix: facts["fixes"].MaxID}, nil
-}
-
-// ParseChecked is Parse through the full parser alone: the grammar, then
-// every record looked at in turn, each problem reported with its record,
-// member and offset. Parse uses it for the files its one pass does not
-// vouch for; the tests hold the one pass to it.
-func ParseChecked(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
@@ -229,31 +197,6 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 	return nil
 }
 
-// ParseTrusted reads a file baton itself wrote, with the facts recorded
-// when it did: nothing is validated again and the records are split only
-// when a command needs them.
-func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
-	rf, ok1 := facts["reviews"]
-	ff, ok2 := facts["fixes"]
-	if !ok1 || !ok2 {
-		return Parse(data)
-	}
-	doc, err := jsondoc.ParseDocTrusted(data, facts, "reviews", "fixes")
-	if err != nil {
-		return nil, err
-	}
-	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID, trusted: true}, nil
-}
-
-// Facts returns what the last Bytes wrote, for the next command.
-func (f *File) Facts() jsondoc.Facts {
-	facts := f.doc.Facts()
-	r, x := facts["reviews"], facts["fixes"]
-	r.MaxID, x.MaxID = f.maxRev, f.maxFix
-	facts["reviews"], facts["fixes"] = r, x
-	return facts
-}
-
 func views(arr *jsondoc.Array) []gjson.Result {
 	elems := arr.Elems()
 	out := make([]gjson.Result, len(elems))
@@ -305,14 +248,7 @@ func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error
 }
 
 // Bytes encodes the file.
-func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
-
-// Segments encodes the file in pieces that share the bytes it was read
-// from (see jsondoc.Doc.Segments).
-func (f *File) Segments() [][]byte {
-	f.doc.Gap("reviews")
-	return f.doc.Segments()
-}
+func (f *File) Bytes() []byte { return f.doc.Bytes() }
 
 // NextReviewID is the id the next review gets.
 func (f *File) NextReviewID() int { return f.maxRev + 1 }
@@ -338,12 +274,8 @@ func (f *File) Review(id int) (gjson.Result, error) {
 		}
 		return !found
 	}
-	if f.reviews != nil || !f.trusted { // split already: views built once serve every call
-		rv := f.rv()
-		for i := len(rv) - 1; i >= 0 && match(rv[i]); i-- {
-		}
-	} else {
-		f.doc.Array("reviews").FromEnd(func(raw []byte) bool { return match(gjson.ParseBytes(raw)) })
+	rv := f.rv()
+	for i := len(rv) - 1; i >= 0 && match(rv[i]); i-- {
 	}
 	if found {
 		return out, nil
@@ -682,21 +614,4 @@ func Health(issues []Issue, coverage *float64) string {
 		return "GOOD"
 	}
 	return "FAIR"
-}
-
-// Layout is the shape of reviews.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse. Built on first use, not
-// at start-up, which every baton process pays.
-var Layout = lazy.Value[*jsondoc.Shape]{Build: func() *jsondoc.Shape {
-	return jsondoc.NewShape(topShape).
-		Records("reviews", "review_id", jsondoc.NewShape(reviewShape.Get()).Inner("issues", jsondoc.NewShape(issuesShape))).
-		Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
-}}
-
-// Validate validates data as Parse does and returns the facts of the file
-// as read (see ReadFacts), for a reader that keeps nothing else: in one
-// pass over the bytes (jsondoc.Validate), and through ParseChecked when
-// that pass cannot tell, so that a bad file is reported as it always was.
-func Validate(data []byte) (jsondoc.Facts, error) {
-	return jsondoc.ValidateOr(data, Layout.Get(), ParseChecked)
 }

@@ -62,7 +62,7 @@ const (
 
 // CommitSteps lists the steps in order (for tests that fail each in turn).
 var CommitSteps = []string{StepTemp, StepSyncTemps, StepEvent, StepJournal, StepJournalRename, StepJournalSync,
-	StepBackup, StepBackupPatch, StepRename, StepPatch, StepTruncate, StepPatchSync, StepAppend, StepApplySync, StepJournalRemove, StepStamps}
+	StepBackup, StepRename, StepAppend, StepApplySync, StepJournalRemove, StepStamps}
 
 // SetFaultHook installs fn to be called at every commit step (nil removes
 // it). For tests only: it makes baton fail where a disk or a kill would.

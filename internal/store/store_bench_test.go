@@ -2,16 +2,12 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/baton-cli/baton/bench/gen"
-	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/store"
 )
 
@@ -131,71 +127,5 @@ func BenchmarkFieldReadOpen(b *testing.B) {
 			b.Fatal("the noted version is not trusted")
 		}
 		release()
-	}
-}
-
-// BenchmarkTrustedAppend is the write a session adds: a transaction maps
-// the file its stamp vouches for, appends one record to its array, sets
-// the status after it, and commits — patched in place, hashed from the
-// saved state. Its cost must not grow with the history (10 against 50,000
-// records).
-func BenchmarkTrustedAppend(b *testing.B) {
-	for _, n := range []int{10, 50000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) { benchTrustedAppend(b, n) })
-	}
-}
-
-func benchTrustedAppend(b *testing.B, n int) {
-	s := store.New(b.TempDir())
-	s.Tracked, s.Create = []string{"progress.json"}, true
-	ctx := context.Background()
-	record := func(i int) map[string]any {
-		return map[string]any{"session_id": i, "agent_type": "IMPLEMENT", "summary": strings.Repeat("work done and tested; ", 20), "outcome": "SUCCESS"}
-	}
-	write := func(tx *store.Tx, d *jsondoc.Doc, i int) error {
-		if err := d.Top.Set("status", map[string]any{"updated_at": fmt.Sprint(i), "current_phase": "IMPLEMENT"}); err != nil {
-			return err
-		}
-		d.Top.MoveLast("sessions", "status")
-		segs := d.Segments()
-		facts, _ := json.Marshal(d.Facts())
-		tx.WriteSegments("progress.json", segs, facts)
-		tx.Log(store.Event{Type: "task"})
-		return nil
-	}
-	err := s.Update(ctx, func(tx *store.Tx) error {
-		d := jsondoc.NewDoc("sessions")
-		for i := 1; i <= n; i++ {
-			if _, err := d.Array("sessions").Append(record(i)); err != nil {
-				return err
-			}
-		}
-		return write(tx, d, 0)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	i := n
-	for b.Loop() {
-		i++
-		err := s.Update(ctx, func(tx *store.Tx) error {
-			data, raw, ok, err := tx.ReadTrusted("progress.json")
-			var facts jsondoc.Facts
-			if err != nil || !ok || json.Unmarshal(raw, &facts) != nil {
-				return fmt.Errorf("not vouched for: %v", err)
-			}
-			d, err := jsondoc.ParseDocTrusted(data, facts, "sessions")
-			if err != nil {
-				return err
-			}
-			if _, err := d.Array("sessions").Append(record(i)); err != nil {
-				return err
-			}
-			return write(tx, d, i)
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }
