@@ -134,7 +134,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("uninterrupted durations: %v (progress.json %d KB, feature_list.json %d KB)", kill.took, len(prev.prog)/1024, len(prev.feat)/1024)
 
-	var st struct{ killed, exited, journals, patchJournals, temps, newState, oldState, backups int }
+	var st struct{ killed, exited, journals, temps, newState, oldState, backups int }
 	prevEvents, _ := auditLog(t, dir)
 	kinds := map[string]int{}
 	deadline := time.Now().Add(crashBudget)
@@ -164,9 +164,6 @@ func TestCrashSafety(t *testing.T) {
 		hadJournal := journalExists(t, dir)
 		if hadJournal {
 			st.journals++
-			if j, _ := os.ReadFile(filepath.Join(dir, ".baton", "journal")); bytes.Contains(j, []byte(`"patches"`)) {
-				st.patchJournals++ // killed inside an in-place patch, or just before it
-			}
 		}
 		if len(leftovers(t, dir)) > 0 {
 			st.temps++
@@ -223,19 +220,14 @@ func TestCrashSafety(t *testing.T) {
 	if st.backups == 0 {
 		t.Fatal("no backup was checked: the loop proves nothing about them")
 	}
-	t.Logf("%d writers killed, %d finished before the kill; %d kills left a committed journal (%d with an in-place patch), %d left staged files; killed writers left the new state %d times, the old state %d times; %d backups checked against a version seen; %d sessions; writers %v; durations %v, commit points %v",
-		st.killed, st.exited, st.journals, st.patchJournals, st.temps, st.newState, st.oldState, st.backups, len(final.p.Sessions), kinds, kill.took, kill.commit)
+	t.Logf("%d writers killed, %d finished before the kill; %d kills left a committed journal, %d left staged files; killed writers left the new state %d times, the old state %d times; %d backups checked against a version seen; %d sessions; writers %v; durations %v, commit points %v",
+		st.killed, st.exited, st.journals, st.temps, st.newState, st.oldState, st.backups, len(final.p.Sessions), kinds, kill.took, kill.commit)
 }
 
 // checkBackups requires each backup to hold a version of its file the
-// loop saw, whether a record beside it vouches for it or not (a kill
-// between a small backup's exchange and its record leaves the last
-// record, which the new backup does not match). A small backup is
-// exchanged whole with a spare, so a kill leaves the old one or the new
-// one. Only a patched (large) backup may be left half-patched by a kill,
-// and then without a record (emptied before the backup is patched), which
-// the next patch rebuilds: that one is skipped. It returns how many it
-// checked.
+// loop saw: a backup is a hard link to the version a commit replaced,
+// which is never written again, so a kill leaves the old one or the new
+// one. It returns how many it checked.
 func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
 	t.Helper()
 	n := 0
@@ -244,13 +236,8 @@ func checkBackups(t *testing.T, when, dir string, seen map[string]bool) int {
 		if err != nil {
 			continue // none kept yet
 		}
-		raw, err := os.ReadFile(filepath.Join(dir, ".baton", "backup", "."+name+".patch"))
-		recorded := err == nil && json.Valid(raw)
-		if !recorded && len(b) >= 64<<10 {
-			continue // a patched backup a kill left unrecorded: rebuilt, never trusted
-		}
 		if !seen[hashOf(b)] {
-			t.Fatalf("%s: the backup of %s (%d bytes, recorded %v) is no version of it the test saw", when, name, len(b), recorded)
+			t.Fatalf("%s: the backup of %s (%d bytes) is no version of it the test saw", when, name, len(b))
 		}
 		n++
 	}
@@ -825,10 +812,18 @@ func TestJournalRecovery(t *testing.T) {
 
 // journalDoc is .baton/journal as package store writes it.
 type journalDoc struct {
-	Files []journalEntry `json:"files"`
+	Files  []journalEntry `json:"files"`
+	Append *appendDoc     `json:"append,omitempty"`
 }
 
 type journalEntry struct {
 	Tmp string `json:"tmp"`
 	Dst string `json:"dst"`
+}
+
+// appendDoc is the journal's record of an audit-log append.
+type appendDoc struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data"`
 }

@@ -67,7 +67,7 @@ func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 // change is a problem; without that version the command refuses (exit 6).
 func (a *App) recordedSnapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 	return a.snapshot(ctx, func(sn *snapshot) error {
-		drifts, _, err := sn.s.CheckDrift(true)
+		drifts, _, err := sn.s.CheckDrift()
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (sn *snapshot) verify() VerifyResult {
 	for _, p := range store.CheckChain(events) {
 		res.Problems = append(res.Problems, Problem{"chain", store.EventsName, fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Problem)})
 	}
-	drifts, _, err := sn.s.CheckDrift(false)
+	drifts, _, err := sn.s.CheckDrift()
 	if err != nil {
 		res.Problems = append(res.Problems, Problem{"files", "", err.Error()})
 	}

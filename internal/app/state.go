@@ -37,7 +37,6 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 		s.SetPath(fileName, p)
 	}
 	s.Now = a.env.Now
-	s.KeepMapped = a.env.OneShot
 	s.Tracked = trackedFiles
 	s.ResolveAnchors = func() (write, watch []string) { return a.anchorPaths(dir) } // on first use: a read needs none
 	s.Probe = a.probe(s)
@@ -238,9 +237,6 @@ func load[T any](st *state, name string, parse func([]byte) (T, error)) (T, bool
 func invalidFile(s *store.Store, name string, data []byte, err error) error {
 	path := s.Path(name)
 	advice := fmt.Sprintf("nothing was written; a person can restore the previous version from %s, then run 'baton verify'", s.BackupPath(name))
-	if !s.BackupIntact(name) {
-		advice = fmt.Sprintf("nothing was written; a person can restore the previous version from %s (baton has no record that it is whole: check it first), then run 'baton verify'", s.BackupPath(name))
-	}
 	var ie *jsondoc.InvalidError
 	if errors.As(err, &ie) {
 		line, col := jsondoc.Position(data, ie.Offset)
@@ -265,7 +261,7 @@ func missingOrReplaced(s *store.Store, name, hint string) error {
 // is missing). The INITIALIZER's hand-written feature list, where baton
 // init wrote the empty one, is read: its session's next write adopts it.
 func replaced(s *store.Store, name string, data []byte) error {
-	d, err := s.ReplacedRead(name, nil, data)
+	d, err := s.Replaced(name, data)
 	if err != nil {
 		return err
 	}
@@ -496,24 +492,25 @@ func readFile[T any](ctx context.Context, a *App, name, hint string, parse func(
 
 // readFileIn is readFile that also gives the store the file was read from.
 func readFileIn[T any](ctx context.Context, a *App, name, hint string, parse func([]byte) (T, error)) (T, *store.Store, error) {
-	var zero T
+	var v T
 	s, err := a.openStore(name)
 	if err != nil {
-		return zero, nil, err
+		return v, nil, err
 	}
-	data, err := s.ReadFile(ctx, name)
-	if err != nil {
-		return zero, s, err
-	}
-	if data == nil {
-		return zero, s, missingOrReplaced(s, name, hint)
-	}
-	v, err := parse(data)
-	if err != nil {
-		return zero, s, invalidFile(s, name, data, err)
-	}
-	if err := replaced(s, name, data); err != nil {
-		return zero, s, err
-	}
-	return v, s, nil
+	err = s.ReadConsistent(ctx, func() error {
+		var zero T
+		v = zero
+		data, err := s.ReadFile(ctx, name)
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			return missingOrReplaced(s, name, hint)
+		}
+		if v, err = parse(data); err != nil {
+			return invalidFile(s, name, data, err)
+		}
+		return replaced(s, name, data)
+	})
+	return v, s, err
 }

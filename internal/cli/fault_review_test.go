@@ -16,7 +16,6 @@ func TestFaultAtEachCommitStepFix(t *testing.T) {
 	defer store.SetFaultHook(nil)
 	for _, step := range store.CommitSteps {
 		t.Run(step, func(t *testing.T) {
-			defer patchingAt(step)()
 			dir := t.TempDir()
 			mustIn(t, dir, "init")
 			mustIn(t, dir, asPerson("features", "append", "-e", `[{"id":"F001","name":"Health"}]`, "-s", "spec")...)

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/lazy"
 )
 
@@ -51,8 +50,7 @@ func SetProcessGC(args []string, getenv func(string) string) {
 
 // Processors. A write of the progress, reviews or features group runs its
 // Go code on one processor: it has nothing to run in parallel on a small
-// state (its file syncs run one after the other on its goroutine and keep
-// the processor through the system call: app.OneProcessorWrite), and what a second
+// state, and what a second
 // processor cost it — threads woken to look for work, their stacks, each
 // goroutine handed across — was CPU that concurrent writers, which keep
 // every core busy, would have used: 8 writers on 2 cores got through ~5%
@@ -65,7 +63,6 @@ func SetProcessGC(args []string, getenv func(string) string) {
 func SetProcessProcs(args []string, getenv func(string) string) {
 	if getenv("GOMAXPROCS") == "" && groupWrite(args) {
 		runtime.GOMAXPROCS(1)
-		app.OneProcessorWrite()
 	}
 }
 

@@ -207,7 +207,7 @@ func (a *App) printVersion(json bool) int {
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head, OneShot: env.OneShot}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head}, &a.g.Options, a)
 	return a
 }
 

@@ -12,7 +12,7 @@ import (
 // Genesis returns the hash of the log's first entry ("" for none), reading
 // only the log's first line.
 func (s *Store) Genesis() string {
-	f, err := OpenFile(s.EventsPath(), os.O_RDONLY, 0)
+	f, err := os.Open(s.EventsPath())
 	if err != nil {
 		return ""
 	}

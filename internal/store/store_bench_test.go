@@ -66,8 +66,8 @@ func BenchmarkUpdateNoWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkReadFile reads the large progress.json whole, as a full parse
-// starts; BenchmarkMap maps it, as the --field reads do.
+// BenchmarkReadFile reads the large progress.json whole, as every read
+// starts.
 func BenchmarkReadFile(b *testing.B) {
 	s := largeStore(b)
 	ctx := context.Background()
@@ -76,18 +76,6 @@ func BenchmarkReadFile(b *testing.B) {
 		if data, err := s.ReadFile(ctx, "progress.json"); err != nil || len(data) == 0 {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkMap(b *testing.B) {
-	s := largeStore(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		data, _, release, err := store.Map(s.Path("progress.json"))
-		if err != nil || len(data) == 0 {
-			b.Fatal(err)
-		}
-		release()
 	}
 }
 
@@ -101,31 +89,4 @@ func largeStore(b *testing.B) *store.Store {
 		b.Fatal(err)
 	}
 	return store.New(dir)
-}
-
-// BenchmarkFieldReadOpen is what a --field read pays before it slices the
-// value out: map the large progress.json and ask whether a reader may
-// trust it, on a file a reader before it validated and noted.
-func BenchmarkFieldReadOpen(b *testing.B) {
-	s := largeStore(b)
-	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	_, fi, release, err := store.Map(s.Path("progress.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	release()
-	s.Remember("progress.json", fi, []byte(`{"sessions":{"count":1}}`))
-	b.ReportAllocs()
-	for b.Loop() {
-		data, fi, release, err := store.Map(s.Path("progress.json"))
-		if err != nil || len(data) == 0 {
-			b.Fatal(err)
-		}
-		if _, ok := s.Trusted("progress.json", fi, nil); !ok {
-			b.Fatal("the noted version is not trusted")
-		}
-		release()
-	}
 }
