@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/baton-cli/baton/internal/errs"
@@ -122,28 +121,4 @@ func dropLastLines(t *testing.T, path string, n int) {
 	must(t, err)
 	lines := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	must(t, os.WriteFile(path, bytes.Join(lines[:len(lines)-n], nil), 0o644))
-}
-
-// anchorHeadSeeds are anchor contents for TestAnchorHeads and its fuzz
-// target.
-var anchorHeadSeeds = []string{
-	`{"seq":12,"hash":"abc","state_dir":"/p"}`,
-	`{"seq":12,"hash":"abc","seq":13}`,
-	`{"SEQ":7,"Hash":"x"}`,
-	`{"seq":-3,"hash":null}`,
-	`{"hash":"no seq"}`,
-	`{"seq":1e3,"hash":"exp"}`,
-	`{"seq":1.0,"hash":"frac"}`,
-	`{"seq":"12","hash":"str"}`,
-	`{"seq":12,"hash":5}`,
-	`{"seq":12,"hash":"abc","state_dir":5}`,
-	`{"seq":12,"hash":"abc","genesis":[]}`,
-	`{"seq":12,"hash":"abc","other":[1,{"x":2}]}`,
-	"{\"seq\":0,\"hAsh\":\"\xd0\"}",
-	`{"seq":3,"hash":"\u0061\ud800"}`,
-	`{"seq":99999999999999999999,"hash":"big"}`,
-	`null`,
-	`[1]`,
-	`{"seq":12,"hash":"abc"`,
-	`{"seq":12,"hash":"abc"}` + strings.Repeat(" ", 400) + "\n",
 }
