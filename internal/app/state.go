@@ -271,9 +271,22 @@ func replaced(s *store.Store, name string, data []byte) error {
 		}
 		return logBehind(s, name)
 	}
-	if name == features.FileName && d.Recorded == emptyFeatureListHash() && d.Now != "" {
+	if initializersList(name, d) {
 		return nil
 	}
+	return replacedError(*d)
+}
+
+// initializersList says whether d is the INITIALIZER's hand-written
+// feature list where baton init wrote the empty one: read as it is, and
+// adopted by its session's next write.
+func initializersList(name string, d *store.Drift) bool {
+	return name == features.FileName && d.Recorded == emptyFeatureListHash() && d.Now != ""
+}
+
+// replacedError is the refusal to answer from a state file that is not
+// the version the log recorded.
+func replacedError(d store.Drift) error {
 	return errs.New(errs.Invalid, "%s — it was not read: baton answers from the version it recorded, not from a copy restored by a git checkout or stash, or an edit; baton records no more changes until a person reconciles this. Stop and report it", d.Message())
 }
 

@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,7 +16,10 @@ import (
 // deleting or truncating the log shows: in .baton/head.json, and in
 // AnchorPath, a file outside the project (the person's state directory),
 // which 'rm -rf .baton' leaves in place. Each commit that appends an entry
-// rewrites both; verify compares the log with them.
+// replaces both whole; verify compares the log with them. An anchor that
+// cannot be read (emptied, cut, replaced by something else) is rewritten by
+// the next commit, which records that in its entry: deleting an anchor
+// has the same effect, and a write is never refused for it.
 
 // HeadName is the in-project anchor inside .baton/.
 const HeadName = "head.json"
@@ -28,6 +33,23 @@ type Anchor struct {
 	// wherever the project is moved, so that verify finds the anchors a
 	// log left under its earlier paths.
 	Genesis string `json:"genesis,omitempty"`
+	// Base is the log's head when the anchor's path first recorded an
+	// entry (seq 0: the log began there): what came before was written
+	// under another path, which a move or a copy left behind.
+	Base *AnchorBase `json:"base,omitempty"`
+}
+
+// AnchorBase is an entry of the log, by sequence number and hash.
+type AnchorBase struct {
+	Seq  int    `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// AnchorNote is an anchor a commit rewrote though it did not hold the
+// log's head, and why.
+type AnchorNote struct {
+	Path    string `json:"anchor"`
+	Problem string `json:"problem"`
 }
 
 // anchorPaths are the anchors every append writes (creating them), then
@@ -52,17 +74,20 @@ func (s *Store) anchorPaths() (write, watch []string) {
 	return write, s.WatchAnchors
 }
 
-// writeAnchor records e as the log's head (best effort: a lost anchor
+// writeAnchors records e as the log's head (best effort: a lost anchor
 // only weakens what verify can tell). Each anchor is replaced whole (temp
 // file, sync, rename), so that a crash leaves the old head or the new one;
-// a watched anchor is replaced only where one exists.
-func (s *Store) writeAnchor(e *Event) {
+// a watched anchor is replaced only where one exists. base is the log's
+// head before the transaction's entries: an anchor new to this log starts
+// its path's history there.
+func (s *Store) writeAnchors(e *Event, base AnchorBase) {
 	genesis := e.Hash
 	if e.Seq > 1 {
 		genesis = s.Genesis()
 	}
-	b, _ := json.Marshal(Anchor{Seq: e.Seq, Hash: e.Hash, Dir: s.Dir, Genesis: genesis})
-	b = append(b, '\n')
+	if b := s.PathBase(); b != nil {
+		base = *b // the same log's: its path's history began where its anchors say
+	}
 	write, watch := s.anchorPaths()
 	for i, p := range append(write, watch...) {
 		if fault(StepAnchor) != nil {
@@ -71,11 +96,43 @@ func (s *Store) writeAnchor(e *Event) {
 		if i >= len(write) && !exists(p) {
 			continue
 		}
+		an := Anchor{Seq: e.Seq, Hash: e.Hash, Dir: s.Dir, Genesis: genesis, Base: &base}
+		if old, problem := readAnchor(p); problem == "" && old != nil && old.Genesis == genesis && old.Base != nil {
+			an.Base = old.Base
+		}
+		b, _ := json.Marshal(an)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			continue
 		}
-		_ = WriteFileAtomic(p, b, 0o600)
+		_ = WriteFileAtomic(p, append(b, '\n'), 0o600)
 	}
+}
+
+// readAnchor reads the anchor at p (nil when there is none), or says why
+// the file there is none.
+func readAnchor(p string) (*Anchor, string) {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
+	if err == nil && !fi.Mode().IsRegular() {
+		return nil, describeMode(fi.Mode()) + ", not a regular file"
+	}
+	var b []byte
+	if err == nil {
+		b, err = ReadRegular(p)
+	}
+	if err != nil {
+		return nil, "unreadable: " + err.Error()
+	}
+	if len(b) == 0 {
+		return nil, "empty (0 bytes)"
+	}
+	var a Anchor
+	if err := json.Unmarshal(b, &a); err != nil || a.Seq < 0 {
+		return nil, fmt.Sprintf("not an anchor (%d bytes that do not decode as one)", len(b))
+	}
+	return &a, ""
 }
 
 // LogHead returns the sequence and hash of the log's last entry (0 and ""
@@ -102,28 +159,22 @@ func (s *Store) anchorFiles() []string {
 	return paths
 }
 
-// Anchors returns each anchor found, in the order of their paths.
-func (s *Store) Anchors() ([]AnchorAt, error) {
+// Anchors returns each anchor found, in the order of their paths, and the
+// anchor files that are none (see readAnchor).
+func (s *Store) Anchors() ([]AnchorAt, []AnchorNote) {
 	var out []AnchorAt
+	var broken []AnchorNote
 	for _, p := range s.anchorFiles() {
-		b, err := ReadRegular(p) // a FIFO here would block a plain read
-		if err != nil {
-			return out, err
+		a, problem := readAnchor(p)
+		switch {
+		case problem != "":
+			broken = append(broken, AnchorNote{Path: p, Problem: problem})
+		case a != nil:
+			out = append(out, AnchorAt{Path: p, Anchor: *a})
 		}
-		if b == nil {
-			continue
-		}
-		var a Anchor
-		if err := json.Unmarshal(b, &a); err != nil {
-			return out, errors.New(p + ": unreadable anchor: " + err.Error())
-		}
-		out = append(out, AnchorAt{Path: p, Anchor: a})
 	}
-	return out, nil
+	return out, broken
 }
-
-// WriteAnchorForBench records a head, for benchmarks of the write cost.
-func WriteAnchorForBench(s *Store, seq int, hash string) { s.writeAnchor(&Event{Seq: seq, Hash: hash}) }
 
 // LogGap is an anchor ahead of the log: the log ends before the head an
 // anchor recorded, or holds another entry at that sequence number. Entries
@@ -134,24 +185,21 @@ type LogGap struct {
 	Seq    int    `json:"log_seq"` // the log's last sequence number (0: empty or missing)
 }
 
-// logGap compares the log's last entry with every anchor. It reads the
-// entry at an anchor's sequence number only when the log reaches it and
-// its last entry is not that one.
+// logGap compares the log's last entry with every anchor that can be
+// read. It reads the entry at an anchor's sequence number only when the log
+// reaches it and its last entry is not that one.
 func (s *Store) logGap(last *Event) (*LogGap, error) {
 	seq, hash := 0, ""
 	if last != nil {
 		seq, hash = last.Seq, last.Hash
 	}
-	return s.logGapAt(seq, hash)
+	anchors, _ := s.Anchors()
+	return s.gapIn(anchors, seq, hash)
 }
 
-// logGapAt is logGap of a log whose last entry has sequence number seq and
-// hash hash (0 and "" for none).
-func (s *Store) logGapAt(seq int, hash string) (*LogGap, error) {
-	anchors, err := s.Anchors()
-	if err != nil {
-		return nil, errs.New(errs.Invalid, "%v: nothing was written; run 'baton verify'", err)
-	}
+// gapIn is logGap over anchors, for a log whose last entry has sequence
+// number seq and hash hash (0 and "" for none).
+func (s *Store) gapIn(anchors []AnchorAt, seq int, hash string) (*LogGap, error) {
 	for _, an := range anchors {
 		switch {
 		case an.Seq > seq:
@@ -202,10 +250,7 @@ func (s *Store) LogGap() (*LogGap, error) {
 // the writes and verify, which read the log whole to check it; an anchor
 // that cannot be read is theirs to report too.
 func (s *Store) LogAhead() (*LogGap, error) {
-	anchors, err := s.Anchors()
-	if err != nil {
-		return nil, nil
-	}
+	anchors, _ := s.Anchors()
 	last, err := s.committedHead()
 	if err != nil || last == nil {
 		return nil, nil

@@ -127,7 +127,7 @@ func (s *Store) CheckDrift() ([]Drift, *Event, error) {
 func (s *Store) checkDrift() ([]Drift, *Event, map[string][]byte, error) {
 	last, err := s.committedHead()
 	if err != nil || last == nil {
-		if err == nil && exists(s.recordedDir()) {
+		if err == nil && s.hadLog() {
 			return []Drift{{File: ".baton/" + EventsName, Difference: "the audit log is gone (deleted or emptied) while baton's records of the files remain"}}, nil, nil, nil
 		}
 		return nil, last, nil, err
@@ -154,6 +154,22 @@ func (s *Store) checkDrift() ([]Drift, *Event, map[string][]byte, error) {
 		out = append(out, d)
 	}
 	return out, last, read, nil
+}
+
+// hadLog says whether a log's commits left their traces here: the
+// anchor in .baton/, or a recorded copy (both written after a commit
+// point).
+func (s *Store) hadLog() bool {
+	if exists(filepath.Join(s.BatonDir(), HeadName)) {
+		return true
+	}
+	entries, _ := os.ReadDir(s.recordedDir())
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // recordedDir holds the versions of the tracked files the last event

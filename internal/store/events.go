@@ -51,6 +51,9 @@ type EventMetadata struct {
 	// Files maps each state file to the sha256 of its content after the
 	// transaction ("" when the file does not exist).
 	Files map[string]string `json:"files"`
+	// Rewritten are the anchors the transaction's commit rewrote though
+	// they did not hold the log's head (see AnchorNote).
+	Rewritten []AnchorNote `json:"anchors_rewritten,omitempty"`
 }
 
 // EventsPath is where the audit log lives.
@@ -112,14 +115,8 @@ func (tx *Tx) prepareAppend(events []*Event, files []staged) (*appendEntry, erro
 	if err != nil {
 		return nil, err
 	}
-	if !s.AllowLogGap {
-		gap, err := s.logGap(last)
-		if err != nil {
-			return nil, err
-		}
-		if gap != nil {
-			return nil, gapError(s, gap)
-		}
+	if err := tx.checkAnchors(last); err != nil {
+		return nil, err
 	}
 	staged := map[string]string{}
 	for _, f := range files {
@@ -127,6 +124,9 @@ func (tx *Tx) prepareAppend(events []*Event, files []staged) (*appendEntry, erro
 	}
 	var data []byte
 	for _, e := range events {
+		if e == tx.event {
+			e.Metadata.Rewritten = tx.notes
+		}
 		line, err := tx.prepareEvent(e, last, staged)
 		if err != nil {
 			return nil, err
@@ -134,6 +134,41 @@ func (tx *Tx) prepareAppend(events []*Event, files []staged) (*appendEntry, erro
 		data, last = append(data, line...), e
 	}
 	return &appendEntry{Path: s.EventsPath(), Offset: size, Data: data}, nil
+}
+
+// checkAnchors compares the log's last entry with the anchors before the
+// commit chains entries to it (see LogGap), and notes the anchors it will
+// rewrite though they do not hold that entry: those that cannot be read,
+// and, where no state existed before, those an earlier project at the
+// same path left.
+func (tx *Tx) checkAnchors(last *Event) error {
+	s := tx.s
+	seq, hash := 0, ""
+	if last != nil {
+		seq, hash = last.Seq, last.Hash
+	}
+	tx.base = AnchorBase{Seq: seq, Hash: hash}
+	anchors, broken := s.Anchors()
+	tx.notes = broken
+	if last == nil && tx.fresh {
+		for _, an := range anchors {
+			if an.Seq > 0 {
+				tx.notes = append(tx.notes, AnchorNote{Path: an.Path, Problem: fmt.Sprintf("it recorded entry %d of another log, which an earlier project at %s left", an.Seq, an.Dir)})
+			}
+		}
+		anchors = nil
+	}
+	if s.AllowLogGap {
+		return nil
+	}
+	gap, err := s.gapIn(anchors, seq, hash)
+	if err != nil {
+		return err
+	}
+	if gap != nil {
+		return gapError(s, gap)
+	}
+	return nil
 }
 
 // prepareEvent completes a staged event: sequence and chain from the last

@@ -119,6 +119,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			return err
 		}
 	}
+	fresh := !s.hasState()
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
@@ -127,7 +128,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}, adopt: map[string]bool{}}
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}, adopt: map[string]bool{}, fresh: fresh}
 	err = fn(tx)
 	if err == nil {
 		err = s.commit(tx)
@@ -137,7 +138,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return s.undoIntent(tx.intent, err)
 	}
 	if tx.event != nil && tx.event.Hash != "" {
-		s.writeAnchor(tx.event)
+		s.writeAnchors(tx.event, tx.base)
 	}
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
@@ -162,6 +163,17 @@ func (s *Store) Exists() bool {
 		}
 	}
 	return false
+}
+
+// hasState says whether anything of a state is here besides an empty
+// .baton/: a tracked file, the audit log or its anchor in .baton/.
+func (s *Store) hasState() bool {
+	for _, n := range s.Tracked {
+		if !IsRef(n) && exists(s.Path(n)) {
+			return true
+		}
+	}
+	return exists(s.EventsPath()) || exists(filepath.Join(s.BatonDir(), HeadName))
 }
 
 // MustExist is Exists as the NotFound error a command returns, before it
@@ -231,6 +243,14 @@ type Tx struct {
 	// asIs are the tracked files the commit's event records as they are
 	// (adopted, or new to the log), with the content it hashed
 	asIs map[string][]byte
+	// fresh says no state existed here before the transaction (an init
+	// where there was nothing: an earlier project there was deleted whole)
+	fresh bool
+	// base is the log's head before the transaction's entries (see
+	// Anchor.Base); notes are the anchors its commit rewrites though they
+	// do not hold that head, which its own entry records
+	base  AnchorBase
+	notes []AnchorNote
 }
 
 // Store returns the transaction's store.
