@@ -107,7 +107,7 @@ var (
 type fieldError struct{ field, msg string }
 
 func parseItem(raw []byte) (Feature, *fieldError) {
-	r := jsondoc.View(raw) // read in one pass; what the item keeps is copied out
+	r := gjson.ParseBytes(raw)
 	if !r.IsObject() {
 		return Feature{}, &fieldError{"", "a feature must be a JSON object"}
 	}
@@ -133,7 +133,7 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 		}
 		return true
 	})
-	item := Feature{Name: strings.Clone(name.String()), Type: strings.Clone(typ.String())}
+	item := Feature{Name: name.String(), Type: typ.String()}
 	switch passes.Type {
 	case gjson.True:
 		item.Passes = true
@@ -144,11 +144,11 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 	if id.Type != gjson.String || strings.TrimSpace(id.Str) == "" {
 		return item, &fieldError{"id", "every feature needs a non-empty string id"}
 	}
-	item.ID = strings.Clone(id.Str)
+	item.ID = id.Str
 	if source.Exists() {
-		item.SourceReview = gjson.Parse(strings.Clone(source.Raw)).Value()
+		item.SourceReview = source.Value()
 	}
-	item.FailureReason = strings.Clone(reason.String())
+	item.FailureReason = reason.String()
 	return item, nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -60,7 +59,7 @@ func NewObject(depth int) *Object { return &Object{Depth: depth} }
 // ParseObject splits a raw JSON object into its members. The input must
 // already be known to be valid JSON (see Check).
 func ParseObject(raw []byte, depth int) (*Object, error) {
-	r := parseShared(raw)
+	r := gjson.ParseBytes(raw)
 	if !r.IsObject() {
 		return nil, fmt.Errorf("expected a JSON object, found %s", describe(r))
 	}
@@ -72,22 +71,8 @@ func ParseObject(raw []byte, depth int) (*Object, error) {
 	return o, nil
 }
 
-// parseShared parses raw without copying it: the results' strings point
-// into raw, which baton never modifies after reading.
-func parseShared(raw []byte) gjson.Result {
-	if len(raw) == 0 {
-		return gjson.Result{}
-	}
-	return gjson.Parse(unsafe.String(&raw[0], len(raw)))
-}
-
-// View parses raw for a look without copying it: the result's strings point
-// into raw, so nothing taken from it may be kept beyond raw's life (a
-// mapped file is unmapped after the read). For checks that keep nothing.
-func View(raw []byte) gjson.Result { return parseShared(raw) }
-
-// sub returns v's raw bytes as a slice of raw (v came from parseShared on
-// raw), so that records are not copied.
+// sub returns v's raw bytes as a slice of raw (v came from parsing raw),
+// so that records are not copied.
 func sub(raw []byte, v gjson.Result) []byte {
 	if v.Index > 0 && v.Index+len(v.Raw) <= len(raw) {
 		return raw[v.Index : v.Index+len(v.Raw) : v.Index+len(v.Raw)]
@@ -235,7 +220,7 @@ func Pretty(v any) []byte {
 // SplitArray returns the raw elements of a JSON array and the byte offset of
 // each inside raw.
 func SplitArray(raw []byte) (elems [][]byte, offsets []int, err error) {
-	r := parseShared(raw)
+	r := gjson.ParseBytes(raw)
 	if !r.IsArray() {
 		return nil, nil, fmt.Errorf("expected a JSON array, found %s", describe(r))
 	}
