@@ -50,13 +50,24 @@ func TestMain(m *testing.M) {
 const (
 	envSock   = "LINEAGE_TEST_SOCK"
 	envPolicy = "LINEAGE_TEST_POLICY"
+	envPlain  = "LINEAGE_TEST_PLAIN" // the helper installs nothing
 )
 
 // standIn is the agent's baton: it sends its label to the test's socket
-// and prints what the test says of it.
+// and prints what the test says of it; with -- ARGV... after the label, it
+// then execs ARGV.
 func standIn(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "stand-in: one label")
+	if len(args) > 2 && args[1] == "--" {
+		defer func() {
+			path, err := exec.LookPath(args[2])
+			if err == nil {
+				err = syscall.Exec(path, args[2:], os.Environ())
+			}
+			fmt.Fprintln(os.Stderr, "stand-in:", err)
+			os.Exit(126)
+		}()
+	} else if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "stand-in: LABEL [-- ARGV...]")
 		return 2
 	}
 	c, err := net.Dial("unix", os.Getenv(envSock))
@@ -81,9 +92,11 @@ func helperMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "helper: -- ARGV...")
 		return 2
 	}
-	if err := Install(os.NewFile(3, "lineage")); err != nil {
-		fmt.Fprintln(os.Stderr, "helper:", err)
-		return 125
+	if os.Getenv(envPlain) == "" {
+		if err := Install(os.NewFile(3, "lineage")); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 125
+		}
 	}
 	if pj := os.Getenv(envPolicy); pj != "" {
 		var p sandbox.Policy
@@ -193,7 +206,7 @@ type harness struct {
 	dup   []string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -226,7 +239,7 @@ func newHarness(t *testing.T) *harness {
 
 // copyFile copies src to dst, executable: the same program in another
 // file.
-func copyFile(t *testing.T, src, dst string) {
+func copyFile(t testing.TB, src, dst string) {
 	t.Helper()
 	if err := copyExec(src, dst); err != nil {
 		t.Fatal(err)
@@ -299,7 +312,7 @@ type agent struct {
 
 // start runs argv as the agent under a helper, confined by Landlock when
 // landlock is set.
-func (h *harness) start(t *testing.T, argv []string, landlock bool) *agent {
+func (h *harness) start(t testing.TB, argv []string, landlock bool) *agent {
 	t.Helper()
 	h.mu.Lock()
 	h.got, h.dup, h.ready = map[string]Verdict{}, nil, make(chan struct{})
@@ -308,7 +321,7 @@ func (h *harness) start(t *testing.T, argv []string, landlock bool) *agent {
 	a := &agent{h: h, cmd: exec.Command(self, append([]string{"--"}, argv...)...)}
 	a.cmd.Args[0] = "lineage-helper"
 	a.cmd.Dir = h.dir
-	a.cmd.Env = append(os.Environ(), "PATH="+h.bin+":"+os.Getenv("PATH"), envSock+"="+h.sock, "W="+h.dir)
+	a.cmd.Env = append(childEnv(), "PATH="+h.bin+":"+os.Getenv("PATH"), envSock+"="+h.sock, "W="+h.dir)
 	if landlock {
 		pj, _ := json.Marshal(sandbox.Policy{ReadWrite: []string{h.dir, "/dev/null"}, ReadOnly: []string{"/"}})
 		a.cmd.Env = append(a.cmd.Env, envPolicy+"="+string(pj))
@@ -336,7 +349,7 @@ func (h *harness) start(t *testing.T, argv []string, landlock bool) *agent {
 }
 
 // wait waits for the agent's process and requires it to succeed.
-func (a *agent) wait(t *testing.T) {
+func (a *agent) wait(t testing.TB) {
 	t.Helper()
 	if err := a.cmd.Wait(); err != nil {
 		t.Errorf("agent: %v\nstdout:\n%s\nstderr:\n%s", err, &a.stdout, &a.stderr)
@@ -354,10 +367,16 @@ func (h *harness) outside(t *testing.T) {
 		t.Errorf("the launcher itself: %v, want outside", v)
 	}
 	c := exec.Command(filepath.Join(h.bin, "baton"), "outside")
-	c.Env = append(os.Environ(), envSock+"="+h.sock)
+	c.Env = append(childEnv(), envSock+"="+h.sock)
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Errorf("outside stand-in: %v: %s", err, out)
 	}
+}
+
+// childEnv is the test's environment for the processes it starts: under
+// the race detector, they do not wait a second as they exit.
+func childEnv() []string {
+	return append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // writeFiles writes the scenario's files into the harness's directory; a

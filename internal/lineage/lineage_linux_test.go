@@ -60,6 +60,8 @@ func scenarios() []scenario {
 		{name: "another binary", script: `notbaton other`, want: map[string]Kind{"other": ran}},
 		{name: "the root execs after a call", script: `baton before; exec /bin/sh -c 'baton after; true'`,
 			want: map[string]Kind{"before": agent, "after": ran}},
+		{name: "the root execs after its first call", argv: []string{"baton", "first", "--", "/bin/sh", "-c", "baton second; true"},
+			want: map[string]Kind{"first": agent, "second": ran}},
 		{name: "the root execs after a fork it reaped", script: `x=$(echo hi); exec /bin/sh -c 'baton reaped; true'`,
 			want: map[string]Kind{"reaped": ran}},
 		{name: "the root execs while a fork runs",
@@ -179,13 +181,13 @@ func runScenario(t *testing.T, sc scenario, landlock bool) {
 }
 
 // A process the agent left behind, whose parent has exited, is no longer
-// of the tree.
+// of the tree. It calls once the agent's shell is gone.
 func TestOrphanIsOutside(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skip(err)
 	}
 	h := newHarness(t)
-	a := h.start(t, []string{"/bin/sh", "-c", `(sleep 0.3; baton orphan) >/dev/null 2>&1 &`}, false)
+	a := h.start(t, []string{"/bin/sh", "-c", `(while kill -0 $$; do sleep 0.01; done; baton orphan) >/dev/null 2>&1 &`}, false)
 	a.wait(t)
 	v, ok := h.verdict("orphan", 10*time.Second)
 	a.tree.Close()
@@ -231,7 +233,7 @@ func TestNoGoAhead(t *testing.T) {
 	marker := filepath.Join(h.dir, "ran")
 	self, _ := os.Executable()
 	cmd := exec.Command(self, "--", "/bin/sh", "-c", "touch "+marker)
-	cmd.Args[0] = "lineage-helper"
+	cmd.Args[0], cmd.Env = "lineage-helper", childEnv()
 	launcher, helper, err := Pair()
 	if err != nil {
 		t.Fatal(err)

@@ -53,30 +53,24 @@ func readStat(pid int) (procStat, error) {
 	return s, nil
 }
 
-// readStatus reads the thread group of thread tid, and its credentials
-// (the Uid, Gid and Groups lines), from /proc/TID/status.
-func readStatus(tid int) (tgid int, creds string, err error) {
+// threadGroup is the process of thread tid: tid itself when it leads its
+// thread group (pidfd_open takes only leaders), else the Tgid of
+// /proc/TID/status.
+func threadGroup(tid int) (int, error) {
+	if fd, err := unix.PidfdOpen(tid, 0); err == nil {
+		unix.Close(fd)
+		return tid, nil
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
 	if err != nil {
-		return 0, "", err
+		return 0, err
 	}
-	var c strings.Builder
-	tgid = -1
 	for _, line := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		switch k {
-		case "Tgid":
-			if tgid, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
-				return 0, "", err
-			}
-		case "Uid", "Gid", "Groups":
-			c.WriteString(line + "\n")
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
 		}
 	}
-	if tgid <= 0 {
-		return 0, "", errors.New("lineage: no Tgid in /proc status")
-	}
-	return tgid, c.String(), nil
+	return 0, errors.New("lineage: no Tgid in /proc status")
 }
 
 // fileID names a file by device and inode.
@@ -90,16 +84,14 @@ func statID(path string) (fileID, error) {
 	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
-// view is how a process sees the file system and with whose rights: two
-// processes with the same view resolve a path to the same file and are
-// allowed the same.
-type view struct {
-	mnt, root fileID
-	creds     string
-}
+// view is how a process sees the file system: two processes with the same
+// view resolve a path to the same file. Rights need no comparing: with
+// no_new_privs, no process of the agent's tree may reach more than the
+// launcher that started it.
+type view struct{ mnt, root fileID }
 
-// viewOf reads the view of the process pid, whose credentials are creds.
-func viewOf(pid int, creds string) (view, error) {
+// viewOf reads the view of the process pid.
+func viewOf(pid int) (view, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	mnt, err := statID(dir + "/ns/mnt")
 	if err != nil {
@@ -109,7 +101,7 @@ func viewOf(pid int, creds string) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	return view{mnt: mnt, root: root, creds: creds}, nil
+	return view{mnt: mnt, root: root}, nil
 }
 
 // hasChild says whether any process's parent is pid, reaped children

@@ -28,6 +28,7 @@ type Tree struct {
 	stopR, stopW *os.File
 	done         chan struct{}
 	closeOnce    sync.Once
+	unwatch      func() bool // forgets the context Supervise was given
 
 	mu sync.Mutex
 	// execs counts the execs of each process by pid; a record whose start
@@ -56,11 +57,7 @@ func newTree(lis *os.File, root int) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lineage: baton's own binary: %w", err)
 	}
-	_, creds, err := readStatus(os.Getpid())
-	if err != nil {
-		return nil, fmt.Errorf("lineage: %w", err)
-	}
-	v, err := viewOf(os.Getpid(), creds)
+	v, err := viewOf(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("lineage: %w", err)
 	}
@@ -76,6 +73,9 @@ func newTree(lis *os.File, root int) (*Tree, error) {
 // (ENOSYS). Classify still answers.
 func (t *Tree) Close() error {
 	t.closeOnce.Do(func() {
+		if t.unwatch != nil {
+			t.unwatch()
+		}
 		t.stopW.Close()
 		<-t.done
 		t.lis.Close()
@@ -138,9 +138,9 @@ func (t *Tree) decide(n *seccompNotif) (resp seccompResp, ok bool) {
 	if n.Data.Arch != nativeArch || (n.Data.Nr != unix.SYS_EXECVE && n.Data.Nr != unix.SYS_EXECVEAT) || tid == 0 {
 		return refuse(unix.ENOSYS)
 	}
-	tgid, creds, err1 := readStatus(tid)
+	tgid, err1 := threadGroup(tid)
 	st, err2 := readStat(tgid)
-	v, err3 := viewOf(tid, creds)
+	v, err3 := viewOf(tid)
 	if id := n.ID; ioctl(t.lis.Fd(), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		return resp, false // what was read may be another process's
 	}
