@@ -1,7 +1,8 @@
 // Package lineage tells an agent's own baton calls from the calls of code
 // the agent ran. A call is the agent's own when the calling process is
-// baton's binary, started by exactly one exec from the agent's program with
-// no other program in between: every process from the caller up to the
+// baton's binary (the launcher's own, by device and inode), started by
+// exactly one exec from the agent's program with no other program in
+// between: every process from the caller up to the
 // session's first process has exec'd nothing since it was forked. A test
 // the agent runs (make, then sh, then baton), a script that execs baton,
 // `env baton` or a git hook all put another program in between, so their
@@ -13,8 +14,9 @@
 // through, and answers itself for one that names no executable file, so
 // that a failed attempt of a PATH search is not counted. The same filter
 // keeps every process of the tree from reading or driving another's
-// memory, from re-parenting processes under itself, and from adopting
-// orphans, so that the parent links the classification follows stay true.
+// memory through ptrace and its kin, from giving a child its own parent,
+// and from adopting orphans, so that the parent links the classification
+// follows stay true.
 // Installing it sets no_new_privs: setuid programs such as sudo gain no
 // privileges inside an agent's session.
 //

@@ -29,8 +29,8 @@ import (
 // helper that starts the agent (lineage-helper), the agent's baton (baton:
 // the launcher's own binary, by device and inode), a copy of it that is
 // another binary (notbaton), a process that execs from a thread that is
-// not its leader (threadexec), and one that tries what the filter denies
-// (denied). Which part it plays is the name it was started by.
+// not its leader (threadexec), and ones that try what the filter denies
+// (denied, x32). Which part it plays is the name it was started by.
 func TestMain(m *testing.M) {
 	switch filepath.Base(os.Args[0]) {
 	case "baton", "notbaton":
@@ -41,6 +41,12 @@ func TestMain(m *testing.M) {
 		os.Exit(threadExec(os.Args[1:]))
 	case "denied":
 		os.Exit(denied())
+	case "x32":
+		// an x32 call (getpid) where the kernel has no x32 fails with ENOSYS;
+		// the filter kills the process instead
+		_, _, e := unix.RawSyscall(x32Bit|unix.SYS_GETPID, 0, 0, 0)
+		fmt.Println("x32:", e)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -198,6 +204,7 @@ func errOf(e unix.Errno) error {
 type harness struct {
 	dir, bin, sock string
 	ln             *net.UnixListener
+	ctx            context.Context // the supervision's, Background if nil
 
 	mu    sync.Mutex
 	tree  *Tree
@@ -223,7 +230,7 @@ func newHarness(t testing.TB) *harness {
 	if err := os.Mkdir(h.bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"baton", "threadexec", "denied"} {
+	for _, name := range []string{"baton", "threadexec", "denied", "x32"} {
 		if err := os.Symlink(self, filepath.Join(h.bin, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -336,7 +343,11 @@ func (h *harness) start(t testing.TB, argv []string, landlock bool) *agent {
 		t.Fatal(err)
 	}
 	helper.Close()
-	if a.tree, err = Supervise(context.Background(), launcher, a.cmd.Process.Pid); err != nil {
+	ctx := h.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if a.tree, err = Supervise(ctx, launcher, a.cmd.Process.Pid); err != nil {
 		a.cmd.Process.Kill()
 		a.cmd.Wait()
 		t.Fatal(err)

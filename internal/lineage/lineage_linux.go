@@ -172,7 +172,9 @@ func Supervise(ctx context.Context, sock *os.File, root int) (*Tree, error) {
 		return nil, err
 	}
 	go t.serve()
+	t.mu.Lock()
 	t.unwatch = context.AfterFunc(ctx, func() { t.Close() })
+	t.mu.Unlock()
 	if _, err := uc.Write([]byte{1}); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("lineage: giving the helper its go-ahead: %w", err)

@@ -3,6 +3,7 @@
 package lineage
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,13 +210,16 @@ func TestDenied(t *testing.T) {
 			continue
 		}
 		h := newHarness(t)
-		a := h.start(t, []string{"/bin/sh", "-c", `denied; (exec 3<>/proc/$$/mem) 2>/dev/null && echo mem=ok || echo mem=refused`}, landlock)
+		a := h.start(t, []string{"/bin/sh", "-c", `denied; (exec 3<>/proc/$$/mem) 2>/dev/null && echo mem=ok || echo mem=refused; x32; echo x32=$?`}, landlock)
 		a.wait(t)
 		a.tree.Close()
 		lines := strings.Split(strings.TrimSpace(a.stdout.String()), "\n")
-		if len(lines) != 2 || lines[0] != want {
+		if len(lines) != 3 || lines[0] != want {
 			t.Errorf("landlock %v: %q, want %q first", landlock, lines, want)
 			continue
+		}
+		if x32Bit != 0 && lines[2] != "x32=159" { // killed by SIGSYS
+			t.Errorf("landlock %v: an x32 call: %s, want the process killed", landlock, lines[2])
 		}
 		if landlock && lines[1] != "mem=refused" {
 			t.Errorf("landlock: the agent's memory opened for writing: %s", lines[1])
@@ -253,27 +257,39 @@ func TestNoGoAhead(t *testing.T) {
 	}
 }
 
-// Once the supervision is closed, the tree can exec nothing.
+// Once the supervision is closed, or its context is done, the tree can
+// exec nothing.
 func TestClosedTreeExecsNothing(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skip(err)
 	}
-	h := newHarness(t)
-	fifo := filepath.Join(h.dir, "go")
-	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a := h.start(t, []string{"/bin/sh", "-c", `read x < "$W/go"; /bin/true 2>/dev/null && echo ran || echo refused`}, false)
-	for a.tree.Stats().Execs == 0 { // the agent's shell is running
-		time.Sleep(time.Millisecond)
-	}
-	a.tree.Close()
-	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a.wait(t)
-	if got := strings.TrimSpace(a.stdout.String()); got != "refused" {
-		t.Errorf("an exec after Close: %q, want refused", got)
+	for _, how := range []string{"Close", "context"} {
+		h := newHarness(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		h.ctx = ctx
+		fifo := filepath.Join(h.dir, "go")
+		if err := unix.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a := h.start(t, []string{"/bin/sh", "-c", `read x < "$W/go"; /bin/true 2>/dev/null && echo ran || echo refused`}, false)
+		for a.tree.Stats().Execs == 0 { // the agent's shell is running
+			time.Sleep(time.Millisecond)
+		}
+		if how == "Close" {
+			a.tree.Close()
+		} else {
+			cancel()
+			<-a.tree.done
+		}
+		if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a.wait(t)
+		a.tree.Close()
+		cancel()
+		if got := strings.TrimSpace(a.stdout.String()); got != "refused" {
+			t.Errorf("an exec after %s: %q, want refused", how, got)
+		}
 	}
 }
 

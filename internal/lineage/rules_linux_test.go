@@ -32,7 +32,7 @@ func TestJudge(t *testing.T) {
 		{name: "a child of the root", chain: []procStat{caller, root}, execs: map[int]record{40: {400, 1}}, isBaton: true, want: Agent},
 		{name: "through a subshell", chain: []procStat{caller, shell, root}, execs: map[int]record{40: {400, 1}}, isBaton: true, want: Agent},
 		{name: "through make", chain: []procStat{caller, shell, mk, root},
-			execs: map[int]record{40: {400, 1}, 20: {200, 1}, 30: {300, 1}}, isBaton: true, want: Ran, reason: "started by make (process 30)"},
+			execs: map[int]record{40: {400, 1}, 20: {200, 1}, 30: {300, 1}}, isBaton: true, want: Ran, reason: `started by "make" (process 30)`},
 		{name: "a fork that did not exec", chain: []procStat{caller, root}, isBaton: true, want: Ran, reason: "did not start baton"},
 		{name: "two execs", chain: []procStat{caller, root}, execs: map[int]record{40: {400, 2}}, isBaton: true, want: Ran, reason: "ran 2 programs"},
 		{name: "one exec, into another binary", chain: []procStat{caller, root}, execs: map[int]record{40: {400, 1}}, want: Ran, reason: "is not baton"},

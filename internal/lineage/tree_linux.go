@@ -28,7 +28,6 @@ type Tree struct {
 	stopR, stopW *os.File
 	done         chan struct{}
 	closeOnce    sync.Once
-	unwatch      func() bool // forgets the context Supervise was given
 
 	mu sync.Mutex
 	// execs counts the execs of each process by pid; a record whose start
@@ -37,6 +36,7 @@ type Tree struct {
 	settled bool // the root has forked, or a call has come
 	tainted bool // the root exec'd after it settled
 	stats   Stats
+	unwatch func() bool // forgets the context Supervise was given
 }
 
 type record struct {
@@ -73,12 +73,14 @@ func newTree(lis *os.File, root int) (*Tree, error) {
 // (ENOSYS). Classify still answers.
 func (t *Tree) Close() error {
 	t.closeOnce.Do(func() {
-		if t.unwatch != nil {
-			t.unwatch()
+		t.mu.Lock()
+		unwatch := t.unwatch
+		t.mu.Unlock()
+		if unwatch != nil {
+			unwatch()
 		}
 		t.stopW.Close()
 		<-t.done
-		t.lis.Close()
 		t.stopR.Close()
 	})
 	return nil
@@ -92,9 +94,11 @@ func (t *Tree) Stats() Stats {
 }
 
 // serve answers the tree's notifications until Close, or until no process
-// of the tree is left.
+// of the tree is left. Closing the listener as it ends makes every later
+// exec of the tree fail.
 func (t *Tree) serve() {
 	defer close(t.done)
+	defer t.lis.Close()
 	fds := []unix.PollFd{{Fd: int32(t.lis.Fd()), Events: unix.POLLIN}, {Fd: int32(t.stopR.Fd()), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -240,7 +244,7 @@ func (t *Tree) judge(chain []procStat, isBaton bool) Verdict {
 	}
 	for i := len(chain) - 2; i >= 1; i-- {
 		if p := chain[i]; t.execsOf(p.proc) > 0 {
-			return ran("it was started by %s (process %d), a program the agent ran", p.comm, p.pid)
+			return ran("it was started by %q (process %d), a program the agent ran", p.comm, p.pid)
 		}
 	}
 	if len(chain) > 1 {
@@ -248,11 +252,11 @@ func (t *Tree) judge(chain []procStat, isBaton bool) Verdict {
 		case n == 0:
 			return ran("it did not start baton: it is a copy of the process that started it")
 		case n > 1:
-			return ran("its process ran %d programs, baton last: a wrapper such as env, or a script that execs baton, came first", n)
+			return ran("its process ran %d programs in turn: a wrapper such as env, or a script that execs, came before this one", n)
 		}
 	}
 	if !isBaton {
-		return ran("its program (%s) is not baton", chain[0].comm)
+		return ran("its program %q is not baton", chain[0].comm)
 	}
 	return Verdict{Kind: Agent}
 }
