@@ -50,18 +50,34 @@ func BenchmarkExec(b *testing.B) {
 	})
 }
 
-// BenchmarkSession is the cost of a session's supervision: the helper's
-// start, the handing over of its filter, and an agent that runs true.
+// BenchmarkSession is the cost of a session's start and end, supervised
+// (the helper installs its filter and hands it over) and not, with an
+// agent that runs true.
 func BenchmarkSession(b *testing.B) {
 	if err := Available(); err != nil {
 		b.Skip(err)
 	}
-	h := newHarness(b)
-	for b.Loop() {
-		a := h.start(b, []string{"/bin/true"}, false)
-		a.wait(b)
-		a.tree.Close()
-	}
+	b.Run("supervised", func(b *testing.B) {
+		h := newHarness(b)
+		for b.Loop() {
+			a := h.start(b, []string{"/bin/true"}, false)
+			a.wait(b)
+			a.tree.Close()
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		self, err := os.Executable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			cmd := exec.Command(self, "--", "/bin/true")
+			cmd.Args[0], cmd.Env = "lineage-helper", append(childEnv(), envPlain+"=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+		}
+	})
 }
 
 // cpuTime is the processor time this process has used, in nanoseconds.
