@@ -334,6 +334,7 @@ func (h *harness) start(t testing.TB, argv []string, landlock bool) *agent {
 		a.cmd.Env = append(a.cmd.Env, envPolicy+"="+string(pj))
 	}
 	a.cmd.Stdout, a.cmd.Stderr = &a.stdout, &a.stderr
+	a.cmd.WaitDelay = 5 * time.Second // for the output of what the agent left behind
 	launcher, helper, err := Pair()
 	if err != nil {
 		t.Fatal(err)
@@ -359,9 +360,12 @@ func (h *harness) start(t testing.TB, argv []string, landlock bool) *agent {
 	return a
 }
 
-// wait waits for the agent's process and requires it to succeed.
+// wait waits for the agent's process and requires it to succeed within a
+// minute.
 func (a *agent) wait(t testing.TB) {
 	t.Helper()
+	timer := time.AfterFunc(time.Minute, func() { a.cmd.Process.Kill() })
+	defer timer.Stop()
 	if err := a.cmd.Wait(); err != nil {
 		t.Errorf("agent: %v\nstdout:\n%s\nstderr:\n%s", err, &a.stdout, &a.stderr)
 	}

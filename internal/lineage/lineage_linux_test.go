@@ -272,8 +272,10 @@ func TestClosedTreeExecsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := h.start(t, []string{"/bin/sh", "-c", `read x < "$W/go"; /bin/true 2>/dev/null && echo ran || echo refused`}, false)
-		for a.tree.Stats().Execs == 0 { // the agent's shell is running
-			time.Sleep(time.Millisecond)
+		for end := time.Now().Add(10 * time.Second); a.tree.Stats().Execs == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(end) { // the agent's shell is not running
+				t.Fatalf("the agent did not start: %s", &a.stderr)
+			}
 		}
 		if how == "Close" {
 			a.tree.Close()
@@ -281,9 +283,7 @@ func TestClosedTreeExecsNothing(t *testing.T) {
 			cancel()
 			<-a.tree.done
 		}
-		if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		release(t, fifo)
 		a.wait(t)
 		a.tree.Close()
 		cancel()
@@ -309,5 +309,43 @@ func TestSupervisionEndsWithTheTree(t *testing.T) {
 	a.tree.Close()
 	if s := a.tree.Stats(); s.Execs != 2 {
 		t.Errorf("%+v: want 2 execs (the agent's shell, then true)", s)
+	}
+}
+
+// Calls from outside the tree do not settle its root: the root may still
+// exec, as it may before its own first call.
+func TestOutsideCallsDoNotSettle(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	h := newHarness(t)
+	fifo := filepath.Join(h.dir, "go")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := h.start(t, []string{"/bin/sh", "-c", `read x < "$W/go"; exec /bin/sh -c 'baton afterwait; true'`}, false)
+	h.outside(t)
+	release(t, fifo)
+	a.wait(t)
+	a.tree.Close()
+	if v, ok := h.verdict("afterwait", 0); !ok || v.Kind != Agent {
+		t.Errorf("afterwait: %v (arrived: %v), want agent", v, ok)
+	}
+}
+
+// release writes a line to the fifo once the agent reads it, and fails
+// the test if no one comes to read it.
+func release(t *testing.T, fifo string) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0)
+		if err == nil {
+			unix.Write(fd, []byte("go\n"))
+			unix.Close(fd)
+			return
+		}
+		if err != unix.ENXIO || time.Now().After(end) {
+			t.Fatalf("no agent reads %s: %v", fifo, err)
+		}
 	}
 }

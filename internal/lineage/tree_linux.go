@@ -195,12 +195,10 @@ func (t *Tree) count(p proc) {
 	}
 }
 
-// Classify says what the process pid is to the session. It settles the
-// root: the root's later execs taint it.
+// Classify says what the process pid is to the session. A call from the
+// tree settles the root: the root's later execs taint it. A call from
+// outside changes nothing.
 func (t *Tree) Classify(pid int) Verdict {
-	t.mu.Lock()
-	t.settled = true
-	t.mu.Unlock()
 	chain, ok := t.walk(pid)
 	if !ok {
 		return Verdict{Kind: Outside, Reason: "it is not a process of the agent's session"}
@@ -208,6 +206,7 @@ func (t *Tree) Classify(pid int) Verdict {
 	exe, err := statID("/proc/" + strconv.Itoa(pid) + "/exe")
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.settled = true
 	return t.judge(chain, err == nil && exe == t.self)
 }
 
