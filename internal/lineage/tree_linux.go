@@ -145,7 +145,7 @@ func (t *Tree) decide(n *seccompNotif) (resp seccompResp, ok bool) {
 	tgid, err1 := threadGroup(tid)
 	st, err2 := readStat(tgid)
 	v, err3 := viewOf(tid)
-	if id := n.ID; ioctl(t.lis.Fd(), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
+	if !t.valid(n.ID) {
 		return resp, false // what was read may be another process's
 	}
 	if err1 != nil || err2 != nil {
@@ -167,6 +167,20 @@ func (t *Tree) decide(n *seccompNotif) (resp seccompResp, ok bool) {
 	}
 	t.count(p)
 	return seccompResp{Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}, true
+}
+
+// idValidOld is the number SECCOMP_IOCTL_NOTIF_ID_VALID had in the first
+// kernels with user notification, which later ones still take.
+const idValidOld = 0x80082102
+
+// valid says whether the caller of notification id still waits for its
+// answer: while it does, its pid is its own.
+func (t *Tree) valid(id uint64) bool {
+	err := ioctl(t.lis.Fd(), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id))
+	if err == unix.EINVAL {
+		err = ioctl(t.lis.Fd(), idValidOld, unsafe.Pointer(&id))
+	}
+	return err == nil
 }
 
 // count records an exec that goes through. An exec of the root after it
