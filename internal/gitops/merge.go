@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ErrNoBranch means a branch does not exist.
@@ -44,24 +45,6 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("merging %s into %s conflicts in %s", e.Branch, e.Into, strings.Join(e.Paths, ", "))
-}
-
-// Branch returns the commit refs/heads/name points at.
-func (g *repo) Branch(name string) (string, error) {
-	if h, found, sure := g.readRef(plumbing.NewBranchReferenceName(name).String()); sure {
-		if !found {
-			return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
-		}
-		return h, nil
-	}
-	ref, err := g.r.Reference(plumbing.NewBranchReferenceName(name), true)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
-	}
-	if err != nil {
-		return "", err
-	}
-	return ref.Hash().String(), nil
 }
 
 // CreateBranch creates refs/heads/name at commit; an existing branch is
@@ -465,7 +448,7 @@ func (g *repo) Changes(from, to string) ([]Change, error) {
 	if _, err := g.r.CommitObject(plumbing.NewHash(to)); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", Short(to), err)
 	}
-	diff, err := g.r.commitChanges(from, to)
+	diff, err := g.commitChanges(from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -521,20 +504,12 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 	} else if committer.When.IsZero() {
 		committer.When = time.Now()
 	}
-	c := &commit{Author: author, Committer: committer, Message: msg, TreeHash: tree}
+	c := &object.Commit{Author: gitSignature(author), Committer: gitSignature(committer), Message: msg, TreeHash: tree}
 	for _, p := range parents {
 		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
 	}
 	obj := g.r.Storer.NewEncodedObject()
-	obj.SetType(plumbing.CommitObject)
-	w, err := obj.Writer()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(c.encode()); err != nil {
-		return "", err
-	}
-	if err := w.Close(); err != nil {
+	if err := c.Encode(obj); err != nil {
 		return "", err
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
@@ -547,10 +522,10 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 // checkout is a worktree with a branch checked out.
 type checkout struct {
 	top    string
-	gitDir string      // the worktree's own git directory (its index, HEAD)
-	branch string      // the branch it has checked out
-	r      *repository // opened for this worktree: its own index
-	held   func()      // releases index.lock while baton holds it (lockIndex)
+	gitDir string // the worktree's own git directory (its index, HEAD)
+	branch string // the branch it has checked out
+	g      *repo  // the repository, whose objects it checks out
+	held   func() // releases index.lock while baton holds it (lockIndex)
 }
 
 // checkoutOf finds the worktree (main or linked) that has branch checked
@@ -562,15 +537,11 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil || strings.TrimSpace(string(b)) != want {
 			continue
 		}
-		r, err := openRepository(top)
-		if err != nil {
-			return nil, err
-		}
 		loc, err := Locate(top)
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, gitDir: loc.GitDir, branch: branch, r: r}, nil
+		return &checkout{top: top, gitDir: loc.GitDir, branch: branch, g: g}, nil
 	}
 	return nil, nil
 }
@@ -582,23 +553,23 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 // survive the update. (go-git's Worktree.Status hashes every file and walks
 // every untracked one, which costs far more than the merge.)
 func clean(c *checkout) error {
-	idx, err := c.r.Storer.Index()
+	idx, err := readIndex(c.indexPath())
 	if err != nil {
 		if m, _ := filepath.Glob(filepath.Join(c.gitDir, "sharedindex.*")); len(m) > 0 {
 			return fmt.Errorf("%w: the index of %s is split (core.splitIndex), which baton cannot update; run 'git update-index --no-split-index' there, then retry; nothing was merged", ErrSplitIndex, c.top)
 		}
 		return fmt.Errorf("reading the index of %s: %w", c.top, err)
 	}
-	head, err := c.r.Head()
+	head, err := c.g.Branch(c.branch)
 	if err != nil {
 		return fmt.Errorf("reading HEAD of %s: %w", c.top, err)
 	}
-	hc, err := c.r.CommitObject(head.Hash())
+	hc, err := c.g.r.CommitObject(plumbing.NewHash(head))
 	if err != nil {
 		return err
 	}
 	inTree := map[string]treeEntry{}
-	if err := c.r.files(hc.TreeHash, "", inTree); err != nil {
+	if err := c.g.files(hc.TreeHash, "", inTree); err != nil {
 		return err
 	}
 	execBit := c.execBit()
@@ -636,7 +607,7 @@ func (c *checkout) dirtyError(dirty []string) error {
 // execBit says whether git compares a file's executable bit in the
 // checkout (core.fileMode, true unless set false).
 func (c *checkout) execBit() bool {
-	cfg, err := c.r.Storer.Config()
+	cfg, err := c.g.st.Config()
 	return err != nil || cfg.Raw == nil || !strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false")
 }
 
@@ -807,27 +778,12 @@ func (c *checkout) remove(name string) error {
 // changesAndIndex is what moving the checkout from commit old to commit
 // new changes, and the checkout's index as it is now.
 func (c *checkout) changesAndIndex(old, new string) ([]treeChange, *index.Index, error) {
-	changes, err := c.r.commitChanges(old, new)
+	changes, err := c.g.commitChanges(old, new)
 	if err != nil {
 		return nil, nil, err
 	}
-	idx, err := c.r.Storer.Index()
+	idx, err := readIndex(c.indexPath())
 	return changes, idx, err
-}
-
-// commitChanges lists the files that differ between two commits' trees.
-func (r *repository) commitChanges(from, to string) ([]treeChange, error) {
-	a, err := r.CommitObject(plumbing.NewHash(from))
-	if err != nil {
-		return nil, err
-	}
-	b, err := r.CommitObject(plumbing.NewHash(to))
-	if err != nil {
-		return nil, err
-	}
-	var changes []treeChange
-	err = r.diffTrees(a.TreeHash, b.TreeHash, "", &changes)
-	return changes, err
 }
 
 // writeFile writes a file of the new tree into the checkout and its index
@@ -852,7 +808,7 @@ func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
 	default:
 		return fmt.Errorf("%s: unknown mode %o in the tree", f.Name, uint32(f.Mode))
 	}
-	content, err := c.r.blob(f.Hash)
+	content, err := c.g.blob(f.Hash)
 	if err != nil {
 		return err
 	}

@@ -148,7 +148,8 @@ func (g *repo) logRef(name, old, commit, msg string) {
 	who, email := Identity(g)
 	var line bytes.Buffer
 	fmt.Fprintf(&line, "%s %s ", old, commit)
-	Signature{Name: who, Email: email, When: time.Now()}.encode(&line)
+	sig := gitSignature(Signature{Name: who, Email: email, When: time.Now()})
+	_ = sig.Encode(&line)
 	fmt.Fprintf(&line, "\t%s\n", strings.ReplaceAll(msg, "\n", " "))
 	logs := []string{filepath.Join(g.loc.CommonDir, "logs", "refs", "heads", filepath.FromSlash(name))}
 	if c, err := g.checkoutOf(name); err == nil && c != nil {
