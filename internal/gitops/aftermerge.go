@@ -34,15 +34,15 @@ func UndoMerge(r Repo, into string, res MergeResult) error {
 		return err
 	}
 	if err := wt.update(res.Commit, res.Previous); err != nil && !switched(err) {
-		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", into, Short(res.Previous), wt.top, err)
+		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w", into, Short(res.Previous), wt.top, err)
 	}
 	return nil
 }
 
 // ResetCheckout puts the checkout of branch (if any) back from commit from
 // to commit to: the files and index entries the two differ in are written
-// as they are in to. Files already as in to are written again unchanged,
-// so it is safe to repeat.
+// as they are in to. Those already as in to are left as they are, so it is
+// safe to repeat, and writes nothing for an update that never ran.
 func ResetCheckout(r Repo, branch, from, to string) error {
 	g, ok := r.(*repo)
 	if !ok {

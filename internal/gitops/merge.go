@@ -54,7 +54,7 @@ func (e *ConflictError) Error() string {
 func (g *repo) CreateBranch(name, at string) error {
 	refName := plumbing.NewBranchReferenceName(name)
 	if err := refName.Validate(); err != nil || strings.HasPrefix(name, "-") || name == "HEAD" {
-		return fmt.Errorf("%q is not a valid branch name", name)
+		return fmt.Errorf("%q %w", name, ErrBadBranchName)
 	}
 	if g.branchExists(name) {
 		return fmt.Errorf("branch %s already exists", name)
@@ -68,6 +68,9 @@ func (g *repo) CreateBranch(name, at string) error {
 	g.clearKilledWrites()
 	return g.writeRef(name, "", at, "branch: Created from "+at)
 }
+
+// ErrBadBranchName means a name git does not take for a branch.
+var ErrBadBranchName = errors.New("is not a valid branch name")
 
 // ErrBranchNameTaken means a new branch's name would hold another branch
 // or sit inside one: git keeps refs/heads/a and refs/heads/a/b as a file
@@ -174,17 +177,13 @@ func (g *repo) removeRefLeftovers(name string) {
 	}
 }
 
-// moveBranch sets refs/heads/name from old to new, refusing if it moved;
-// why is the reflog's message.
+// moveBranch sets refs/heads/name from old to new, refusing if it moved
+// or a git process holds its lock (ErrRefMoved); why is the reflog's
+// message. Any other failure is the file system's (a full disk, a
+// permission, an I/O error), and is returned as such: nothing moved.
 func (g *repo) moveBranch(name, old, new, why string) error {
 	g.clearKilledWrites()
-	if err := g.writeRef(name, old, new, why); err != nil {
-		if errors.Is(err, ErrRefMoved) {
-			return err
-		}
-		return fmt.Errorf("%w: %s (%v)", ErrRefMoved, name, err)
-	}
-	return nil
+	return g.writeRef(name, old, new, why)
 }
 
 // MergeOptions describe a merge of Branch into Into.
@@ -274,7 +273,8 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	if wt != nil {
 		res.Worktree = wt.top
 		if err := wt.checkOut(into, newHead); err != nil {
-			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", o.Into, Short(newHead), wt.top, err)
+			// no advice here: the caller moves Into back, checkout included
+			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w", o.Into, Short(newHead), wt.top, err)
 		}
 	}
 	return res, nil
@@ -721,10 +721,12 @@ func fileChanged(top string, e *index.Entry, execBit bool) (bool, error) {
 }
 
 // update moves a clean checkout from commit old to commit new: the files
-// and index entries the two trees differ in are written or removed, and
-// nothing else is touched; index.lock is held throughout (lockIndex), from
-// before the index is read until the new one is in place, as git holds it. (go-git's hard reset also deletes untracked
-// files — among them baton's own state files — so it is not used.)
+// and index entries the two trees differ in are written or removed, unless
+// the checkout has them as new has them already, and nothing else is
+// touched; index.lock is held throughout (lockIndex), from before the
+// index is read until the new one is in place, as git holds it. go-git's
+// hard reset also deletes untracked files, among them baton's own state
+// files, so it is not used.
 func (c *checkout) update(old, new string) error {
 	if c.held == nil {
 		if err := c.lockIndex(); err != nil {
@@ -732,9 +734,19 @@ func (c *checkout) update(old, new string) error {
 		}
 		defer c.unlockIndex()
 	}
-	changes, idx, err := c.changesAndIndex(old, new)
+	all, idx, err := c.changesAndIndex(old, new)
 	if err != nil {
 		return err
+	}
+	var changes []treeChange
+	execBit := c.execBit()
+	for _, ch := range all {
+		if !c.has(idx, ch, execBit) {
+			changes = append(changes, ch)
+		}
+	}
+	if len(changes) == 0 {
+		return nil // nothing to write: an undo of an update that never ran writes nothing
 	}
 	// removals first: a file that becomes a directory is gone before the
 	// directory's files are written
@@ -754,6 +766,26 @@ func (c *checkout) update(old, new string) error {
 		}
 	}
 	return c.writeIndex(idx)
+}
+
+// has says whether the checkout already has the new side of ch: no index
+// entry and no file for a path removed, else the index entry and a file
+// unchanged from it.
+func (c *checkout) has(idx *index.Index, ch treeChange, execBit bool) bool {
+	if ch.To.Name == "" {
+		_, err := idx.Entry(ch.From.Name)
+		fi, serr := os.Lstat(filepath.Join(c.top, ch.From.Name))
+		return err != nil && (serr != nil || fi.IsDir())
+	}
+	e, err := idx.Entry(ch.To.Name)
+	if err != nil || e.Hash != ch.To.Hash || e.Mode != indexMode(ch.To.Mode) {
+		return false
+	}
+	if e.Mode == filemode.Submodule || e.SkipWorktree {
+		return true
+	}
+	changed, err := fileChanged(c.top, e, execBit)
+	return err == nil && !changed
 }
 
 // remove deletes a file (or an empty submodule directory) of the checkout
