@@ -78,7 +78,10 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o BranchCreat
 			if errors.Is(err, gitops.ErrBranchNameTaken) {
 				return errs.New(errs.Conflict, "branch %s cannot be created: %v: pick another name", name, err)
 			}
-			return errs.New(errs.Usage, "NAME: %v (see 'git check-ref-format --help')", err)
+			if errors.Is(err, gitops.ErrBadBranchName) {
+				return errs.New(errs.Usage, "NAME: %v (see 'git check-ref-format --help')", err)
+			}
+			return gitErr(err, "creating %s", name) // the file system's failure: nothing was created
 		}
 		out = BranchCreated{Branch: name, At: gitops.Short(at), From: from}
 		st.summary = fmt.Sprintf("created branch %s at %s (from %s)", name, out.At, from)

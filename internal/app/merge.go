@@ -42,6 +42,7 @@ type MergeResult struct {
 	Passed        []string `json:"passed"`
 	FixesMerged   []string `json:"fixes_merged"`
 	BranchDeleted bool     `json:"branch_deleted"`
+	Switched      []string `json:"switched"` // worktrees that had the branch checked out, now on Into
 	Detached      []string `json:"detached"`
 }
 
@@ -281,6 +282,23 @@ func (a *App) detach(r gitops.Repo, branch, at string) []string {
 	return done
 }
 
+// leaveMerged puts the worktree that had the merged branch checked out on
+// main (or, when it cannot be, on a detached HEAD at the branch's last
+// commit); a failure is only warned about.
+func (a *App) leaveMerged(r gitops.Repo, t mergeTarget, res gitops.MergeResult) (switched, detached []string) {
+	switched, detached, err := gitops.LeaveMerged(r, t.branch, res.BranchHead, t.into, res.Commit)
+	if err != nil {
+		a.warn("%s was deleted, but the worktree that had it checked out could not be switched to %s: %v (run 'git switch %s' there)", t.branch, t.into, err, t.into)
+	}
+	if switched == nil {
+		switched = []string{}
+	}
+	if detached == nil {
+		detached = []string{}
+	}
+	return switched, detached
+}
+
 // withUndone adds to a failed command's error what the undo of its git
 // change did (the store undoes an uncommitted intent before returning).
 func (a *App) withUndone(err error) error {
@@ -439,7 +457,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 		if err := st.recordMerge(t, res, out); err != nil {
 			return err
 		}
-		st.tx.AfterCommit(func() error { out.Detached = a.detach(r, t.branch, res.BranchHead); return nil })
+		st.tx.AfterCommit(func() error { out.Switched, out.Detached = a.leaveMerged(r, t, res); return nil })
 		return nil
 	})
 	if err != nil {

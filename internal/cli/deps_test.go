@@ -12,13 +12,8 @@ import (
 // instead. Every command an agent calls starts a process, so none of them
 // may be linked into cmd/baton again.
 var heavyAtStart = map[string]string{
-	"github.com/itchyny/gojq":                         "third_party/gojq (builtin tables built on first use)",
-	"github.com/go-git/go-git/v5":                     "gitops/repository.go over go-git's storage (the package brings every network transport)",
-	"github.com/go-git/go-git/v5/plumbing/transport/": "nothing: baton fetches and pushes nothing",
-	"github.com/go-git/go-git/v5/plumbing/object":     "gitops/objects.go (go-git's brings OpenPGP and its elliptic-curve tables)",
-	"github.com/ProtonMail/go-crypto/":                "nothing: baton verifies no signature",
-	"golang.org/x/crypto/ssh":                         "nothing: baton fetches and pushes nothing",
-	"html/template":                                   "text/template with every action HTML-escaped (cmd/report.go escapeActions)",
+	"github.com/itchyny/gojq": "third_party/gojq (builtin tables built on first use)",
+	"html/template":           "text/template with every action HTML-escaped (cmd/report.go escapeActions)",
 }
 
 // TestNoHeavyInitLinked lists the packages linked into the baton binary
