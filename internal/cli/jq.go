@@ -6,11 +6,11 @@ import (
 	"io"
 	"strings"
 
+	"github.com/itchyny/gojq"
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/third_party/gojq"
 )
 
 // Filtering a command's JSON document, as gh does: --fields keeps some

@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/third_party/gojq"
 )
 
 // Version is baton's version. Releases set it at build time
