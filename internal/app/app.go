@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/internal/gitops"
-	"github.com/baton-cli/baton/internal/store"
 )
 
 // Env is what the application takes from its process: the environment,
@@ -130,10 +129,3 @@ func (a *App) WithSink(s Sink) *App {
 func (a *App) warn(format string, args ...any)   { a.sink.Warnf(format, args...) }
 func (a *App) notice(format string, args ...any) { a.sink.Noticef(format, args...) }
 func (a *App) messages() io.Writer               { return a.sink.Messages() }
-
-// OneProcessorWrite tells the application that this process is a one-shot
-// write that runs its Go code on one processor (the command line decides
-// it at start): its file syncs keep that processor through the system call
-// (see store.RawSyncs). A process that serves agents or runs sessions never
-// calls it.
-func OneProcessorWrite() { store.RawSyncs() }
