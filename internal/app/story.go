@@ -15,7 +15,6 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
 	"github.com/baton-cli/baton/internal/store"
@@ -188,11 +187,11 @@ func (a *App) Show(ctx context.Context, c Caller, id string) (Story, error) {
 	return st, err
 }
 
-var relTime = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`) }}
+var relTime = regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`)
 
 // logTime reads a --since/--until value: a timestamp, or a duration ago.
 func logTime(flag, v string, now time.Time) (time.Time, error) {
-	if m := relTime.Get().FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+	if m := relTime.FindStringSubmatch(strings.TrimSpace(v)); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
 		return now.Add(-time.Duration(n) * unit).UTC(), nil
@@ -302,7 +301,7 @@ func sameRole(got, want string) bool {
 	return strings.EqualFold(got, want) || (g != "" && g == w)
 }
 
-var reviewInSummary = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`\bR(\d+)\b`) }}
+var reviewInSummary = regexp.MustCompile(`\bR(\d+)\b`)
 
 // reviewOf is the review an event recorded, answered, merged or rejected
 // (0: none).
@@ -310,7 +309,7 @@ func reviewOf(l LogLine) int {
 	if id := gjson.GetBytes(l.Record, "review_id").Int(); id > 0 {
 		return int(id)
 	}
-	if m := reviewInSummary.Get().FindStringSubmatch(l.Summary); m != nil {
+	if m := reviewInSummary.FindStringSubmatch(l.Summary); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
