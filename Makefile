@@ -60,11 +60,12 @@ fuzz:
 	  done; \
 	done; exit $$fail
 
-# gofmt, go vet and go mod tidy must leave nothing changed (tidy -diff
-# writes nothing).
+# gofmt, go vet, staticcheck (pinned in go.mod as a tool) and go mod tidy
+# must find nothing; tidy -diff writes nothing.
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	@$(GO) mod tidy -diff || { echo "go mod tidy would change go.mod/go.sum (run make fmt)"; exit 1; }
 
 fmt:

@@ -393,7 +393,7 @@ func TestBridgeLoopHostToken(t *testing.T) {
 		}
 		cancel()
 	}()
-	lr, _, err := runLoop(t, ctx, "token", hang, func(o *LoopOptions) { o.Dir, o.Cwd = dir, dir })
+	_, _, err := runLoop(t, ctx, "token", hang, func(o *LoopOptions) { o.Dir, o.Cwd = dir, dir })
 	wantKind(t, err, errs.Interrupted, "continue with: BATON_HOST_TOKEN=")
 	tok := regexp.MustCompile(`BATON_HOST_TOKEN=([0-9a-f]+) `).FindStringSubmatch(err.Error())
 	if tok == nil {
@@ -402,7 +402,7 @@ func TestBridgeLoopHostToken(t *testing.T) {
 	// another loop without the token cannot answer; with it, it finishes
 	_, _, err = runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume = dir, dir, true })
 	wantKind(t, err, errs.Conflict, "the orchestrator exited 5")
-	lr, _, err = runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume, o.Token = dir, dir, true, tok[1] })
+	lr, _, err := runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume, o.Token = dir, dir, true, tok[1] })
 	if err != nil {
 		t.Fatalf("%v\n%s", err, lr.stderr.String())
 	}

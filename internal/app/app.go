@@ -128,4 +128,3 @@ func (a *App) WithSink(s Sink) *App {
 
 func (a *App) warn(format string, args ...any)   { a.sink.Warnf(format, args...) }
 func (a *App) notice(format string, args ...any) { a.sink.Noticef(format, args...) }
-func (a *App) messages() io.Writer               { return a.sink.Messages() }

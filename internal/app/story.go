@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -332,16 +331,6 @@ func RecordText(rec json.RawMessage) string {
 		s += fmt.Sprintf("; %d commit(s): %s", n, strings.Join(hs, " "))
 	}
 	return s
-}
-
-// sortedKeys lists a set's members in order.
-func sortedKeys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // IDList is a feature id or batch as the list of its ids (empty for none).
