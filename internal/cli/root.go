@@ -6,9 +6,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,6 +161,9 @@ func execute(ctx context.Context, a *App, args []string) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
+	if err != nil && !a.ran {
+		err = unknownCommand(root, mistypedCommand(root, args, err))
+	}
 	if err != nil && !a.ran && errs.KindOf(err) == errs.Unexpected {
 		err = &errs.Error{Kind: errs.Usage, Msg: err.Error() + " (see 'baton --help')", Err: err}
 	}
@@ -253,6 +259,67 @@ func (a *App) addAllCommands(root *cobra.Command) {
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
 	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd(), a.newVerificationCmd())
+}
+
+// unknownCommandError is cobra's first line for a word that names no
+// command: the word and the path of the command it was given to.
+var unknownCommandError = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+
+// unknownCommand rewrites cobra's unknown-command error, of the root or of
+// a command group, as one line with the commands the word may have meant.
+func unknownCommand(root *cobra.Command, err error) error {
+	m := unknownCommandError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	parent, _, ferr := root.Find(strings.Fields(m[2])[1:])
+	if ferr != nil || parent.CommandPath() != m[2] {
+		parent = root
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", m[1], m[2])
+	if parent.SuggestionsMinimumDistance <= 0 {
+		parent.SuggestionsMinimumDistance = 2 // cobra's default, which it sets on the root only
+	}
+	if s := parent.SuggestionsFor(m[1]); len(s) > 0 {
+		for i := range s {
+			s[i] = strconv.Quote(s[i])
+		}
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return &errs.Error{Kind: errs.Usage, Msg: fmt.Sprintf("%s (see '%s --help')", msg, m[2]), Err: err}
+}
+
+// mistypedCommand is cobra's unknown-command error for a word that names no
+// subcommand of a command group, when cobra reported a flag the group does
+// not take instead ("baton reviews get-lats --field verdict"); otherwise err.
+func mistypedCommand(root *cobra.Command, args []string, err error) error {
+	c, rest, ferr := root.Find(args)
+	if ferr != nil || !c.HasSubCommands() {
+		return err
+	}
+	flags := c.Flags()
+	flags.AddFlagSet(c.InheritedFlags())
+	for i := 0; i < len(rest); i++ {
+		s := rest[i]
+		if s == "--" {
+			return err
+		}
+		if !strings.HasPrefix(s, "-") || s == "-" {
+			return fmt.Errorf("unknown command %q for %q", s, c.CommandPath())
+		}
+		if strings.Contains(s, "=") {
+			continue
+		}
+		name := strings.TrimLeft(s, "-")
+		f := flags.Lookup(name)
+		if !strings.HasPrefix(s, "--") && len(name) == 1 {
+			f = flags.ShorthandLookup(name)
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			i++ // the flag's value
+		}
+	}
+	return err
 }
 
 // markRuns wraps every command's run so that Main can tell an error of
