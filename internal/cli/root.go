@@ -122,6 +122,7 @@ type App struct {
 	emitted  bool     // under --json: the document was printed
 	jq       *gojq.Code
 	fields   []string
+	cmdName  string // the running command's path below baton, as its schema is named
 }
 
 const exitCodeHelp = `Exit codes:
@@ -327,6 +328,7 @@ func mistypedCommand(root *cobra.Command, args []string, err error) error {
 func (a *App) markRuns(c *cobra.Command) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
+			a.cmdName = strings.TrimPrefix(c.CommandPath(), "baton ")
 			if err := a.prepareFilters(); err != nil {
 				return err
 			}
