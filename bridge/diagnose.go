@@ -201,7 +201,7 @@ func unknown(envelope bool, at string, names []string) []Problem {
 	for _, n := range names {
 		field := joinField(at, n)
 		if envelope && n == "result" {
-			out = append(out, Problem{Code: ProblemResultField, Field: field, Message: `found "result" instead of "response": the agent's output belongs in "response", as a string (seed 004, mistake 1)`})
+			out = append(out, Problem{Code: ProblemResultField, Field: field, Message: `found "result" instead of "response": the agent's output belongs in "response", as a string`})
 			continue
 		}
 		msg := fmt.Sprintf("unknown field %q", field)
@@ -216,9 +216,9 @@ func unknown(envelope bool, at string, names []string) []Problem {
 func wrongType(response bool, field, got string, want []string, obj map[string]any) Problem {
 	switch {
 	case response && field == "response":
-		return Problem{Code: ProblemResponseObject, Field: field, Message: fmt.Sprintf(`"response" is %s, not a string: JSON-encode the agent's output once and put the text in "response", e.g. "{\"sections\": [...]}" (seed 004, mistake 2)`, article(got))}
+		return Problem{Code: ProblemResponseObject, Field: field, Message: fmt.Sprintf(`"response" is %s, not a string: JSON-encode the agent's output once and put the text in "response", e.g. "{\"sections\": [...]}"`, article(got))}
 	case response && field == "duration_seconds" && got == "string":
-		return Problem{Code: ProblemDurationString, Field: field, Message: fmt.Sprintf(`"duration_seconds" is the string %s, not a number: write it without quotes (seed 004, mistake 5)`, show(obj["duration_seconds"]))}
+		return Problem{Code: ProblemDurationString, Field: field, Message: fmt.Sprintf(`"duration_seconds" is the string %s, not a number: write it without quotes`, show(obj["duration_seconds"]))}
 	}
 	return Problem{Code: ProblemWrongType, Field: field, Message: fmt.Sprintf("%q is %s; it must be %s", field, article(got), strings.Join(want, " or "))}
 }

@@ -46,7 +46,7 @@ func (a *App) newAddReviewCmd() *cobra.Command {
 		Use:   "add-review",
 		Short: "Record a review (id and issue ids assigned under the lock)",
 		Long: `Record a review. --issues takes JSON (inline, a file path, or - for stdin) either grouped
-as the seed stores it — {"critical":[],"major":[{"description":"..."}],"minor":[],"suggestions":[]} —
+as reviews.json stores it — {"critical":[],"major":[{"description":"..."}],"minor":[],"suggestions":[]} —
 or as a flat list of issues each with "severity". Issue ids (R<review>-M<n>, A<review>-... for
 architecture reviews) are assigned when missing and checked when given.
 Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED mean PASS).
