@@ -44,7 +44,7 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 
 	"session":         "baton session current                   # the session this call is bound to\nbaton session end -o READY_FOR_REVIEW -s \"Implemented F001\"",
 	"session start":   "eval \"$(baton session start --agent IMPLEMENT --feature F001 | grep '^export')\"\nbaton --json session start --agent REVIEW   # hand env.BATON_SESSION to the agent only",
-	"session end":     "baton session end -o READY_FOR_REVIEW -s \"Implemented F001\"\nbaton session end -o ERROR -s \"tests would not run\" --failure tool_failure",
+	"session end":     "baton session end -o READY_FOR_REVIEW -s \"Implemented F001\"\neval \"$(baton session end -o SUCCESS -s \"merged F001\" | grep '^unset')\"   # and clear the shell's credential\nbaton session end -o ERROR -s \"tests would not run\" --failure tool_failure",
 	"session current": "baton session current\nbaton session current --json",
 
 	"key":      "baton key init                          # once per person, outside every project\nbaton key show",
