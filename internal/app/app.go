@@ -29,6 +29,9 @@ type Env struct {
 	// Head, when set, is the HEAD a call sees instead of the repository's
 	// own: the commit and branch of a sandboxed agent's working copy.
 	Head func() (hash, branch string)
+	// Progress, when set, is told what a long operation is doing (init
+	// adopting a large history), for the front end to show.
+	Progress func(format string, args ...any)
 	// OneShot is set when the process exits after this one call: the
 	// state files a read maps stay mapped until the exit (store.KeepMapped).
 	OneShot bool

@@ -118,6 +118,8 @@ type App struct {
 	// it did.
 	trapSignals, sigintSeen bool
 
+	progressShown bool // a progress line is on the terminal (progress)
+
 	warnings []string // under --json: the warnings and notices for the document
 	emitted  bool     // under --json: the document was printed
 	jq       *gojq.Code
@@ -162,6 +164,7 @@ func execute(ctx context.Context, a *App, args []string) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
+	a.endProgress()
 	if err != nil && !a.ran {
 		err = unknownCommand(root, mistypedCommand(root, args, err))
 	}
@@ -180,7 +183,7 @@ func execute(ctx context.Context, a *App, args []string) int {
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head, Progress: a.progress}, &a.g.Options, a)
 	return a
 }
 
