@@ -34,7 +34,7 @@ unit:
 # Chromium it skips, except in CI (CI=true), where it fails (.ci/run
 # installs Debian's chromium when it is missing).
 browser:
-	$(GO) test -count=1 ./browser
+	$(GO) test -count=1 -v ./browser
 
 # The SIGKILL loops (state writers, reviews merge/reject, baton run) with
 # many more kills than CI runs.

@@ -119,23 +119,29 @@ func without(m map[string]json.RawMessage, k string) map[string]json.RawMessage 
 	return c
 }
 
-// TestDiagnoseJudgesEveryMutation: for every document the tests know and
-// thousands of mutations of them, against every shipped schema, Diagnose
-// names each problem or passes a document baton can read.
+// TestDiagnoseJudgesEveryMutation: for every document the tests know,
+// against every shipped schema, and for thousands of mutations of each
+// against the schemas it is valid for, Diagnose names each problem or
+// passes a document baton can read.
 func TestDiagnoseJudgesEveryMutation(t *testing.T) {
 	docs := corpus(t)
 	n := 0
 	for _, d := range docs {
-		for _, doc := range append([][]byte{d}, mutations(d)...) {
-			for k := range schemaFiles {
+		for k := range schemaFiles {
+			judged(t, k, d)
+			if len(Diagnose(k, d)) > 0 {
+				continue // its mutations are judged as the kinds it is
+			}
+			for _, doc := range mutations(d) {
 				judged(t, k, doc)
 				n++
 			}
 		}
 	}
 	if n < 1000 {
-		t.Fatalf("only %d checks: the corpus is missing", n)
+		t.Fatalf("only %d mutations checked: the corpus is missing", n)
 	}
+	t.Logf("%d mutations checked", n)
 	for _, raw := range []string{`{} x`, `{}}`, `{"a":1,}`, ``, `{"request_id": "\ud800"}`, `{"duration_seconds": 1e999999999}`, `{"phase": -1e999999999}`} {
 		for k := range schemaFiles {
 			judged(t, k, []byte(raw))
