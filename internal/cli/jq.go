@@ -111,6 +111,9 @@ func (a *App) selectFields(doc []byte) ([]byte, error) {
 		return m
 	}
 	s := schemas[a.cmdName]
+	if r.IsArray() { // a list of records, as verification list prints
+		return a.selectFromList(r, s)
+	}
 	list := onlyList(r)
 	known, of := schemaFields(s), "the document"
 	if list != "" && !anyField(r, a.fields) {
@@ -139,6 +142,26 @@ func (a *App) selectFields(doc []byte) ([]byte, error) {
 	return jsondoc.Compact(map[string]any{list: items, "warnings": warnings}), nil
 }
 
+// selectFromList is selectFields for a document that is a list of records
+// (s its schema).
+func (a *App) selectFromList(r gjson.Result, s any) ([]byte, error) {
+	known := schemaFields(itemsOf(s))
+	r.ForEach(func(_, v gjson.Result) bool { addKeys(known, v); return true })
+	if err := unknownFields(a.fields, known, "each record"); err != nil {
+		return nil, err
+	}
+	items := []any{}
+	r.ForEach(func(_, v gjson.Result) bool {
+		m := map[string]any{}
+		for _, f := range a.fields {
+			m[f] = v.Get(f).Value()
+		}
+		items = append(items, m)
+		return true
+	})
+	return jsondoc.Compact(items), nil
+}
+
 // checkFields refuses, before the command runs, a --fields path whose
 // first key the command's schema does not name, for the document or for
 // the records of the one list it holds. A document that is a record of the state
@@ -148,6 +171,10 @@ func (a *App) checkFields() error {
 	s, ok := schemas[a.cmdName]
 	if !ok || storedRecord(s) {
 		return nil
+	}
+	of := "the document"
+	if it, ok := itemsOf(s).(schema); ok { // a list of records
+		s, of = it, "each record"
 	}
 	known := schemaFields(s)
 	var lists []any
@@ -162,7 +189,7 @@ func (a *App) checkFields() error {
 		}
 		maps.Copy(known, schemaFields(lists[0]))
 	}
-	return unknownFields(a.fields, known, "the document")
+	return unknownFields(a.fields, known, of)
 }
 
 // storedRecords are the $defs of the records the state files hold.
