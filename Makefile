@@ -4,7 +4,7 @@ BIN       := bin/baton
 FUZZTIME  ?= 20000x
 BENCHTIME ?= 1s
 
-.PHONY: build test unit browser fuzz lint fmt bench demo man clean crash
+.PHONY: build test unit test-slow browser fuzz lint fmt bench demo man clean crash
 
 VERSION   ?=
 
@@ -13,21 +13,34 @@ VERSION   ?=
 build:
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/internal/cli.Version=$(VERSION)") -o $(BIN) ./cmd/baton
 
-# The whole test suite: race-checked unit and end-to-end tests, the audit
-# report in a browser, then every fuzz target briefly, then the lint checks.
+# The test suite CI runs first (make test-slow is the second tier): the
+# race-checked unit and end-to-end scripts, the audit report in a browser,
+# every fuzz target briefly, the lint checks.
 test: unit browser fuzz lint
 
-# Every package under the race detector; the end-to-end scripts run each
-# command as its own process, so they run without it (a race-instrumented
-# process start costs ~0.2 s, times thousands of calls) except for the
-# scripts whose commands run goroutines: the bridge loop, agent timeouts.
+# Every package under the race detector, but the end-to-end ones: the
+# scripts of internal/cli run each command as its own process, so they run
+# without it (a race-instrumented process start costs ~0.2 s, times
+# thousands of calls), except for the scripts whose commands run
+# goroutines: the bridge loop, agent timeouts. -short leaves the scripts
+# that drive a whole project to make test-slow.
 RACE_SCRIPTS := TestScripts/(smoke|bridge_loop|run_failures|concurrency)$$
+SLOW_SCRIPTS := TestScripts/(dropin_replay|dropin_run_prompts|run_demo)$$
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/cli$$' -e '/browser$$')
-	$(GO) test -count=1 ./internal/cli
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/cli$$' -e '/browser$$' -e '/e2e$$')
+	$(GO) test -short -count=1 ./internal/cli
 	$(GO) test -race -count=1 -run '$(RACE_SCRIPTS)' ./internal/cli
-	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...   # each benchmark once: make bench runs them all
+
+# The slower tier, which CI runs after make test: e2e (whole baton
+# processes: the SIGKILL loops, concurrent writers, signals, readers), the
+# scripts that drive a whole project (the predecessor's prompts replayed,
+# baton run --prompts, the demo), and every benchmark once (make bench runs
+# them all).
+test-slow:
+	$(GO) test -count=1 ./e2e
+	$(GO) test -count=1 -run '$(SLOW_SCRIPTS)' ./internal/cli
+	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...
 
 # The HTML audit report rendered in headless Chromium: every feature and
 # review present, keyboard navigation, printing, a screenshot. Without a
