@@ -103,13 +103,6 @@ func (a *App) filtered(doc []byte) ([]byte, error) {
 func (a *App) selectFields(doc []byte) ([]byte, error) {
 	r := gjson.ParseBytes(doc)
 	warnings := r.Get("warnings").Value()
-	pick := func(obj gjson.Result) map[string]any {
-		m := map[string]any{}
-		for _, f := range a.fields {
-			m[f] = obj.Get(f).Value()
-		}
-		return m
-	}
 	s := schemas[a.cmdName]
 	if r.IsArray() { // a list of records, as verification list prints
 		return a.selectFromList(r, s)
@@ -131,14 +124,14 @@ func (a *App) selectFields(doc []byte) ([]byte, error) {
 		warnings = append(w, err.Error()+" (printed as null)")
 	}
 	if list == "" {
-		out := pick(r)
+		out := a.pick(r)
 		if w, _ := warnings.([]any); len(w) > 0 {
 			out["warnings"] = w
 		}
 		return jsondoc.Compact(out), nil
 	}
 	items := []any{}
-	r.Get(list).ForEach(func(_, v gjson.Result) bool { items = append(items, pick(v)); return true })
+	r.Get(list).ForEach(func(_, v gjson.Result) bool { items = append(items, a.pick(v)); return true })
 	return jsondoc.Compact(map[string]any{list: items, "warnings": warnings}), nil
 }
 
@@ -151,15 +144,17 @@ func (a *App) selectFromList(r gjson.Result, s any) ([]byte, error) {
 		return nil, err
 	}
 	items := []any{}
-	r.ForEach(func(_, v gjson.Result) bool {
-		m := map[string]any{}
-		for _, f := range a.fields {
-			m[f] = v.Get(f).Value()
-		}
-		items = append(items, m)
-		return true
-	})
+	r.ForEach(func(_, v gjson.Result) bool { items = append(items, a.pick(v)); return true })
 	return jsondoc.Compact(items), nil
+}
+
+// pick is the --fields of one object.
+func (a *App) pick(obj gjson.Result) map[string]any {
+	m := map[string]any{}
+	for _, f := range a.fields {
+		m[f] = obj.Get(f).Value()
+	}
+	return m
 }
 
 // checkFields refuses, before the command runs, a --fields path whose
