@@ -94,7 +94,7 @@ func TestCrashSafety(t *testing.T) {
 		case k == 2:
 			sum := fmt.Sprintf("crash session %d", i)
 			return crashOp{kind: "session", summary: sum, args: []string{"progress", "add-session", "-a", "IMPLEMENT", "-s", sum,
-				"-o", "READY_FOR_REVIEW", "--features", featureID(1 + i%nFeatures), "--commits", fmt.Sprintf("c%d:crash commit %d", i, i)}}
+				"-o", "READY_FOR_REVIEW", "--features", featureID(1 + i%nFeatures), "--commits", fmt.Sprintf("c%06x:crash commit %d", i, i)}}
 		default:
 			sum := fmt.Sprintf("crash review %d", i)
 			op := crashOp{kind: "review", summary: sum}

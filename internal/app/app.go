@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/internal/gitops"
-	"github.com/baton-cli/baton/internal/store"
 )
 
 // Env is what the application takes from its process: the environment,
@@ -30,6 +29,9 @@ type Env struct {
 	// Head, when set, is the HEAD a call sees instead of the repository's
 	// own: the commit and branch of a sandboxed agent's working copy.
 	Head func() (hash, branch string)
+	// Progress, when set, is told what a long operation is doing (init
+	// adopting a large history), for the front end to show.
+	Progress func(format string, args ...any)
 	// OneShot is set when the process exits after this one call: the
 	// state files a read maps stay mapped until the exit (store.KeepMapped).
 	OneShot bool
@@ -129,11 +131,3 @@ func (a *App) WithSink(s Sink) *App {
 
 func (a *App) warn(format string, args ...any)   { a.sink.Warnf(format, args...) }
 func (a *App) notice(format string, args ...any) { a.sink.Noticef(format, args...) }
-func (a *App) messages() io.Writer               { return a.sink.Messages() }
-
-// OneProcessorWrite tells the application that this process is a one-shot
-// write that runs its Go code on one processor (the command line decides
-// it at start): its file syncs keep that processor through the system call
-// (see store.RawSyncs). A process that serves agents or runs sessions never
-// calls it.
-func OneProcessorWrite() { store.RawSyncs() }

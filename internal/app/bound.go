@@ -15,7 +15,6 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/gitops"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
 	"github.com/baton-cli/baton/internal/workflow"
@@ -356,7 +355,7 @@ func (st *state) checkPassedWork(in reviews.NewReview) error {
 // branches). Other roles work on no branch of their own.
 func workBranch(role, feature string, session int) string {
 	ids := features.SplitIDs(feature)
-	slug := unsafeBranchChars.Get().ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
+	slug := unsafeBranchChars.ReplaceAllString(strings.ToLower(strings.Join(ids, "-")), "-")
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
@@ -376,7 +375,7 @@ func workBranch(role, feature string, session int) string {
 	return ""
 }
 
-var unsafeBranchChars = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) }}
+var unsafeBranchChars = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 // sentWork is the branch of the work sent to a REVIEW session as it opens
 // (the one it was opened on, else the status's) and the head handed over

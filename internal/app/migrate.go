@@ -58,6 +58,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 		}
 		return nil, err
 	}
+	st.tellProgress("adopting the predecessor's state: reading its files")
 	in, err := st.migrateInput(scriptsDir)
 	if err != nil {
 		return nil, err
@@ -73,6 +74,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 	if in.Progress == nil && in.Reviews == nil {
 		return nil, nil
 	}
+	st.tellProgress("adopting the predecessor's state: planning")
 	plan := migrate.Adopt(in)
 	if in.Progress != nil {
 		if err := st.applyDecision(in.Progress, plan.Decision); err != nil {
@@ -86,6 +88,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 		Rule: plan.Decision.Rule, Reason: plan.Decision.Reason, Changes: plan.Changes, Anomalies: plan.Anomalies,
 		Imported: map[string]int{"sessions": 0, "reviews": 0, "fixes": 0}, Tracked: in.Tracked}
 	st.logHistory(plan.History, res.Imported)
+	st.tellProgress("adopting the predecessor's state: writing %d entries to the audit log", len(plan.History)+1)
 	st.record = map[string]any{"migrated": res}
 	st.summary = fmt.Sprintf("adopted the predecessor's state: %s; imported %d sessions, %d reviews, %d fixes; %d anomalies",
 		describeDecision(plan.Decision), res.Imported["sessions"], res.Imported["reviews"], res.Imported["fixes"], len(plan.Anomalies))
@@ -170,7 +173,10 @@ func (st *state) logHistory(history []migrate.Entry, counts map[string]int) {
 	who, _ := st.resolveActor()
 	auth, key := st.app.signer(who)
 	plural := map[string]string{"session": "sessions", "review": "reviews", "fix": "fixes"}
-	for _, e := range history {
+	for i, e := range history {
+		if i%1000 == 0 {
+			st.tellProgress("adopting the predecessor's state: importing its history, %d of %d records", i, len(history))
+		}
 		counts[plural[e.Kind]]++
 		ac := &actor{Role: e.Role, Source: "imported"}
 		if e.Session > 0 {
@@ -186,6 +192,14 @@ func (st *state) logHistory(history []migrate.Entry, counts map[string]int) {
 			TaskID: joinedIDs(e.Features), StageID: &role, Type: "imported", Timestamp: ts,
 			Payload: eventPayload{Command: "import " + e.Source(), Actor: ac, Summary: e.Summary, Record: e.Record}.raw(),
 		}, auth, key)
+	}
+}
+
+// tellProgress tells the front end what the transaction is doing, when it
+// listens.
+func (st *state) tellProgress(format string, args ...any) {
+	if p := st.app.env.Progress; p != nil {
+		p(format, args...)
 	}
 }
 

@@ -50,15 +50,19 @@ type AddSessionInput struct {
 	CurrentBranch  *string  `json:"current_branch,omitempty"`
 }
 
-// parseCommits reads --commits "hash:message" values; in a repository each
-// hash must be a commit there (and is recorded short).
+// parseCommits reads --commits "hash:message" values (the message may be
+// left out); in a repository each hash must be a commit there, and outside
+// one a commit hash in form.
 func (a *App) parseCommits(values []string) ([]progress.Commit, error) {
 	out := []progress.Commit{}
 	for _, v := range values {
 		hash, msg, _ := strings.Cut(v, ":")
 		hash = strings.TrimSpace(hash)
 		if hash == "" || strings.HasPrefix(hash, "-") {
-			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\"", v)
+			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\" (such as \"1a2b3c4:Add the health check\")", v)
+		}
+		if a.repo() == nil && !isCommitHash(hash) {
+			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\" with a commit hash: outside a git repository the hash is the hex hash git prints, 4 to 40 digits (such as \"1a2b3c4:Add the health check\")", v)
 		}
 		h, err := a.commitRef("--commits", hash)
 		if err != nil {

@@ -537,7 +537,7 @@ func (a *App) commitRef(flag, rev string) (*string, error) {
 	}
 	r := a.repo()
 	if r == nil {
-		return v, nil
+		return commitHash(flag, *v)
 	}
 	h, err := gitops.ResolveCommit(r, *v)
 	switch {

@@ -20,7 +20,6 @@ import (
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/broker"
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/workcopy"
 )
 
@@ -32,13 +31,11 @@ import (
 // brokerCommands are the commands an agent's call may run through the
 // broker: its role's work and reading. The launcher's and the person's own
 // commands (run, init, key, reconcile, bridge, demo) are refused.
-var brokerCommands = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{
-		"progress": true, "reviews": true, "features": true, "session": true, "status": true, "next": true,
-		"log": true, "verify": true, "branch": true, "context": true, "show": true, "schema": true,
-		"man": true, "help": true, "completion": true, "report": true,
-	}
-}}
+var brokerCommands = map[string]bool{
+	"progress": true, "reviews": true, "features": true, "session": true, "status": true, "next": true,
+	"log": true, "verify": true, "branch": true, "context": true, "show": true, "schema": true,
+	"man": true, "help": true, "completion": true, "report": true,
+}
 
 // agentBox is one sandboxed session: its clone, its broker, and what its
 // agent tried that the broker refused.
@@ -203,7 +200,7 @@ func (b *agentBox) checkRequest(r broker.Request) (string, error) {
 		if i > 0 && freeText(r.Args[i-1], r.Args[:i-1]) {
 			continue
 		}
-		if k, _, ok := strings.Cut(arg, "="); ok && brokerTextFlags.Get()[k] {
+		if k, _, ok := strings.Cut(arg, "="); ok && brokerTextFlags[k] {
 			continue
 		}
 		for _, v := range argValues(arg) {
@@ -218,20 +215,18 @@ func (b *agentBox) checkRequest(r broker.Request) (string, error) {
 // brokerTextFlags are the flags whose value is free text an agent writes (a
 // summary, the name of its source), never read or written as a path: a
 // summary such as "/health added" is no path argument.
-var brokerTextFlags = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{"-s": true, "--summary": true, "--source-appspec": true}
-}}
+var brokerTextFlags = map[string]bool{"-s": true, "--summary": true, "--source-appspec": true}
 
 // freeText says whether the argument after flag is a text flag's value:
 // flag is a text flag given on its own, and not itself the value of the
 // flag before it (as in "-o -s", where "-s" is -o's value).
 func freeText(flag string, before []string) bool {
-	if !brokerTextFlags.Get()[flag] {
+	if !brokerTextFlags[flag] {
 		return false
 	}
 	if n := len(before); n > 0 {
 		prev := before[n-1]
-		if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && !brokerTextFlags.Get()[prev] {
+		if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && !brokerTextFlags[prev] {
 			return false
 		}
 	}
@@ -335,7 +330,7 @@ const ownRole = "do your role's work with baton's commands from your working cop
 func (b *agentBox) guard(x *App, c *cobra.Command) error {
 	path := strings.Fields(c.CommandPath())
 	switch {
-	case len(path) > 1 && !brokerCommands.Get()[path[1]]:
+	case len(path) > 1 && !brokerCommands[path[1]]:
 		return errs.New(errs.Policy, "refused: 'baton %s' is the launcher's or a person's command, not one an agent runs: %s", path[1], ownRole)
 	case len(path) > 2 && path[1] == "session" && path[2] == "start":
 		return errs.New(errs.Policy, "refused: the launcher opens sessions, and yours is open: %s", ownRole)

@@ -59,8 +59,8 @@ func reviewsParsed(parse func([]byte) (*reviews.File, error)) func([]byte) (*par
 }
 
 var formats = []format{
-	{"progress", progress.Layout.Get(), progressParsed(progress.ParseChecked), progressParsed(progress.Parse), progress.Validate},
-	{"reviews", reviews.Layout.Get(), reviewsParsed(reviews.ParseChecked), reviewsParsed(reviews.Parse), reviews.Validate},
+	{"progress", progress.Layout, progressParsed(progress.ParseChecked), progressParsed(progress.Parse), progress.Validate},
+	{"reviews", reviews.Layout, reviewsParsed(reviews.ParseChecked), reviewsParsed(reviews.Parse), reviews.Validate},
 }
 
 // sameVerdict fails when the one pass accepts what the full parser

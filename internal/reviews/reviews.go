@@ -15,7 +15,6 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/progress"
 )
 
@@ -28,13 +27,11 @@ const SchemaVersion = "1.0"
 // Verdicts stored, as the seed names them.
 var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
 
-var verdictAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
-}}
+var verdictAliases = map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
 
 // NormalizeVerdict maps a --verdict value to the seed's vocabulary.
 func NormalizeVerdict(v string) (string, error) {
-	return progress.Choose("--verdict", v, Verdicts, verdictAliases.Get())
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases)
 }
 
 // ReviewerTypes are the agent types that write reviews.
@@ -128,7 +125,7 @@ func New() *File {
 // one that pass does not vouch for goes through ParseChecked, which
 // decides and words the error.
 func Parse(data []byte) (*File, error) {
-	facts, ok := jsondoc.Validate(data, Layout.Get())
+	facts, ok := jsondoc.Validate(data, Layout)
 	if !ok {
 		return ParseChecked(data)
 	}
@@ -171,19 +168,17 @@ var (
 		{Key: "reviews", Type: jsondoc.TypeArray, Required: true},
 		{Key: "fixes", Type: jsondoc.TypeArray}, // the predecessor wrote none before the first fix
 	}
-	reviewShape = lazy.Value[[]jsondoc.Want]{Build: func() []jsondoc.Want { // built on first use: its enum reads a table built so
-		return []jsondoc.Want{
-			{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
-			{Key: "branch", Type: jsondoc.TypeString, Null: true},
-			{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
-			{Key: "timestamp", Type: jsondoc.TypeString, Null: true},
-			{Key: "verdict", Type: jsondoc.TypeString, Enum: verdictWords()},
-			{Key: "issues", Type: jsondoc.TypeObject, Also: jsondoc.TypeArray, Null: true},
-			{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
-			{Key: "summary", Type: jsondoc.TypeString, Null: true},
-			{Key: "merge_commit", Type: jsondoc.TypeString, Null: true},
-		}
-	}}
+	reviewShape = []jsondoc.Want{
+		{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
+		{Key: "branch", Type: jsondoc.TypeString, Null: true},
+		{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
+		{Key: "timestamp", Type: jsondoc.TypeString, Null: true},
+		{Key: "verdict", Type: jsondoc.TypeString, Enum: verdictWords()},
+		{Key: "issues", Type: jsondoc.TypeObject, Also: jsondoc.TypeArray, Null: true},
+		{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
+		{Key: "summary", Type: jsondoc.TypeString, Null: true},
+		{Key: "merge_commit", Type: jsondoc.TypeString, Null: true},
+	}
 	issuesShape = []jsondoc.Want{
 		{Key: "critical", Type: jsondoc.TypeArray, Null: true},
 		{Key: "major", Type: jsondoc.TypeArray, Null: true},
@@ -202,7 +197,7 @@ var (
 
 func verdictWords() []string {
 	out := append([]string(nil), Verdicts...)
-	for a := range verdictAliases.Get() {
+	for a := range verdictAliases {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Verdicts):])
@@ -218,7 +213,7 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 	rv, fx := doc.Array("reviews"), doc.Array("fixes")
 	for i, r := range f.reviews {
 		path := fmt.Sprintf("reviews[%d]", i)
-		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape.Get()); err != nil {
+		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape); err != nil {
 			return err
 		}
 		if is := r.Get("issues"); is.IsObject() {
@@ -713,18 +708,15 @@ func Health(issues []Issue, coverage *float64) string {
 }
 
 // Layout is the shape of reviews.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse. Built on first use, not
-// at start-up, which every baton process pays.
-var Layout = lazy.Value[*jsondoc.Shape]{Build: func() *jsondoc.Shape {
-	return jsondoc.NewShape(topShape).
-		Records("reviews", "review_id", jsondoc.NewShape(reviewShape.Get()).Inner("issues", jsondoc.NewShape(issuesShape))).
-		Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
-}}
+// it (see Validate); the tests hold it to Parse.
+var Layout = jsondoc.NewShape(topShape).
+	Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
+	Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
 
 // Validate validates data as Parse does and returns the facts of the file
 // as read (see ReadFacts), for a reader that keeps nothing else: in one
 // pass over the bytes (jsondoc.Validate), and through ParseChecked when
 // that pass cannot tell, so that a bad file is reported as it always was.
 func Validate(data []byte) (jsondoc.Facts, error) {
-	return jsondoc.ValidateOr(data, Layout.Get(), ParseChecked)
+	return jsondoc.ValidateOr(data, Layout, ParseChecked)
 }

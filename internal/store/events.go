@@ -128,8 +128,9 @@ func (s *Store) prepareEvents(events []*Event, staged map[string]string, adopt m
 		}
 	}
 	var data []byte
+	hashed := map[string]string{} // the files do not change between the entries of one commit
 	for _, e := range events {
-		line, err := s.prepareEvent(e, last, staged, adopt)
+		line, err := s.prepareEvent(e, last, staged, adopt, hashed)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -142,8 +143,9 @@ func (s *Store) prepareEvents(events []*Event, staged map[string]string, adopt m
 // entry of the log, file hashes from the staged content or, for files this
 // transaction did not change, from the last entry (or the file itself when
 // the log does not record it yet, or the transaction adopts it; such names
-// are added to adopt).
-func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, adopt map[string]bool) ([]byte, error) {
+// are added to adopt). hashed holds the files hashed for earlier entries of
+// the same commit.
+func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, adopt map[string]bool, hashed map[string]string) ([]byte, error) {
 	e.Seq = 1
 	if last != nil {
 		e.Seq = last.Seq + 1
@@ -174,9 +176,13 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, ad
 				continue
 			}
 		}
-		h, _, err := s.currentHash(name, nil)
-		if err != nil {
-			return nil, err
+		h, ok := hashed[name]
+		if !ok {
+			var err error
+			if h, _, err = s.currentHash(name, nil); err != nil {
+				return nil, err
+			}
+			hashed[name] = h
 		}
 		if h == Unknown {
 			if last == nil || last.Metadata.Files[k] == "" {
