@@ -272,7 +272,7 @@ func (sn *snapshot) next() NextResult {
 		d := p.Decision
 		return NextResult{Phase: d.Phase, Feature: d.Feature, Features: IDList(d.Feature), Branch: d.Branch, Rule: ruleNotAdopted, Reason: d.Reason + notAdopted}
 	}
-	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
+	d := workflow.NextWork(workflow.Situation{Limits: sn.cfg.Limits(), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
-	"github.com/baton-cli/baton/internal/store"
 	"github.com/baton-cli/baton/internal/workflow"
 )
 
@@ -26,15 +25,7 @@ func canonicalRole(t string) string {
 	return c
 }
 
-// limitsOf are the workflow limits of a config.
-func limitsOf(cfg store.Config) workflow.Limits {
-	return workflow.Limits{
-		MaxFixCycles: cfg.MaxFixCycles, ArchitectureInterval: cfg.ArchitectureInterval,
-		TechDebtThreshold: cfg.TechDebtThreshold, MaxErrorRetries: cfg.MaxErrorRetries,
-	}
-}
-
-func (st *state) limits() workflow.Limits { return limitsOf(st.cfg) }
+func (st *state) limits() workflow.Limits { return st.cfg.Limits() }
 
 // backlogOf lists the pending work of a feature list (none without one).
 func backlogOf(feat *features.File) workflow.Backlog {

@@ -40,9 +40,6 @@ func NormalizeVerdict(v string) (string, error) {
 // ReviewerTypes are the agent types that write reviews.
 var ReviewerTypes = []string{"REVIEW", "ARCHITECTURE"}
 
-// DefaultMaxFixCycles is the seed's fix-cycle limit per feature.
-const DefaultMaxFixCycles = 3
-
 // Review is a review record as baton writes it.
 type Review struct {
 	ReviewID     int             `json:"review_id"`
