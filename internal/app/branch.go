@@ -52,10 +52,7 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o BranchCreat
 		return err
 	}
 	name := strings.TrimSpace(o.Name)
-	action := workflow.CreateFeatureBranch
-	if strings.HasPrefix(name, "refactor/") {
-		action = workflow.CreateRefactorBranch
-	}
+	action := workflow.BranchAction(name)
 	var out BranchCreated
 	err = a.update(ctx, cmdPath, "", func(st *state) error {
 		if _, err := st.require(action); err != nil {

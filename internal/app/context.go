@@ -60,7 +60,7 @@ func (sn *snapshot) fillAssignment(w Assignment) Assignment {
 		}
 	}
 	if w.Branch == "" && (w.Role == workflow.PhaseImplement || w.Role == workflow.PhaseBugfix) {
-		w.Branch = workBranch(w.Role, w.Feature, w.Session)
+		w.Branch = workflow.WorkBranchName(w.Role, w.Feature, w.Session)
 	}
 	return w
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/progress"
@@ -84,10 +82,10 @@ func (st *state) reopenAfterRegression(ids []string) error {
 	if err != nil {
 		return err
 	}
-	d := workflow.NextWork(sit)
-	d.Rule = "regression/" + d.Rule
-	d.Reason = strings.Join(ids, ", ") + " marked failing after DONE; " + d.Reason
-	return st.applyDecision(p, d)
+	if d, ok := workflow.AfterRegression(cur.CurrentPhase, ids, sit); ok {
+		return st.applyDecision(p, d)
+	}
+	return nil
 }
 
 // NonNil is s, or an empty list for nil (JSON [] rather than null).
@@ -96,21 +94,6 @@ func NonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// appendedPassing refuses an agent's entry that arrives passing: a feature
-// passes only through REVIEW's PASS and its merge, never by being listed so.
-func (st *state) appendedPassing(who *actor, raws [][]byte) error {
-	if who.person() {
-		return nil
-	}
-	for i, raw := range raws {
-		if gjson.GetBytes(raw, "passes").Type == gjson.True {
-			return st.refuse(errs.New(errs.Policy, "--entries: entry %d (%s) is listed as passing: a feature passes only through REVIEW's PASS and its merge. Append it with \"passes\": false, or leave passes out",
-				i, gjson.GetBytes(raw, "id").String()))
-		}
-	}
-	return nil
 }
 
 // Features reads feature_list.json (without the lock: as the last writer
@@ -231,11 +214,7 @@ func (a *App) FeaturesAppend(ctx context.Context, c Caller, in AppendInput) (App
 	var added []string
 	a.creating = true // the initializer's first list may be the first state file
 	err = a.update(ctx, "baton features append", features.FileName, func(st *state) error {
-		who, err := st.requireAppend(raws)
-		if err != nil {
-			return err
-		}
-		if err := st.appendedPassing(who, raws); err != nil {
+		if err := st.mayAppend(raws); err != nil {
 			return err
 		}
 		f, ok, err := st.featuresOpt()

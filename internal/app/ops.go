@@ -112,19 +112,8 @@ type MarkMergedResult struct {
 	MergedToMain bool `json:"merged_to_main"`
 }
 
-// rolesFor is who may call an operation taking action (nil: a read).
-func rolesFor(action workflow.Action, readOnly bool) []string {
-	if readOnly {
-		return append(append([]string{}, workflow.Roles...), workflow.Human)
-	}
-	if action == "" {
-		return []string{workflow.Human}
-	}
-	return append(workflow.Allowed(action), workflow.Human)
-}
-
 func info(name, summary string, action workflow.Action, readOnly, destructive bool) OpInfo {
-	return OpInfo{Name: name, Summary: summary, Action: action, Roles: rolesFor(action, readOnly), ReadOnly: readOnly, Destructive: destructive}
+	return OpInfo{Name: name, Summary: summary, Action: action, Roles: workflow.CallableBy(action, readOnly), ReadOnly: readOnly, Destructive: destructive}
 }
 
 // raw turns a record read without the lock into JSON.

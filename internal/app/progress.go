@@ -358,11 +358,7 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 	var computed progress.Counters
 	err := a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		var err error
-		if o.Feature != nil || o.Branch != nil {
-			if _, err := st.require(workflow.SetStatus); err != nil {
-				return err
-			}
-		} else if _, err := st.require(workflow.RecordSession); err != nil {
+		if _, err := st.require(workflow.StatusAction(o.Feature != nil || o.Branch != nil)); err != nil {
 			return err
 		}
 		if p, err = st.progress(); err != nil {

@@ -491,16 +491,12 @@ type NewFix struct {
 	Timestamp      string
 }
 
-// AddFix appends a fix with the next id. Every fixed issue must be an issue
-// of the review it answers.
+// AddFix appends a fix with the next id, answering an existing review
+// (which issues it may name is workflow.FixedIssues's rule).
 func (f *File) AddFix(in NewFix) (Fix, error) {
 	rv, err := f.Review(in.ReviewID)
 	if err != nil {
 		return Fix{}, err
-	}
-	known := map[string]bool{}
-	for _, is := range ReadIssues(rv.Get("issues")) {
-		known[is.ID] = true
 	}
 	fixID, err := jsondoc.NextID(f.maxFix)
 	if err != nil {
@@ -512,9 +508,6 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 		IssuesDeferred: in.IssuesDeferred, PendingReview: true,
 	}
 	for _, fi := range in.IssuesFixed {
-		if !known[fi.IssueID] {
-			return Fix{}, errs.New(errs.NotFound, "--issues-fixed: issue %s is not an issue of review R%d (see 'baton reviews show-issues')", fi.IssueID, in.ReviewID)
-		}
 		fix.IssuesFixed = append(fix.IssuesFixed, jsondoc.Compact(fi))
 	}
 	if fix.IssuesFixed == nil {
