@@ -136,8 +136,11 @@ func (st *state) checkReview(rv *reviews.File, in reviews.NewReview) error {
 	r := st.app.repo()
 	if r != nil && n.Branch != "" {
 		n.Repo = r.Top()
-		_, err := r.Branch(n.Branch)
+		head, err := r.Branch(n.Branch)
 		n.BranchExists = !errors.Is(err, gitops.ErrNoBranch)
+		if err := st.landedFacts(r, rv, head, &n); err != nil {
+			return err
+		}
 	}
 	if len(n.Features) > 0 && n.Branch != "" {
 		if err := st.workUnderReview(rv, &n.Work, n.Branch); err != nil {
@@ -145,6 +148,26 @@ func (st *state) checkReview(rv *reviews.File, in reviews.NewReview) error {
 		}
 	}
 	return st.decide(workflow.CheckReview(n))
+}
+
+// landedFacts finds the review that merged the branch into main, if one
+// did, and whether the branch holds more than main since.
+func (st *state) landedFacts(r gitops.Repo, rv *reviews.File, head string, n *workflow.NewReview) error {
+	landed, ok := workflow.LandedBy(reviewRefs(rv), n.Branch)
+	if !ok {
+		return nil
+	}
+	n.Landed, n.BranchLanded = &landed, !n.BranchExists
+	if n.BranchExists {
+		_, mainHead, err := mainOf(r, st.cfg)
+		if err != nil {
+			return err
+		}
+		if n.BranchLanded, err = r.IsAncestor(head, mainHead); err != nil {
+			return gitErr(err, "checking %s", n.Branch)
+		}
+	}
+	return nil
 }
 
 // workUnderReview reads what says which features are under review on

@@ -159,6 +159,16 @@ func CheckMarkPassing(person bool, ids []string, all []ReviewRef) error {
 		strings.Join(missing, ", "), map[bool]string{true: "it", false: "them"}[len(missing) == 1])
 }
 
+// LandedBy returns the last review that merged branch into main, if any.
+func LandedBy(all []ReviewRef, branch string) (ReviewRef, bool) {
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Branch == branch && all[i].MergeCommit != "" && !all[i].Architecture {
+			return all[i], true
+		}
+	}
+	return ReviewRef{}, false
+}
+
 // WorkBranch refuses to merge a review that names no branch, or that
 // reviewed main itself: only a work branch is merged into main.
 func WorkBranch(r ReviewRef, main string) error {

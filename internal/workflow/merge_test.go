@@ -118,3 +118,17 @@ func TestCheckMarkPassing(t *testing.T) {
 		check(t, tc.name, CheckMarkPassing(tc.person, tc.ids, all), tc.want)
 	}
 }
+
+func TestLandedBy(t *testing.T) {
+	all := []ReviewRef{
+		{ID: 1, Verdict: "PASS", Branch: "feature/a", MergeCommit: "1111111"},
+		{ID: 2, Verdict: "REQUEST_CHANGES", Branch: "feature/b"},
+		{ID: 3, Verdict: "PASS", Branch: "feature/a", MergeCommit: "3333333"},
+	}
+	if r, ok := LandedBy(all, "feature/a"); !ok || r.ID != 3 {
+		t.Errorf("LandedBy(feature/a) = R%d, %v, want R3", r.ID, ok)
+	}
+	if _, ok := LandedBy(all, "feature/b"); ok {
+		t.Error("feature/b was never merged")
+	}
+}

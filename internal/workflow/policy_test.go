@@ -54,6 +54,7 @@ func TestReviewSubject(t *testing.T) {
 func TestCheckReview(t *testing.T) {
 	sent := func(s string) *string { return &s }
 	base := NewReview{AgentType: Review, Verdict: "REQUEST_CHANGES", Features: []string{"F001"}, Branch: "feature/a", Repo: "/p", BranchExists: true}
+	landed := &ReviewRef{ID: 4, Branch: "feature/a", Verdict: "PASS", MergeCommit: "abcdef0123456789"}
 	for _, tc := range []struct {
 		name string
 		edit func(r *NewReview)
@@ -93,6 +94,15 @@ func TestCheckReview(t *testing.T) {
 		{"a PASS of a branch that does not exist", func(r *NewReview) { r.Verdict, r.BranchExists = "PASS", false }, "refused: branch feature/a does not exist in the repository at /p"},
 		{"changes asked of a branch that does not exist", func(r *NewReview) { r.BranchExists = false }, "ok"},
 		{"a PASS outside a repository", func(r *NewReview) { r.Verdict, r.BranchExists, r.Repo = "PASS", false, "" }, "ok"},
+		// a review of work that has landed changes nothing (issue 26)
+		{"changes asked after the merge", func(r *NewReview) { r.Landed, r.BranchLanded, r.BranchExists = landed, true, false }, "refused: --branch feature/a: review R4 merged it into main as abcdef0"},
+		{"a REJECT after the merge", func(r *NewReview) { r.Verdict, r.Landed, r.BranchLanded = "REJECT", landed, true }, "refused: its work has landed"},
+		{"a PASS after the merge", func(r *NewReview) { r.Verdict, r.Landed, r.BranchLanded = "PASS", landed, true }, "refused: its work has landed"},
+		{"a person's review after the merge", func(r *NewReview) { r.Person, r.Landed, r.BranchLanded = true, landed, true }, "refused: its work has landed"},
+		{"new work on the merged branch's name", func(r *NewReview) { r.Landed, r.BranchLanded = landed, false }, "ok"},
+		{"an architecture review after a merge", func(r *NewReview) {
+			r.AgentType, r.Features, r.Branch, r.Landed, r.BranchLanded = Architecture, nil, "main", landed, true
+		}, "ok"},
 	} {
 		r := base
 		tc.edit(&r)

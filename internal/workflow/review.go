@@ -51,6 +51,11 @@ type NewReview struct {
 	// Work is what the workflow and earlier reviews say is under review
 	// on Branch (see ReviewedFeatures).
 	Work WorkUnderReview
+	// Landed is the earlier review that merged Branch into main, when
+	// one did; BranchLanded says the branch holds nothing more (it is
+	// gone, or its head is on main).
+	Landed       *ReviewRef
+	BranchLanded bool
 }
 
 // WorkUnderReview is what says which features are under review on a
@@ -65,12 +70,16 @@ type WorkUnderReview struct {
 
 // CheckReview applies the rules of a review before its range is recorded,
 // in order: a PASS lists no blocking issue, it names only the work under
-// review, and a PASS is of a branch that exists.
+// review, it is not of work that has landed, and a PASS is of a branch
+// that exists.
 func CheckReview(r NewReview) error {
 	if err := PassIssues(r.Verdict, r.Blocking); err != nil {
 		return err
 	}
 	if err := ReviewedFeatures(r); err != nil {
+		return err
+	}
+	if err := LandedWork(r); err != nil {
 		return err
 	}
 	return PassedBranch(r)
@@ -129,6 +138,19 @@ func ReviewedFeatures(r NewReview) error {
 	known = slices.Compact(known)
 	return errs.New(errs.Policy, "--feature-id: %s is not part of the work under review on %s, which is %s: a review names only the features of the work it reviewed. Review %s with --feature-id %s",
 		strings.Join(extra, ", "), r.Branch, strings.Join(known, ","), r.Branch, strings.Join(known, ","))
+}
+
+// LandedWork refuses a review of work that has landed: once a review's
+// merge has put a branch on main, and the branch holds nothing more, a
+// later review of it (whatever its verdict) would reopen work that is
+// done. Its features stay passing; a regression is a feature marked
+// failing, which sends it back to the queue.
+func LandedWork(r NewReview) error {
+	if r.Landed == nil || !r.BranchLanded || r.Branch == "" || r.AgentType == Architecture {
+		return nil
+	}
+	return errs.New(errs.Policy, "--branch %s: review R%d merged it into main as %s, so its work has landed and a review of it changes nothing; the features it passed stay passing. Review the work sent to you now, or end your session with the outcome that fits, saying why in its summary",
+		r.Branch, r.Landed.ID, short(r.Landed.MergeCommit))
 }
 
 // PassedBranch refuses, in a repository, a PASS of a branch that does not
