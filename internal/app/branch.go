@@ -41,6 +41,9 @@ func (a *App) branchStart(r gitops.Repo, st *state, from string) (at, label stri
 
 // BranchCreate creates a work branch at main (or in.From); IMPLEMENT creates feature branches, FIX only refactor/ branches.
 func (a *App) BranchCreate(ctx context.Context, c Caller, in BranchCreateInput) (BranchCreated, error) {
+	if a.remote != nil {
+		return forward[BranchCreated](ctx, a, c, "branch.create", in)
+	}
 	var out BranchCreated
 	err := a.as(c).runBranchCreate(ctx, "baton branch create", in, &out)
 	return out, err

@@ -99,11 +99,17 @@ func NonNil(s []string) []string {
 // Features reads feature_list.json (without the lock: as the last writer
 // committed it).
 func (a *App) Features(ctx context.Context, c Caller) (*features.File, error) {
+	if a.remote != nil {
+		return remoteFile(ctx, a, c, "features.read", features.Parse)
+	}
 	return a.as(c).readFeatures(ctx)
 }
 
 // FeatureStats counts the items by type and names the next work item.
 func (a *App) FeatureStats(ctx context.Context, c Caller) (features.Stats, error) {
+	if a.remote != nil {
+		return forward[features.Stats](ctx, a, c, "features.stats", nil)
+	}
 	a = a.as(c)
 	f, err := a.readFeatures(ctx)
 	if err != nil {
@@ -122,6 +128,9 @@ func (a *App) FeatureStats(ctx context.Context, c Caller) (features.Stats, error
 
 // FeaturePass marks a feature passing (a warning when it already was).
 func (a *App) FeaturePass(ctx context.Context, c Caller, id string) (PassResult, error) {
+	if a.remote != nil {
+		return forward[PassResult](ctx, a, c, "features.pass", IDInput{ID: id})
+	}
 	id = strings.TrimSpace(id)
 	already, err := a.as(c).setPasses(ctx, "baton features pass", []string{id}, true, "")
 	if err != nil {
@@ -135,6 +144,9 @@ func (a *App) FeaturePass(ctx context.Context, c Caller, id string) (PassResult,
 
 // FeaturesPassBatch marks several features passing, all or nothing.
 func (a *App) FeaturesPassBatch(ctx context.Context, c Caller, ids []string) (PassResult, error) {
+	if a.remote != nil {
+		return forward[PassResult](ctx, a, c, "features.pass-batch", IDsInput{IDs: ids})
+	}
 	already, err := a.as(c).setPasses(ctx, "baton features pass-batch", ids, true, "")
 	if err != nil {
 		return PassResult{}, err
@@ -169,6 +181,9 @@ type FailResult struct {
 
 // FeatureFail marks a feature failing (a regression), saying why.
 func (a *App) FeatureFail(ctx context.Context, c Caller, in FailInput) (FailResult, error) {
+	if a.remote != nil {
+		return forward[FailResult](ctx, a, c, "features.fail", in)
+	}
 	reason := in.Reason
 	if strings.TrimSpace(reason) == "" {
 		reason = c.Reason
@@ -198,6 +213,9 @@ type AppendResult struct {
 // FeaturesAppend appends features, bugs or tech debt (ids assigned when
 // missing).
 func (a *App) FeaturesAppend(ctx context.Context, c Caller, in AppendInput) (AppendResult, error) {
+	if a.remote != nil {
+		return forward[AppendResult](ctx, a, c, "features.append", in)
+	}
 	a = a.as(c)
 	data, err := a.readArg("--entries", in.Entries)
 	if err != nil {

@@ -70,7 +70,7 @@ func (a *App) StateDirs() (dir, batonDir string, err error) {
 // in-process commands): it shares this one's launcher and key file.
 func (a *App) Child(env Env, opts *Options, sink Sink) *App {
 	b := New(env, opts, sink)
-	b.keyFile, b.launch = a.keyFile, a.launch
+	b.keyFile, b.launch, b.remote = a.keyFile, a.launch, a.remote
 	return b
 }
 

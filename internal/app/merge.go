@@ -359,6 +359,9 @@ func (st *state) recordReject(rv *reviews.File, t mergeTarget, out *RejectResult
 // in.Review) into main, marks its features passing and deletes the branch,
 // in one transaction. A conflict leaves main as it was (errs.Conflict).
 func (a *App) ReviewsMerge(ctx context.Context, c Caller, in MergeInput) (MergeResult, error) {
+	if a.remote != nil {
+		return forward[MergeResult](ctx, a, c, "reviews.merge", in)
+	}
 	var out MergeResult
 	err := a.as(c).runReviewsMerge(ctx, "baton reviews merge", in, &out)
 	return out, err
@@ -420,6 +423,9 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 // ReviewsReject rejects the work of a review (the last, or in.Review):
 // deletes its branch and requeues its features.
 func (a *App) ReviewsReject(ctx context.Context, c Caller, in RejectInput) (RejectResult, error) {
+	if a.remote != nil {
+		return forward[RejectResult](ctx, a, c, "reviews.reject", in)
+	}
 	var out RejectResult
 	err := a.as(c).runReviewsReject(ctx, "baton reviews reject", in, &out)
 	return out, err

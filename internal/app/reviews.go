@@ -279,6 +279,9 @@ type ShowIssuesResult struct {
 // AddReview records a review (its id and issue ids assigned under the
 // lock) and computes the next phase.
 func (a *App) AddReview(ctx context.Context, c Caller, in AddReviewInput) (reviews.Review, error) {
+	if a.remote != nil {
+		return forward[reviews.Review](ctx, a, c, "reviews.add-review", in)
+	}
 	var out reviews.Review
 	err := a.as(c).runAddReview(ctx, "baton reviews add-review", in, &out)
 	return out, err
@@ -344,6 +347,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 // AddFix records a fix answering a review (refused past the fix-cycle
 // limit).
 func (a *App) AddFix(ctx context.Context, c Caller, in AddFixInput) (reviews.Fix, error) {
+	if a.remote != nil {
+		return forward[reviews.Fix](ctx, a, c, "reviews.add-fix", in)
+	}
 	var out reviews.Fix
 	err := a.as(c).runAddFix(ctx, "baton reviews add-fix", in, &out)
 	return out, err
@@ -417,6 +423,9 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o AddFixInput, out 
 // At the limit it returns the counts and an errs.Policy error saying what
 // happens instead.
 func (a *App) GetFixCount(ctx context.Context, c Caller, feature string) (FixCountResult, error) {
+	if a.remote != nil {
+		return forward[FixCountResult](ctx, a, c, "reviews.get-fix-count", FeatureInput{Feature: feature})
+	}
 	a = a.as(c)
 	s, err := a.openStore(reviews.FileName)
 	if err != nil {
@@ -442,6 +451,9 @@ func (a *App) GetFixCount(ctx context.Context, c Caller, feature string) (FixCou
 // ReviewsInit creates reviews.json (force: over an existing one, whose
 // records must be kept) and returns its path.
 func (a *App) ReviewsInit(ctx context.Context, c Caller, force bool) (string, error) {
+	if a.remote != nil {
+		return forward[string](ctx, a, c, "reviews.init", ReviewsInitInput{Force: force})
+	}
 	a = a.as(c)
 	var path string
 	a.creating = true
@@ -473,11 +485,17 @@ func (a *App) ReviewsInit(ctx context.Context, c Caller, force bool) (string, er
 // Reviews reads reviews.json (without the lock: a consistent file, as the
 // last writer committed it).
 func (a *App) Reviews(ctx context.Context, c Caller) (*reviews.File, error) {
+	if a.remote != nil {
+		return remoteFile(ctx, a, c, "reviews.read", reviews.Parse)
+	}
 	return readFile(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
 }
 
 // LastReview is the last review recorded, read from the mapped file.
 func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
+	if a.remote != nil {
+		return remoteRecord(ctx, a, c, "reviews.get-last", nil)
+	}
 	return a.as(c).readMapped(ctx, reviews.FileName, reviewsHint, reviews.Validate, func(m *mapped) (gjson.Result, error) {
 		rec, ok, err := m.last("reviews")
 		if err != nil {
@@ -504,6 +522,10 @@ func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 
 // MarkMerged marks a fix as merged to main (at mergeCommit, when given).
 func (a *App) MarkMerged(ctx context.Context, c Caller, id int, mergeCommit string) error {
+	if a.remote != nil {
+		_, err := forward[MarkMergedResult](ctx, a, c, "reviews.mark-merged", MarkMergedInput{FixID: id, MergeCommit: mergeCommit})
+		return err
+	}
 	a = a.as(c)
 	mc, err := a.commitRef("--merge-commit", mergeCommit)
 	if err != nil {

@@ -209,6 +209,9 @@ func (st *state) ownFeatures(ids []string) error {
 // SessionStart opens a session for a role and returns its credential
 // (launchers and people only).
 func (a *App) SessionStart(ctx context.Context, c Caller, in SessionStartInput) (SessionStartResult, error) {
+	if a.remote != nil {
+		return forward[SessionStartResult](ctx, a, c, "session.start", in)
+	}
 	var out SessionStartResult
 	err := a.as(c).runSessionStart(ctx, "baton session start", in, &out)
 	return out, err
@@ -292,6 +295,9 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 // person, in.Session): records it in progress.json and computes the next
 // phase.
 func (a *App) SessionEnd(ctx context.Context, c Caller, in SessionEndInput) (progress.Session, error) {
+	if a.remote != nil {
+		return forward[progress.Session](ctx, a, c, "session.end", in)
+	}
 	var out progress.Session
 	err := a.as(c).runSessionEnd(ctx, "baton session end", in, &out)
 	return out, err
@@ -429,6 +435,9 @@ type SessionCurrentResult struct {
 // SessionCurrent is the caller's session, or for a call bound to none
 // every open session.
 func (a *App) SessionCurrent(ctx context.Context, c Caller) (SessionCurrentResult, error) {
+	if a.remote != nil {
+		return forward[SessionCurrentResult](ctx, a, c, "session.current", nil)
+	}
 	a = a.as(c)
 	open, err := readFile(ctx, a, progress.OpenFileName, "baton init", progress.ParseOpen)
 	if errs.Is(err, errs.NotFound) {

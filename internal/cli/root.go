@@ -75,12 +75,6 @@ type Env struct {
 	Getenv         func(string) string
 	Cwd            string
 	Now            func() time.Time
-	// FileDir is where relative file arguments are read and written (a
-	// sandboxed agent's working copy); empty: Cwd.
-	FileDir string
-	// Head, when set, is the HEAD a call sees instead of the repository's
-	// own (a sandboxed agent's working copy).
-	Head func() (hash, branch string)
 	// OneShot is set when the process exits once Main returns (ProcessEnv;
 	// Main clears it for the commands that live): what a call maps is
 	// then left to the exit to unmap.
@@ -207,7 +201,7 @@ func (a *App) printVersion(json bool) int {
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head, OneShot: env.OneShot}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, OneShot: env.OneShot}, &a.g.Options, a)
 	return a
 }
 

@@ -204,7 +204,7 @@ func TestBrokeredCalls(t *testing.T) {
 		{args: []string{"--json", "session", "current"}, want: `"agent_type": "INITIALIZER"`},
 		{args: []string{"features", "append", "-s", "/spec/app.txt", "-e", secret}, code: 3, want: `refused: the argument .* names a path outside your working copy`},
 		{args: []string{"features", "append", "-s", "spec", "-e", "secret-link"}, code: 3, want: `names a path outside your working copy`},
-		{args: []string{"features", "append", "--entries=" + secret}, code: 3, want: `names a path outside your working copy`},
+		{args: []string{"features", "append", "-s", "spec", "--entries=" + secret}, code: 3, want: `names a path outside your working copy`},
 		{args: []string{"features", "append", "-s", "spec", "-e", "features.json"}, want: `(?s)SUCCESS.*F001.*F002`},
 		{sub: "sub", stdin: `[{"id":"BUG-001","type":"bug","name":"Crash","description":"x"}]`, args: []string{"features", "append", "-s", "spec", "-e", "-"}, want: `BUG-001`},
 		{args: []string{"features", "next"}, want: `F001`},
@@ -319,5 +319,27 @@ func TestBrokeredWork(t *testing.T) {
 		if err := os.WriteFile(path+".work", transcript.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestBrokeredDemoAgent: the demo's scripted agent, run as the sandboxed
+// agent, sends its calls through the broker too (baton demo --sandbox).
+func TestBrokeredDemoAgent(t *testing.T) {
+	p := newBrokerProject(t)
+	defer p.close()
+	for _, s := range []struct{ role, feature, branch, want string }{
+		{"INITIALIZER", "", "", `SUCCESS: Appended 4 entries: F001, F002, F003, F004`},
+		{"IMPLEMENT", "F001", "feature/f001", `SUCCESS: Ended session 2`},
+		{"REVIEW", "F001", "feature/f001", `R1: REQUEST_CHANGES`},
+	} {
+		p.open(s.role, s.feature, s.branch)
+		out, code := p.agent("", "demo", "agent")
+		if code != 0 || !strings.Contains(out, s.want) {
+			t.Fatalf("the demo agent as %s: exit %d:\n%s", s.role, code, out)
+		}
+	}
+	p.close()
+	if out, _ := p.run(p.dir, nil, "reviews", "get-last", "--field", "verdict"); !strings.HasPrefix(out, "REQUEST_CHANGES") {
+		t.Errorf("the demo's first review of F001: %s", out)
 	}
 }
