@@ -31,7 +31,7 @@ func (st *state) checkPassReviews(ids []string) error {
 			return err
 		}
 		if ok {
-			all = reviewRefs(rv)
+			all = reviewRefsWhere(rv, naming(ids))
 		}
 	}
 	return st.decide(workflow.CheckMarkPassing(person, ids, all))
@@ -115,7 +115,7 @@ func (st *state) checkReady(s progress.Session, branch *string) error {
 			return err
 		}
 		if ok {
-			h.Review = workflow.AskedForFix(reviewRefs(rv), h.Branch)
+			h.Review = workflow.AskedForFix(reviewRefsWhere(rv, ofBranch(h.Branch)), h.Branch)
 			for _, x := range rv.Fixes() {
 				h.Answered = h.Answered || int(x.Get("review_id").Int()) == h.Review
 			}
@@ -153,7 +153,7 @@ func (st *state) checkReview(rv *reviews.File, in reviews.NewReview) error {
 // landedFacts finds the review that merged the branch into main, if one
 // did, and whether the branch holds more than main since.
 func (st *state) landedFacts(r gitops.Repo, rv *reviews.File, head string, n *workflow.NewReview) error {
-	landed, ok := workflow.LandedBy(reviewRefs(rv), n.Branch)
+	landed, ok := workflow.LandedBy(reviewRefsWhere(rv, func(r gjson.Result) bool { return r.Get("branch").String() == n.Branch }), n.Branch)
 	if !ok {
 		return nil
 	}

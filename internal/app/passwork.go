@@ -80,7 +80,8 @@ func (st *state) checkLatest(rv gjson.Result) error {
 		return err
 	}
 	ref := reviewRef(rv)
-	if later, ok := workflow.LaterReview(reviewRefs(r), ref); ok {
+	later := func(x gjson.Result) bool { return x.Get("review_id").Int() > int64(ref.ID) }
+	if later, ok := workflow.LaterReview(reviewRefsWhere(r, later), ref); ok {
 		return st.decide(workflow.LatestDecides(ref, &later))
 	}
 	return nil

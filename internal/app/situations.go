@@ -1,6 +1,8 @@
 package app
 
 import (
+	"strings"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/internal/errs"
@@ -44,18 +46,47 @@ func withIssues(r gjson.Result) workflow.ReviewRef {
 
 // reviewRefs are the rules' view of every review, in order.
 func reviewRefs(rv *reviews.File) []workflow.ReviewRef {
-	all := rv.Reviews()
-	out := make([]workflow.ReviewRef, len(all))
-	for i, r := range all {
-		out[i] = reviewRef(r)
+	return reviewRefsWhere(rv, func(gjson.Result) bool { return true })
+}
+
+// reviewRefsWhere are the rules' view of the reviews keep takes, in order:
+// a rule about some work is given the reviews that can be about it (keep
+// reads one field of each, where making a review's view reads them all).
+func reviewRefsWhere(rv *reviews.File, keep func(gjson.Result) bool) []workflow.ReviewRef {
+	var out []workflow.ReviewRef
+	for _, r := range rv.Reviews() {
+		if keep(r) {
+			out = append(out, reviewRef(r))
+		}
 	}
 	return out
+}
+
+// naming keeps the reviews whose feature_id may name one of ids (the
+// rule reads them exactly).
+func naming(ids []string) func(gjson.Result) bool {
+	return func(r gjson.Result) bool {
+		f := r.Get("feature_id").String()
+		for _, id := range ids {
+			if strings.Contains(f, id) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ofBranch keeps the reviews of branch, or whose decision sent work to it.
+func ofBranch(branch string) func(gjson.Result) bool {
+	return func(r gjson.Result) bool {
+		return r.Get("branch").String() == branch || r.Get("decision.branch").String() == branch
+	}
 }
 
 // latestWithIssues is the last review naming any of ids, with whether its
 // issues block (nil for none): at the fix-cycle limit it decides.
 func latestWithIssues(rv *reviews.File, ids []string) *workflow.ReviewRef {
-	ref, ok := workflow.LatestNaming(reviewRefs(rv), ids)
+	ref, ok := workflow.LatestNaming(reviewRefsWhere(rv, naming(ids)), ids)
 	if !ok {
 		return nil
 	}
