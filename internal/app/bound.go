@@ -138,9 +138,7 @@ func (st *state) checkReview(rv *reviews.File, in reviews.NewReview) error {
 		n.Repo = r.Top()
 		head, err := r.Branch(n.Branch)
 		n.BranchExists = !errors.Is(err, gitops.ErrNoBranch)
-		if err := st.landedFacts(r, rv, head, &n); err != nil {
-			return err
-		}
+		st.landedFacts(r, rv, head, &n)
 	}
 	if len(n.Features) > 0 && n.Branch != "" {
 		if err := st.workUnderReview(rv, &n.Work, n.Branch); err != nil {
@@ -150,24 +148,26 @@ func (st *state) checkReview(rv *reviews.File, in reviews.NewReview) error {
 	return st.decide(workflow.CheckReview(n))
 }
 
-// landedFacts finds the review that merged the branch into main, if one
-// did, and whether the branch holds more than main since.
-func (st *state) landedFacts(r gitops.Repo, rv *reviews.File, head string, n *workflow.NewReview) error {
-	landed, ok := workflow.LandedBy(reviewRefsWhere(rv, func(r gjson.Result) bool { return r.Get("branch").String() == n.Branch }), n.Branch)
-	if !ok {
-		return nil
-	}
-	n.Landed, n.BranchLanded = &landed, !n.BranchExists
+// landedFacts reads whether the branch holds nothing beyond main (it is
+// gone, or its head is on main) and, only then, the review that merged it:
+// work on the branch that main does not hold is no landed work, whatever
+// merged before. What git cannot answer is left to the range's recording.
+func (st *state) landedFacts(r gitops.Repo, rv *reviews.File, head string, n *workflow.NewReview) {
+	n.BranchLanded = !n.BranchExists
 	if n.BranchExists {
 		_, mainHead, err := mainOf(r, st.cfg)
 		if err != nil {
-			return err
+			return
 		}
-		if n.BranchLanded, err = r.IsAncestor(head, mainHead); err != nil {
-			return gitErr(err, "checking %s", n.Branch)
+		if n.BranchLanded, err = r.IsAncestor(head, mainHead); err != nil || !n.BranchLanded {
+			n.BranchLanded = false
+			return
 		}
 	}
-	return nil
+	sameBranch := func(x gjson.Result) bool { return x.Get("branch").String() == n.Branch }
+	if landed, ok := workflow.LandedBy(reviewRefsWhere(rv, sameBranch), n.Branch); ok {
+		n.Landed = &landed
+	}
 }
 
 // workUnderReview reads what says which features are under review on
