@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/internal/reviews"
+	"github.com/baton-cli/baton/internal/workflow"
 )
 
 // TestCrashSafety kills writers with SIGKILL at random moments of their
@@ -366,7 +367,7 @@ func belowFixLimit(cur *crashState, i, nFeatures int) string {
 	full, err := reviews.Parse(cur.rev)
 	for k := 0; k < nFeatures; k++ {
 		id := featureID(1 + (i+k)%nFeatures)
-		if err != nil || full.FixCount(id) < reviews.DefaultMaxFixCycles {
+		if err != nil || full.FixCount(id) < workflow.DefaultLimits.MaxFixCycles {
 			return id
 		}
 	}
@@ -382,7 +383,7 @@ func fixOp(cur *crashState) (crashOp, bool) {
 	}
 	for i := len(cur.r.Reviews) - 1; i >= 0 && i >= len(cur.r.Reviews)-20; i-- {
 		r := cur.r.Reviews[i]
-		if r.Verdict != "REQUEST_CHANGES" || r.FeatureID == nil || full.FixCount(*r.FeatureID) >= reviews.DefaultMaxFixCycles {
+		if r.Verdict != "REQUEST_CHANGES" || r.FeatureID == nil || full.FixCount(*r.FeatureID) >= workflow.DefaultLimits.MaxFixCycles {
 			continue
 		}
 		if v, err := full.Review(r.ReviewID); err != nil || v.Get("decision.reject").Bool() {

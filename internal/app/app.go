@@ -100,6 +100,9 @@ type App struct {
 	// pred is set when 'baton run --prompts' runs the predecessor's prompt
 	// files.
 	pred *Predecessor
+	// remote, when set, runs every operation (a sandboxed agent's baton:
+	// its broker runs them).
+	remote Remote
 }
 
 // New makes the application for a front end. opts is read at each call, so

@@ -265,7 +265,7 @@ func (sn *snapshot) pendingAdoption() *migrate.Plan {
 	}
 	var plan *migrate.Plan
 	if sn.prog != nil && !gjson.GetBytes(sn.prog.StatusRaw(), "decision.rule").Exists() && sn.unlogged() {
-		lim := limitsOf(sn.cfg)
+		lim := sn.cfg.Limits()
 		p := migrate.Adopt(migrate.Input{Progress: sn.prog, Reviews: sn.rev, Features: sn.feat, Limits: lim, NoHistory: true,
 			Counters: countersOf(sn.prog, sn.feat, sn.rev),
 			NextWork: workflow.NextWork(workflow.Situation{Limits: lim, Backlog: backlogOf(sn.feat)})})

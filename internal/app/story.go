@@ -142,6 +142,9 @@ type LogResult struct {
 
 // Log is the audit timeline, filtered.
 func (a *App) Log(ctx context.Context, c Caller, o LogInput) (LogResult, error) {
+	if a.remote != nil {
+		return forward[LogResult](ctx, a, c, "log", o)
+	}
 	a = a.as(c)
 	var lines []LogLine
 	var fl logFilter
@@ -173,6 +176,9 @@ func (a *App) Log(ctx context.Context, c Caller, o LogInput) (LogResult, error) 
 
 // Show is the whole story of a feature, bug or debt item.
 func (a *App) Show(ctx context.Context, c Caller, id string) (Story, error) {
+	if a.remote != nil {
+		return forward[Story](ctx, a, c, "show", IDInput{ID: id})
+	}
 	a = a.as(c)
 	var st Story
 	err := a.snapshot(ctx, func(sn *snapshot) error {

@@ -72,7 +72,7 @@ func (a *App) writeReport(out string, data []byte) (string, error) {
 	}
 	path := out
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(a.fileDir(), path)
+		path = filepath.Join(a.env.Cwd, path)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return "", errs.New(errs.Usage, "--output: %s is a directory; name a file such as %s", path, filepath.Join(out, "audit.html"))

@@ -76,12 +76,6 @@ type Env struct {
 	Getenv         func(string) string
 	Cwd            string
 	Now            func() time.Time
-	// FileDir is where relative file arguments are read and written (a
-	// sandboxed agent's working copy); empty: Cwd.
-	FileDir string
-	// Head, when set, is the HEAD a call sees instead of the repository's
-	// own (a sandboxed agent's working copy).
-	Head func() (hash, branch string)
 }
 
 // ProcessEnv reads the real process environment.
@@ -183,7 +177,7 @@ func execute(ctx context.Context, a *App, args []string) int {
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head, Progress: a.progress}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, Progress: a.progress}, &a.g.Options, a)
 	return a
 }
 

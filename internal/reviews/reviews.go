@@ -37,9 +37,6 @@ func NormalizeVerdict(v string) (string, error) {
 // ReviewerTypes are the agent types that write reviews.
 var ReviewerTypes = []string{"REVIEW", "ARCHITECTURE"}
 
-// DefaultMaxFixCycles is the seed's fix-cycle limit per feature.
-const DefaultMaxFixCycles = 3
-
 // Review is a review record as baton writes it.
 type Review struct {
 	ReviewID     int             `json:"review_id"`
@@ -489,16 +486,12 @@ type NewFix struct {
 	Timestamp      string
 }
 
-// AddFix appends a fix with the next id. Every fixed issue must be an issue
-// of the review it answers.
+// AddFix appends a fix with the next id, answering an existing review
+// (which issues it may name is workflow.FixedIssues's rule).
 func (f *File) AddFix(in NewFix) (Fix, error) {
 	rv, err := f.Review(in.ReviewID)
 	if err != nil {
 		return Fix{}, err
-	}
-	known := map[string]bool{}
-	for _, is := range ReadIssues(rv.Get("issues")) {
-		known[is.ID] = true
 	}
 	fixID, err := jsondoc.NextID(f.maxFix)
 	if err != nil {
@@ -510,9 +503,6 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 		IssuesDeferred: in.IssuesDeferred, PendingReview: true,
 	}
 	for _, fi := range in.IssuesFixed {
-		if !known[fi.IssueID] {
-			return Fix{}, errs.New(errs.NotFound, "--issues-fixed: issue %s is not an issue of review R%d (see 'baton reviews show-issues')", fi.IssueID, in.ReviewID)
-		}
 		fix.IssuesFixed = append(fix.IssuesFixed, jsondoc.Compact(fi))
 	}
 	if fix.IssuesFixed == nil {

@@ -77,3 +77,36 @@ func canonicalOf(role string) string {
 	c, _ := Canonical(role)
 	return c
 }
+
+// Ruling is what becomes of a claimed next phase.
+type Ruling int
+
+// The rulings.
+const (
+	// RulingAgrees: the claim names the computed phase; nothing to do.
+	RulingAgrees Ruling = iota
+	// RulingOverride: a person's claim is applied over the computed
+	// phase, with the person's reason (HumanOverride).
+	RulingOverride
+	// RulingSuggest: a coarser claim made with a session's record is kept
+	// as the agent's suggestion, with a warning; the computed phase stands.
+	RulingSuggest
+	// RulingRefuse: the claim contradicts the computed phase
+	// (NextPhaseClaim).
+	RulingRefuse
+)
+
+// RuleOnClaim decides what becomes of a claim judged kind: person says a
+// person makes it (and there is a status to set), withRecord that it comes
+// with a session's record (add-session, session end) rather than alone.
+func RuleOnClaim(kind ClaimKind, person, withRecord bool) Ruling {
+	switch {
+	case kind == ClaimAgrees:
+		return RulingAgrees
+	case person:
+		return RulingOverride
+	case kind == ClaimCoarse && withRecord:
+		return RulingSuggest
+	}
+	return RulingRefuse
+}

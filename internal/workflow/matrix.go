@@ -130,3 +130,40 @@ func Check(role string, action Action) error {
 	}
 	return &Refusal{Role: strings.ToUpper(role), Action: action, Allowed: matrix[action]}
 }
+
+// CallableBy is who may call an operation that takes action: every role
+// for a read, the matrix's roles for a write, and always HUMAN; a write
+// that takes no action of the matrix (opening a session, creating the
+// project's files over records) is HUMAN's alone.
+func CallableBy(action Action, readOnly bool) []string {
+	if readOnly {
+		return append(append([]string{}, Roles...), Human)
+	}
+	if action == "" {
+		return []string{Human}
+	}
+	return append(Allowed(action), Human)
+}
+
+// AgentMayCall says whether an agent's session may call an operation
+// callable by roles at all (the responsibility matrix then decides for
+// its own role, inside the call).
+func AgentMayCall(roles []string) bool {
+	for _, r := range roles {
+		if r != Human {
+			return true
+		}
+	}
+	return false
+}
+
+// StatusAction is the matrix's action of an update of the status: setting
+// the feature or branch of the work (setsWork) is IMPLEMENT's (and the
+// INITIALIZER's); a phase alone is checked against the computed one, and
+// any session may name it.
+func StatusAction(setsWork bool) Action {
+	if setsWork {
+		return SetStatus
+	}
+	return RecordSession
+}
