@@ -4,43 +4,50 @@ BIN       := bin/baton
 FUZZTIME  ?= 20000x
 BENCHTIME ?= 1s
 
-.PHONY: build test unit browser fuzz lint fmt bench demo man clean crash
+.PHONY: build test unit test-slow browser fuzz lint fmt bench demo man clean crash
 
 VERSION   ?=
 
-# A static binary (CGO_ENABLED=0: Go's own DNS resolver and user lookup): no
-# dynamic loader runs before each command, which every agent call pays.
-# The linker writes its output through a memory mapping, which leaves the
-# file in the page cache as single 4 KiB pages; the same bytes written by a
-# copy are cached in large folios, which the kernel maps far more cheaply
-# at every exec (Linux 6.18, ext4: about 0.7 ms less CPU per baton call, a
-# quarter of a --field read). So the binary is the linker's output copied.
+# A static binary (CGO_ENABLED=0: Go's own DNS resolver and user lookup, so
+# no C toolchain is needed and the binary runs wherever it is copied).
 build:
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/internal/cli.Version=$(VERSION)") -o $(BIN).link ./cmd/baton
-	cp $(BIN).link $(BIN).tmp && mv -f $(BIN).tmp $(BIN) && rm -f $(BIN).link
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto $(if $(VERSION),-ldflags "-X github.com/baton-cli/baton/internal/cli.Version=$(VERSION)") -o $(BIN) ./cmd/baton
 
-# The whole test suite: race-checked unit and end-to-end tests, the audit
-# report in a browser, then every fuzz target briefly, then the lint checks.
+# The test suite CI runs first (make test-slow is the second tier): the
+# race-checked unit and end-to-end scripts, the audit report in a browser,
+# every fuzz target briefly, the lint checks.
 test: unit browser fuzz lint
 
-# Every package under the race detector; the end-to-end scripts run each
-# command as its own process, so they run without it (a race-instrumented
-# process start costs ~0.2 s, times thousands of calls) except for the
-# scripts whose commands run goroutines: the bridge loop, agent timeouts.
+# Every package under the race detector, but the end-to-end ones: the
+# scripts of internal/cli run each command as its own process, so they run
+# without it (a race-instrumented process start costs ~0.2 s, times
+# thousands of calls), except for the scripts whose commands run
+# goroutines: the bridge loop, agent timeouts. -short leaves the scripts
+# that drive a whole project to make test-slow.
 RACE_SCRIPTS := TestScripts/(smoke|bridge_loop|run_failures|concurrency)$$
+SLOW_SCRIPTS := TestScripts/(dropin_replay|dropin_run_prompts|run_demo)$$
 
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/cli$$' -e '/browser$$')
-	$(GO) test -count=1 ./internal/cli
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/cli$$' -e '/browser$$' -e '/e2e$$')
+	$(GO) test -short -count=1 ./internal/cli
 	$(GO) test -race -count=1 -run '$(RACE_SCRIPTS)' ./internal/cli
-	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...   # each benchmark once: make bench runs them all
+
+# The slower tier, which CI runs after make test: e2e (whole baton
+# processes: the SIGKILL loops, concurrent writers, signals, readers), the
+# scripts that drive a whole project (the predecessor's prompts replayed,
+# baton run --prompts, the demo), and every benchmark once (make bench runs
+# them all).
+test-slow:
+	$(GO) test -count=1 ./e2e
+	$(GO) test -count=1 -run '$(SLOW_SCRIPTS)' ./internal/cli
+	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...
 
 # The HTML audit report rendered in headless Chromium: every feature and
 # review present, keyboard navigation, printing, a screenshot. Without a
 # Chromium it skips, except in CI (CI=true), where it fails (.ci/run
 # installs Debian's chromium when it is missing).
 browser:
-	$(GO) test -count=1 ./browser
+	$(GO) test -count=1 -v ./browser
 
 # The SIGKILL loops (state writers, reviews merge/reject, baton run) with
 # many more kills than CI runs.
@@ -66,11 +73,12 @@ fuzz:
 	  done; \
 	done; exit $$fail
 
-# gofmt, go vet and go mod tidy must leave nothing changed (tidy -diff
-# writes nothing).
+# gofmt, go vet, staticcheck (pinned in go.mod as a tool) and go mod tidy
+# must find nothing; tidy -diff writes nothing.
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	@$(GO) mod tidy -diff || { echo "go mod tidy would change go.mod/go.sum (run make fmt)"; exit 1; }
 
 fmt:

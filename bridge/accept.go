@@ -107,7 +107,7 @@ func (b *Bridge) resume() error {
 		return errors.Join(b.restoreRequest(), err)
 	}
 	if len(v.warnings) > 0 {
-		b.warnf("%s was accepted, but it is not what seed 004 requires (%s); write responses with '%s'", path, joinProblems(v.warnings), FixCommand(KindResponse, b.o.Dir))
+		b.warnf("%s was accepted, but it is not what a host must write (%s); write responses with '%s'", path, joinProblems(v.warnings), FixCommand(KindResponse, b.o.Dir))
 	}
 	return b.consume(path, v.rec, v.resp)
 }

@@ -434,10 +434,10 @@ func (b *Bridge) rel(path string) string {
 // accepts (docs/bridge.md says why).
 func (b *Bridge) warnRanges(phase, timeout int) {
 	if phase > 9 {
-		b.warnf("phase %d is outside seed 000's range 1-9; baton accepts it (a baton run has as many requests as it needs; see docs/bridge.md)", phase)
+		b.warnf("phase %d is outside 1-9, the range of the bridge's first schema; baton accepts it (a baton run has as many requests as it needs; see docs/bridge.md)", phase)
 	}
 	if timeout != 0 && (timeout < 30 || timeout > 600) {
-		b.warnf("timeout_seconds %d is outside seed 000's range 30-600; baton accepts 1-%d (agents run from seconds to hours; see docs/bridge.md)", timeout, MaxTimeoutSeconds)
+		b.warnf("timeout_seconds %d is outside 30-600, the range of the bridge's first schema; baton accepts 1-%d (agents run from seconds to hours; see docs/bridge.md)", timeout, MaxTimeoutSeconds)
 	}
 }
 

@@ -218,6 +218,7 @@ func TestBridgeMockInvoker(t *testing.T) {
 func TestBridgeStaleResponseIsRefusedAndSetAside(t *testing.T) {
 	h := newHarness(t)
 	_, err := threeAgents(h.mustOpen(false))
+	wantKind(t, err, errs.NeedAgent, "")
 	first := h.request()
 	h.answer("first")
 	// a run started without --resume while the answer waits: refused, the answer kept

@@ -1,12 +1,20 @@
 package bridge
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"math/big"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/baton-cli/baton/bridge/schemacheck"
-	"github.com/baton-cli/baton/internal/lazy"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Problem is one thing wrong with a bridge document, found by the schema
@@ -50,7 +58,7 @@ var responseFields = []struct{ name, want string }{
 // validator and returns its problems, the seed's common mistakes named
 // first; none means valid.
 func Diagnose(k Kind, data []byte) []Problem {
-	doc, err := schemacheck.Decode(data)
+	doc, err := decode(data)
 	if err != nil {
 		return []Problem{notJSON(k, err)}
 	}
@@ -58,18 +66,70 @@ func Diagnose(k Kind, data []byte) []Problem {
 	if !ok {
 		return []Problem{{Code: ProblemNotObject, Message: fmt.Sprintf("the file holds a JSON %s, not an object: %s", typeName(doc), wrapHint(k))}}
 	}
+	if ps := outOfRange(doc, nil); len(ps) > 0 {
+		return ps
+	}
 	found, err := validate(k, doc)
 	if err != nil {
 		return []Problem{{Code: ProblemSchemaViolation, Message: err.Error()}}
 	}
 	if len(found) == 0 {
-		return nil
+		return decodeProblems(k, data)
 	}
 	var out []Problem
 	for _, e := range found {
 		out = append(out, describe(k, obj, e)...)
 	}
 	return tidy(out)
+}
+
+// outOfRange names the numbers under v that no exact arithmetic holds (an
+// exponent in the millions), which the validator cannot compare and a
+// reader of the file cannot decode.
+func outOfRange(v any, at []string) []Problem {
+	var out []Problem
+	switch v := v.(type) {
+	case json.Number:
+		if _, ok := new(big.Rat).SetString(string(v)); !ok {
+			field := strings.Join(at, ".")
+			out = append(out, Problem{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, a number whose exponent is too large to read: write a plain number such as 12.5", field, v)})
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, outOfRange(v[k], append(at[:len(at):len(at)], k))...)
+		}
+	case []any:
+		for i, e := range v {
+			out = append(out, outOfRange(e, append(at[:len(at):len(at)], strconv.Itoa(i)))...)
+		}
+	}
+	return out
+}
+
+// decodeProblems names what keeps a document the schema accepts from
+// decoding into the type baton reads it as: a whole number written with a
+// fraction (1.0) is an integer to JSON Schema but not to Go.
+func decodeProblems(k Kind, data []byte) []Problem {
+	var into any
+	switch k {
+	case KindRequest:
+		into = new(Request)
+	case KindCheckpoint:
+		into = new(Checkpoint)
+	default:
+		into = new(Response)
+	}
+	err := json.Unmarshal(data, into)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te) && strings.HasPrefix(te.Type.Kind().String(), "int"):
+		return []Problem{{Code: ProblemWrongType, Field: te.Field, Message: fmt.Sprintf("%q is the %s: write it as a whole number without a fraction or exponent, such as 1", te.Field, te.Value)}}
+	case errors.As(err, &te):
+		return []Problem{{Code: ProblemWrongType, Field: te.Field, Message: fmt.Sprintf("%q is the %s, which baton reads as %s", te.Field, te.Value, te.Type)}}
+	}
+	return []Problem{{Code: ProblemSchemaViolation, Message: err.Error()}}
 }
 
 func notJSON(k Kind, err error) Problem {
@@ -85,28 +145,31 @@ func wrapHint(k Kind) string {
 }
 
 // describe turns one validator finding into problems.
-func describe(k Kind, obj map[string]any, e *schemacheck.Error) []Problem {
-	field := strings.Join(e.Location, ".")
+func describe(k Kind, obj map[string]any, e *jsonschema.ValidationError) []Problem {
+	field := strings.Join(e.InstanceLocation, ".")
 	response := k == KindResponse || k == KindResponseRead
-	switch e.Kind {
-	case schemacheck.KindRequired:
-		return missing(k, field, e.Names)
-	case schemacheck.KindAdditionalProperties:
-		return unknown(response && field == "", field, e.Names)
-	case schemacheck.KindType:
-		return []Problem{wrongType(response, field, e.Got.(string), e.Want.([]string), obj)}
-	case schemacheck.KindEnum:
-		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s; it must be one of %s", field, show(e.Got), showAll(e.Want.([]any)))}}
-	case schemacheck.KindFormat:
-		format := e.Want.(string)
-		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, not a valid %s%s", field, show(e.Got), format, formatExample.Get()[format])}}
+	switch ek := e.ErrorKind.(type) {
+	case *kind.Required:
+		return missing(k, field, ek.Missing)
+	case *kind.AdditionalProperties:
+		return unknown(response && field == "", field, ek.Properties)
+	case *kind.Type:
+		return []Problem{wrongType(response, field, ek.Got, ek.Want, obj)}
+	case *kind.Enum:
+		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s; it must be one of %s", field, show(ek.Got), showAll(ek.Want))}}
+	case *kind.Format:
+		return []Problem{{Code: ProblemInvalidValue, Field: field, Message: fmt.Sprintf("%q is %s, not a valid %s%s", field, show(ek.Got), ek.Want, formatExample[ek.Want])}}
 	}
-	msg := e.Error()
+	msg := e.ErrorKind.LocalizedString(english)
 	if field == "" {
 		return []Problem{{Code: ProblemSchemaViolation, Message: msg}}
 	}
 	return []Problem{{Code: ProblemSchemaViolation, Field: field, Message: fmt.Sprintf("%q: %s", field, msg)}}
 }
+
+// english prints the validator's own words for a failure no named problem
+// describes.
+var english = message.NewPrinter(language.English)
 
 func missing(k Kind, at string, names []string) []Problem {
 	var out []Problem
@@ -138,7 +201,7 @@ func unknown(envelope bool, at string, names []string) []Problem {
 	for _, n := range names {
 		field := joinField(at, n)
 		if envelope && n == "result" {
-			out = append(out, Problem{Code: ProblemResultField, Field: field, Message: `found "result" instead of "response": the agent's output belongs in "response", as a string (seed 004, mistake 1)`})
+			out = append(out, Problem{Code: ProblemResultField, Field: field, Message: `found "result" instead of "response": the agent's output belongs in "response", as a string`})
 			continue
 		}
 		msg := fmt.Sprintf("unknown field %q", field)
@@ -153,19 +216,17 @@ func unknown(envelope bool, at string, names []string) []Problem {
 func wrongType(response bool, field, got string, want []string, obj map[string]any) Problem {
 	switch {
 	case response && field == "response":
-		return Problem{Code: ProblemResponseObject, Field: field, Message: fmt.Sprintf(`"response" is %s, not a string: JSON-encode the agent's output once and put the text in "response", e.g. "{\"sections\": [...]}" (seed 004, mistake 2)`, article(got))}
+		return Problem{Code: ProblemResponseObject, Field: field, Message: fmt.Sprintf(`"response" is %s, not a string: JSON-encode the agent's output once and put the text in "response", e.g. "{\"sections\": [...]}"`, article(got))}
 	case response && field == "duration_seconds" && got == "string":
-		return Problem{Code: ProblemDurationString, Field: field, Message: fmt.Sprintf(`"duration_seconds" is the string %s, not a number: write it without quotes (seed 004, mistake 5)`, show(obj["duration_seconds"]))}
+		return Problem{Code: ProblemDurationString, Field: field, Message: fmt.Sprintf(`"duration_seconds" is the string %s, not a number: write it without quotes`, show(obj["duration_seconds"]))}
 	}
 	return Problem{Code: ProblemWrongType, Field: field, Message: fmt.Sprintf("%q is %s; it must be %s", field, article(got), strings.Join(want, " or "))}
 }
 
-var formatExample = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"date-time": " (write an ISO 8601 time such as 2025-11-24T14:22:45Z)",
-		"uuid":      " (such as 550e8400-e29b-41d4-a716-446655440000)",
-	}
-}}
+var formatExample = map[string]string{
+	"date-time": " (write an ISO 8601 time such as 2025-11-24T14:22:45Z)",
+	"uuid":      " (such as 550e8400-e29b-41d4-a716-446655440000)",
+}
 
 // tidy drops what a named mistake already says and orders the problems:
 // the seed's mistakes first, then fields in the envelope's order.

@@ -3,7 +3,7 @@ package bridge
 import "testing"
 
 // The schema's other rules are named with the field and the rule broken,
-// and a number too large to hold is judged, not a crash.
+// and a number too large to hold is named, not a crash.
 func TestBridgeDiagnoseNamesOtherRules(t *testing.T) {
 	tests := []struct {
 		name string
@@ -20,8 +20,11 @@ func TestBridgeDiagnoseNamesOtherRules(t *testing.T) {
 		{"minimum", KindResponse, with("duration_seconds", `-0.5`),
 			[]Problem{{ProblemSchemaViolation, "duration_seconds", `"duration_seconds": minimum: got -0.5, want 0`}}},
 		{"huge negative number", KindResponse, with("duration_seconds", `-1e999999999`),
-			[]Problem{{ProblemSchemaViolation, "duration_seconds", `"duration_seconds": minimum: got -Inf, want 0`}}},
-		{"huge number", KindResponse, with("duration_seconds", `1e999999999`), nil},
+			[]Problem{{ProblemInvalidValue, "duration_seconds", `"duration_seconds" is -1e999999999, a number whose exponent is too large to read: write a plain number such as 12.5`}}},
+		{"huge number", KindResponse, with("duration_seconds", `1e999999999`),
+			[]Problem{{ProblemInvalidValue, "duration_seconds", `"duration_seconds" is 1e999999999, a number whose exponent is too large to read: write a plain number such as 12.5`}}},
+		{"huge number in an array", KindCheckpoint, `{"completed_phases": [{"phase": 1e-999999999}]}`,
+			[]Problem{{ProblemInvalidValue, "completed_phases.0.phase", `"completed_phases.0.phase" is 1e-999999999, a number whose exponent is too large to read: write a plain number such as 12.5`}}},
 		{"nullable type", KindResponse, with("error_type", `1`),
 			[]Problem{{ProblemWrongType, "error_type", `"error_type" is a number; it must be null or string`}}},
 		{"uuid", KindRequest, `{"request_id": "x", "version": "1.0", "phase": 1, "phase_name": "p", "agent_name": "a", "prompt": "p", "created_at": "2025-11-24T14:22:45Z"}`,

@@ -13,10 +13,13 @@
 //   - the host's half: ReadRequest, NewResponse and WriteResponse build the
 //     envelope a host must write, and Loop runs an orchestrator and an agent
 //     command in turn (seed 001's host loop);
-//   - the contract: the seeds' JSON Schemas (schemas/), checked with baton's
-//     own validator (package schemacheck, held to a general validator's
-//     verdicts by the tests), and Diagnose, which names seed 004's common
-//     mistakes.
+//   - the contract: the seeds' JSON Schemas (schemas/), checked with
+//     github.com/santhosh-tekuri/jsonschema/v6, and Diagnose, which names
+//     seed 004's common mistakes. That library, not the MCP SDK's
+//     github.com/google/jsonschema-go, because it reads the seeds' draft-07
+//     schemas and reports every failure with its keyword's kind and the
+//     value's location, which the named mistakes are built from, where the
+//     other stops at the first failure and reports it as text.
 //
 // The predecessor's bridge failed in known ways, and each is designed out
 // here: every request has a fresh request_id and a response is accepted

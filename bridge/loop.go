@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // ExitNeedAgent is the orchestrator exit status that asks for an agent.
@@ -29,18 +28,14 @@ const DefaultMaxOutput = 16 << 20
 // exitNames names an orchestrator's exit status as baton's own exit codes
 // do (README, 'baton --help'): an orchestrator that is baton, or follows
 // its codes, means what baton means.
-var exitNames = lazy.Value[map[int]string]{Build: func() map[int]string {
-	return map[int]string{
-		1: "unexpected error", 2: "usage error", 3: "refused by policy", 4: "not found", 5: "conflict",
-		6: "invalid state file", 42: "need agent", 130: "interrupted", 129: "hung up", 143: "terminated",
-	}
-}}
+var exitNames = map[int]string{
+	1: "unexpected error", 2: "usage error", 3: "refused by policy", 4: "not found", 5: "conflict",
+	6: "invalid state file", 42: "need agent", 130: "interrupted", 129: "hung up", 143: "terminated",
+}
 
 // exitKinds carries an orchestrator's failure out as the same exit status
 // where baton has one.
-var exitKinds = lazy.Value[map[int]errs.Kind]{Build: func() map[int]errs.Kind {
-	return map[int]errs.Kind{2: errs.Usage, 3: errs.Policy, 4: errs.NotFound, 5: errs.Conflict, 6: errs.Invalid}
-}}
+var exitKinds = map[int]errs.Kind{2: errs.Usage, 3: errs.Policy, 4: errs.NotFound, 5: errs.Conflict, 6: errs.Invalid}
 
 // LoopOptions configure the host loop.
 type LoopOptions struct {
@@ -230,14 +225,14 @@ func (l *loop) finished(code int) error {
 		l.logf("the orchestrator finished (exit 0) after %d runs and %d agent invocations", l.res.Iterations, len(l.res.Agents))
 		return nil
 	}
-	name := exitNames.Get()[code]
+	name := exitNames[code]
 	if name == "" {
 		name = "an error"
 	}
 	if code == errs.ExitInterrupted {
 		return errs.New(errs.Interrupted, "bridge loop: the orchestrator was interrupted (exit 130) on run %d; continue with: %s", l.res.Iterations, l.resumeCommand())
 	}
-	kind, ok := exitKinds.Get()[code]
+	kind, ok := exitKinds[code]
 	if !ok {
 		kind = errs.Unexpected
 	}

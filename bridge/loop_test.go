@@ -21,9 +21,6 @@ import (
 // TestMain lets the test binary act as a Go orchestrator (a real process)
 // for the loop tests: BRIDGE_TEST_ORCHESTRATOR names its behaviour.
 func TestMain(m *testing.M) {
-	if os.Getenv("BRIDGE_TEST_START_ONLY") != "" {
-		os.Exit(0) // package inits ran: that is all TestStartCostsNoSchemaCompile looks at
-	}
 	if role := os.Getenv("BRIDGE_TEST_ORCHESTRATOR"); role != "" {
 		os.Exit(testOrchestrator(role, os.Args[1:]))
 	}
@@ -396,7 +393,7 @@ func TestBridgeLoopHostToken(t *testing.T) {
 		}
 		cancel()
 	}()
-	lr, _, err := runLoop(t, ctx, "token", hang, func(o *LoopOptions) { o.Dir, o.Cwd = dir, dir })
+	_, _, err := runLoop(t, ctx, "token", hang, func(o *LoopOptions) { o.Dir, o.Cwd = dir, dir })
 	wantKind(t, err, errs.Interrupted, "continue with: BATON_HOST_TOKEN=")
 	tok := regexp.MustCompile(`BATON_HOST_TOKEN=([0-9a-f]+) `).FindStringSubmatch(err.Error())
 	if tok == nil {
@@ -405,7 +402,7 @@ func TestBridgeLoopHostToken(t *testing.T) {
 	// another loop without the token cannot answer; with it, it finishes
 	_, _, err = runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume = dir, dir, true })
 	wantKind(t, err, errs.Conflict, "the orchestrator exited 5")
-	lr, _, err = runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume, o.Token = dir, dir, true, tok[1] })
+	lr, _, err := runLoop(t, context.Background(), "token", echoAgent, func(o *LoopOptions) { o.Dir, o.Cwd, o.Resume, o.Token = dir, dir, true, tok[1] })
 	if err != nil {
 		t.Fatalf("%v\n%s", err, lr.stderr.String())
 	}

@@ -341,7 +341,7 @@ func TestBridgeCheckpointNameConfigAndRanges(t *testing.T) {
 		t.Fatalf("checkpoint %s", cp.Checkpoint)
 	}
 	w := h.warn.String()
-	if !strings.Contains(w, "phase 12 is outside seed 000's range 1-9") || !strings.Contains(w, "timeout_seconds 3600 is outside seed 000's range 30-600") {
+	if !strings.Contains(w, "phase 12 is outside 1-9, the range of the bridge's first schema") || !strings.Contains(w, "timeout_seconds 3600 is outside 30-600, the range of the bridge's first schema") {
 		t.Fatalf("warnings: %q", w)
 	}
 }

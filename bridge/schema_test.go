@@ -119,13 +119,13 @@ func TestBridgeWhatBatonWritesIsValid(t *testing.T) {
 }
 
 func TestBridgeSchemaFilesAreShipped(t *testing.T) {
-	for k := range schemaFiles.Get() {
+	for k := range schemaFiles {
 		raw, err := Schema(k)
 		if err != nil || len(raw) == 0 {
 			t.Fatalf("%s: %v", k, err)
 		}
 	}
-	if _, err := compiled.Get(); err != nil {
+	if _, err := compiled(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/internal/reviews"
+	"github.com/baton-cli/baton/internal/workflow"
 )
 
 // TestCrashSafety kills writers with SIGKILL at random moments of their
@@ -92,7 +93,7 @@ func TestCrashSafety(t *testing.T) {
 		case k == 2:
 			sum := fmt.Sprintf("crash session %d", i)
 			return crashOp{kind: "session", summary: sum, args: []string{"progress", "add-session", "-a", "IMPLEMENT", "-s", sum,
-				"-o", "READY_FOR_REVIEW", "--features", featureID(1 + i%nFeatures), "--commits", fmt.Sprintf("c%d:crash commit %d", i, i)}}
+				"-o", "READY_FOR_REVIEW", "--features", featureID(1 + i%nFeatures), "--commits", fmt.Sprintf("c%06x:crash commit %d", i, i)}}
 		default:
 			sum := fmt.Sprintf("crash review %d", i)
 			op := crashOp{kind: "review", summary: sum}
@@ -350,7 +351,7 @@ func belowFixLimit(cur *crashState, i, nFeatures int) string {
 	full, err := reviews.Parse(cur.rev)
 	for k := 0; k < nFeatures; k++ {
 		id := featureID(1 + (i+k)%nFeatures)
-		if err != nil || full.FixCount(id) < reviews.DefaultMaxFixCycles {
+		if err != nil || full.FixCount(id) < workflow.DefaultLimits.MaxFixCycles {
 			return id
 		}
 	}
@@ -366,7 +367,7 @@ func fixOp(cur *crashState) (crashOp, bool) {
 	}
 	for i := len(cur.r.Reviews) - 1; i >= 0 && i >= len(cur.r.Reviews)-20; i-- {
 		r := cur.r.Reviews[i]
-		if r.Verdict != "REQUEST_CHANGES" || r.FeatureID == nil || full.FixCount(*r.FeatureID) >= reviews.DefaultMaxFixCycles {
+		if r.Verdict != "REQUEST_CHANGES" || r.FeatureID == nil || full.FixCount(*r.FeatureID) >= workflow.DefaultLimits.MaxFixCycles {
 			continue
 		}
 		if v, err := full.Review(r.ReviewID); err != nil || v.Get("decision.reject").Bool() {

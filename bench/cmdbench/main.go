@@ -11,14 +11,16 @@
 //   - 8 concurrent writers get ≥ 300 transactions/s through on 10 sessions
 //     and ≥ 200/s on 10,000, losing none (-throughput, 1 to 16 writers);
 //   - with -predecessor DIR (a checkout of the predecessor's repository),
-//     the same reads and add-session by its Python scripts, for the ratio.
+//     the same reads and add-session by its Python scripts, for the ratio;
+//   - baton init adopts a predecessor's 50,000 sessions in under 30 s
+//     (-init, at -init-sizes 3,000, 12,000 and 50,000 sessions).
 //
 // Commands run round-robin, in a new random order every round, so that
 // machine noise falls on all of them alike; compare ratios within one run.
 // The exit status is non-zero only when the harness itself fails (a command
 // exits non-zero, a state cannot be made), never because a target is missed.
 //
-//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep] [-predecessor DIR] [-growth=false] [-growth-only] [-throughput=false]
+//	go run ./bench/cmdbench -baton bin/baton [-runs 40] [-keep] [-predecessor DIR] [-growth=false] [-growth-only] [-throughput=false] [-init=false] [-init-only]
 package main
 
 import (
@@ -59,6 +61,10 @@ type options struct {
 	growthOnly   bool
 	growthRuns   int
 	throughput   bool
+	adopt        bool // time init adopting a predecessor's state (adopt.go)
+	adoptOnly    bool
+	initSizes    string
+	initRuns     int
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -95,11 +101,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.growthRuns, "growth-runs", 5, "timed runs of each write on each history size")
 	fs.BoolVar(&o.growthOnly, "growth-only", false, "time only the writes as history grows (g), nothing else")
 	fs.BoolVar(&o.throughput, "throughput", true, "measure transactions a second with 1 to 16 concurrent writers")
+	fs.BoolVar(&o.adopt, "init", true, "time baton init adopting a predecessor's state of each -init-sizes")
+	fs.BoolVar(&o.adoptOnly, "init-only", false, "time only baton init adopting a predecessor's state, nothing else")
+	fs.StringVar(&o.initSizes, "init-sizes", "3000,12000,50000", "the predecessor's sessions in each state -init adopts")
+	fs.IntVar(&o.initRuns, "init-runs", 1, "timed runs of init on each size")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.runs < 1 || o.warmup < 1 || o.growthRuns < 1 {
-		fmt.Fprintln(stderr, "cmdbench: -runs, -warmup and -growth-runs must be at least 1")
+	if o.runs < 1 || o.warmup < 1 || o.growthRuns < 1 || o.initRuns < 1 {
+		fmt.Fprintln(stderr, "cmdbench: -runs, -warmup, -growth-runs and -init-runs must be at least 1")
 		return o, errors.New("bad flags")
 	}
 	return o, nil
@@ -431,6 +441,9 @@ func bench(o options, stdout io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(r.keyDir)
+	if o.adoptOnly {
+		return benchAdopt(stdout, r, o)
+	}
 	if o.growthOnly {
 		load0 := stat.LoadAvg()
 		if err := benchGrowth(stdout, r, o); err != nil {
@@ -498,7 +511,12 @@ func benchMore(w io.Writer, r *runner, states []*state, o options, timed map[key
 		}
 	}
 	if o.growth {
-		return benchGrowth(w, r, o)
+		if err := benchGrowth(w, r, o); err != nil {
+			return err
+		}
+	}
+	if o.adopt {
+		return benchAdopt(w, r, o)
 	}
 	return nil
 }

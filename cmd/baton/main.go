@@ -8,8 +8,5 @@ import (
 )
 
 func main() {
-	args := os.Args[1:]
-	cli.SetProcessGC(args, os.Getenv)    // the collector for this command: cmd/gc.go
-	cli.SetProcessProcs(args, os.Getenv) // and its processors
-	os.Exit(cli.Main(args, cli.ProcessEnv()))
+	os.Exit(cli.Main(os.Args[1:], cli.ProcessEnv()))
 }

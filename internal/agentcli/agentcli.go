@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Options are what a command line depends on.
@@ -60,14 +58,12 @@ func ClaudeConfig(baton string, env map[string]string) []byte {
 // preset builds one CLI's command line.
 type preset func(Options) []string
 
-var presets = lazy.Value[map[string]preset]{Build: func() map[string]preset {
-	return map[string]preset{"claude": claude, "codex": codex, Predecessor: claudePredecessor}
-}}
+var presets = map[string]preset{"claude": claude, "codex": codex, Predecessor: claudePredecessor}
 
 // Names lists the presets.
 func Names() []string {
 	var n []string
-	for k := range presets.Get() {
+	for k := range presets {
 		n = append(n, k)
 	}
 	sort.Strings(n)
@@ -76,7 +72,7 @@ func Names() []string {
 
 // Command returns the argv of preset name for o.
 func Command(name string, o Options) ([]string, error) {
-	p, ok := presets.Get()[strings.ToLower(strings.TrimSpace(name))]
+	p, ok := presets[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
 		return nil, fmt.Errorf("%q is not an agent preset (presets: %s; run any other CLI with --agent-cmd)", name, strings.Join(Names(), ", "))
 	}
@@ -212,12 +208,10 @@ const Predecessor = "claude-predecessor"
 
 // PredecessorModels are the predecessor's default model per role: opus
 // reviews and turns free text into features, sonnet writes code.
-var PredecessorModels = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"INITIALIZER": "sonnet", "BROWNFIELD_INITIALIZER": "opus", "IMPLEMENT": "sonnet", "BUGFIX": "sonnet",
-		"REVIEW": "opus", "FIX": "sonnet", "ARCHITECTURE": "opus", "GLOBAL_FIX": "sonnet",
-	}
-}}
+var PredecessorModels = map[string]string{
+	"INITIALIZER": "sonnet", "BROWNFIELD_INITIALIZER": "opus", "IMPLEMENT": "sonnet", "BUGFIX": "sonnet",
+	"REVIEW": "opus", "FIX": "sonnet", "ARCHITECTURE": "opus", "GLOBAL_FIX": "sonnet",
+}
 
 // PredecessorMaxTurns is the predecessor's turn limit for a session.
 const PredecessorMaxTurns = 200
@@ -225,10 +219,8 @@ const PredecessorMaxTurns = 200
 // predecessorTools are the tools the predecessor allowed: the built-in
 // file tools, any Bash command (its prompts run python3, cat, mkdir and the
 // project's tests), TodoWrite, and the Playwright MCP server's browser
-// tools its reviewers verify UIs with. Built on first use, not at start.
-var predecessorTools = lazy.Value[[]string]{Build: func() []string {
-	return append([]string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}, playwrightTools()...)
-}}
+// tools its reviewers verify UIs with.
+var predecessorTools = append([]string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}, playwrightTools()...)
 
 func playwrightTools() []string {
 	var out []string
@@ -246,7 +238,7 @@ func playwrightTools() []string {
 func claudePredecessor(o Options) []string {
 	model := o.Model
 	if model == "" {
-		model = PredecessorModels.Get()[strings.ToUpper(o.Role)]
+		model = PredecessorModels[strings.ToUpper(o.Role)]
 	}
 	turns := o.MaxTurns
 	if turns <= 0 {
@@ -256,7 +248,7 @@ func claudePredecessor(o Options) []string {
 	if model != "" {
 		args = append(args, "--model", model)
 	}
-	tools := append([]string(nil), predecessorTools.Get()...)
+	tools := append([]string(nil), predecessorTools...)
 	if o.MCP != nil {
 		args = append(args, "--mcp-config", o.MCP.ConfigFile)
 		tools = append(tools, "mcp__"+ServerName+"__*")

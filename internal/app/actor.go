@@ -43,10 +43,6 @@ func (ac *actor) canonical() string {
 // person's key).
 func (ac *actor) person() bool { return ac != nil && ac.Role == workflow.Human }
 
-// unboundHelp is what an unbound call may do instead.
-const unboundHelp = "calls without a session credential may read but not write; an agent's writes are made " +
-	"inside the session its launcher opened for it (BATON_SESSION holds that session's credential)"
-
 // openSessions loads .baton/sessions.json inside the transaction.
 func (st *state) openSessions() (*progress.OpenSessions, error) {
 	if st.open != nil {
@@ -95,8 +91,7 @@ func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
 		}
 		if a.caller.As != "" {
 			// the refusal is logged as the session's: the agent that tried
-			return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, errs.New(errs.Policy, "this call is bound to session %d (%s) and acts only as it: record your own role's work, "+
-				"or end your session with the outcome that fits and say why in its summary", s.SessionID, s.AgentType)
+			return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, workflow.ActsOnlyAsSession(s.SessionID, s.AgentType)
 		}
 		return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, nil
 	}
@@ -130,13 +125,9 @@ func (a *App) personActor(open *progress.OpenSessions) (*actor, error) {
 }
 
 // personWhileLaunching refuses a person's override while a launcher (baton
-// run) drives the project: its agents run as the same user, and a
-// person's override waits until the run has stopped.
+// run) drives the project (workflow.PersonWhileLaunching).
 func (st *state) personWhileLaunching() error {
-	if !st.app.launcherRunning(st.tx.Store()) {
-		return nil
-	}
-	return st.refuse(errs.New(errs.Policy, "a launcher (baton run) is driving this project: a person's override waits until the run has stopped, and an agent works only in the session its launcher gave it"))
+	return st.decide(workflow.PersonWhileLaunching(st.app.launcherRunning(st.tx.Store())))
 }
 
 // openIDs lists the open sessions' ids (nil when none is open).
@@ -157,11 +148,8 @@ func (st *state) require(action workflow.Action) (*actor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if who == nil {
-		return nil, st.refuse(errs.New(errs.Policy, "no session is bound to this call, so it may not %s: %s", action, unboundHelp))
-	}
-	if err := workflow.Check(who.Role, action); err != nil {
-		return nil, st.refuse(errs.New(errs.Policy, "%s", err.Error()))
+	if err := workflow.MayAct(ruleActor(who), action); err != nil {
+		return nil, st.decide(err)
 	}
 	return who, nil
 }
@@ -174,8 +162,8 @@ func (st *state) requireAs(action workflow.Action, declared string) (*actor, err
 	if err != nil {
 		return nil, err
 	}
-	if who.Role != workflow.Human && canonicalRole(declared) != who.canonical() {
-		return nil, st.refuse(errs.New(errs.Policy, "%s may not record %s work (-a %s): an agent records only its own role's work; record it as %s", who.Role, declared, declared, who.Role))
+	if err := workflow.RecordsOwnRole(ruleActor(who), declared); err != nil {
+		return nil, st.decide(err)
 	}
 	return who, nil
 }

@@ -183,14 +183,14 @@ func (st *state) adoptHandMerge(r gitops.Repo, d store.Drift, who *actor) (bool,
 	if err != nil || !ok {
 		return false, err
 	}
-	all := rv.Reviews()
+	all, refs := rv.Reviews(), reviewRefs(rv)
 	for i := len(all) - 1; i >= 0; i-- {
 		x := all[i]
 		to := x.Get("commit_range.to").String()
 		if !mergeable(x) || len(to) != 40 {
 			continue
 		}
-		if _, later := supersededBy(all, x); later {
+		if _, later := workflow.LaterReview(refs, refs[i]); later {
 			continue // a later review of the same work decides
 		}
 		ff, ok := mergeOf(r, d.Recorded, d.Now, to)

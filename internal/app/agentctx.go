@@ -11,7 +11,6 @@ import (
 	"github.com/baton-cli/baton/internal/ctxpack"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/gitops"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/prompts"
 	"github.com/baton-cli/baton/internal/reviews"
 	"github.com/baton-cli/baton/internal/workflow"
@@ -115,13 +114,13 @@ func toReview(r gjson.Result) ctxpack.Review {
 	return cr
 }
 
-var archBranch = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^refactor/arch-review-(\d+)$`) }}
+var archBranch = regexp.MustCompile(`^refactor/arch-review-(\d+)$`)
 
 // concerns says whether a review is of the work w: the same items, or
 // (for work without items) the same branch; an architecture refactor's
 // review is the architecture review its branch is named after.
 func concernsWork(r gjson.Result, w Assignment) bool {
-	if m := archBranch.Get().FindStringSubmatch(w.Branch); m != nil && w.Feature == "" {
+	if m := archBranch.FindStringSubmatch(w.Branch); m != nil && w.Feature == "" {
 		return r.Get("review_id").String() == m[1] || r.Get("branch").String() == w.Branch
 	}
 	if w.Feature == "" {
@@ -335,7 +334,7 @@ func (a *App) promptData(sn *snapshot, w Assignment, in ctxpack.Input, pkg ctxpa
 		}
 	}
 	if d.ReviewID == 0 {
-		if m := archBranch.Get().FindStringSubmatch(w.Branch); m != nil {
+		if m := archBranch.FindStringSubmatch(w.Branch); m != nil {
 			d.ReviewID, _ = strconv.Atoi(m[1])
 			d.IssuePrefix = "A" + m[1] + "-"
 		}

@@ -29,6 +29,9 @@ type Env struct {
 	// Head, when set, is the HEAD a call sees instead of the repository's
 	// own: the commit and branch of a sandboxed agent's working copy.
 	Head func() (hash, branch string)
+	// Progress, when set, is told what a long operation is doing (init
+	// adopting a large history), for the front end to show.
+	Progress func(format string, args ...any)
 }
 
 // Options are the front end's settings that every operation reads: where
@@ -94,6 +97,9 @@ type App struct {
 	// pred is set when 'baton run --prompts' runs the predecessor's prompt
 	// files.
 	pred *Predecessor
+	// remote, when set, runs every operation (a sandboxed agent's baton:
+	// its broker runs them).
+	remote Remote
 }
 
 // New makes the application for a front end. opts is read at each call, so
@@ -125,4 +131,3 @@ func (a *App) WithSink(s Sink) *App {
 
 func (a *App) warn(format string, args ...any)   { a.sink.Warnf(format, args...) }
 func (a *App) notice(format string, args ...any) { a.sink.Noticef(format, args...) }
-func (a *App) messages() io.Writer               { return a.sink.Messages() }

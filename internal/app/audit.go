@@ -307,7 +307,7 @@ func (sn *snapshot) next() NextResult {
 		d := p.Decision
 		return NextResult{Phase: d.Phase, Feature: d.Feature, Features: IDList(d.Feature), Branch: d.Branch, Rule: ruleNotAdopted, Reason: d.Reason + notAdopted}
 	}
-	d := workflow.NextWork(workflow.Situation{Limits: limitsOf(sn.cfg), Backlog: backlogOf(sn.feat)})
+	d := workflow.NextWork(workflow.Situation{Limits: sn.cfg.Limits(), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
 		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
 	}
@@ -579,6 +579,9 @@ func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[stri
 // state's invariants and git. A problem found is in the result (OK false),
 // not an error: the front end shows them and then fails.
 func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
+	if a.remote != nil {
+		return forward[VerifyResult](ctx, a, c, "verify", nil)
+	}
 	a = a.as(c)
 	var res VerifyResult
 	var recs gitRecords
@@ -616,6 +619,9 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 
 // Next is the role that runs next, on what, and the rule that decided it.
 func (a *App) Next(ctx context.Context, c Caller) (NextResult, error) {
+	if a.remote != nil {
+		return forward[NextResult](ctx, a, c, "next", nil)
+	}
 	a = a.as(c)
 	var n NextResult
 	err := a.snapshot(ctx, func(sn *snapshot) error {
@@ -631,6 +637,9 @@ func (a *App) Next(ctx context.Context, c Caller) (NextResult, error) {
 // Status is the one-screen summary: phase, feature, branch, counters,
 // the last session and review, fix cycles left, problems.
 func (a *App) Status(ctx context.Context, c Caller) (StatusResult, error) {
+	if a.remote != nil {
+		return forward[StatusResult](ctx, a, c, "status", nil)
+	}
 	a = a.as(c)
 	var res StatusResult
 	err := a.reportingSnapshot(ctx, false, func(sn *snapshot) error {

@@ -41,6 +41,9 @@ func (a *App) branchStart(r gitops.Repo, st *state, from string) (at, label stri
 
 // BranchCreate creates a work branch at main (or in.From); IMPLEMENT creates feature branches, FIX only refactor/ branches.
 func (a *App) BranchCreate(ctx context.Context, c Caller, in BranchCreateInput) (BranchCreated, error) {
+	if a.remote != nil {
+		return forward[BranchCreated](ctx, a, c, "branch.create", in)
+	}
 	var out BranchCreated
 	err := a.as(c).runBranchCreate(ctx, "baton branch create", in, &out)
 	return out, err
@@ -52,10 +55,7 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o BranchCreat
 		return err
 	}
 	name := strings.TrimSpace(o.Name)
-	action := workflow.CreateFeatureBranch
-	if strings.HasPrefix(name, "refactor/") {
-		action = workflow.CreateRefactorBranch
-	}
+	action := workflow.BranchAction(name)
 	var out BranchCreated
 	err = a.update(ctx, cmdPath, "", func(st *state) error {
 		if _, err := st.require(action); err != nil {
@@ -78,7 +78,10 @@ func (a *App) runBranchCreate(ctx context.Context, cmdPath string, o BranchCreat
 			if errors.Is(err, gitops.ErrBranchNameTaken) {
 				return errs.New(errs.Conflict, "branch %s cannot be created: %v: pick another name", name, err)
 			}
-			return errs.New(errs.Usage, "NAME: %v (see 'git check-ref-format --help')", err)
+			if errors.Is(err, gitops.ErrBadBranchName) {
+				return errs.New(errs.Usage, "NAME: %v (see 'git check-ref-format --help')", err)
+			}
+			return gitErr(err, "creating %s", name) // the file system's failure: nothing was created
 		}
 		out = BranchCreated{Branch: name, At: gitops.Short(at), From: from}
 		st.summary = fmt.Sprintf("created branch %s at %s (from %s)", name, out.At, from)

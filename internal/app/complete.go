@@ -16,6 +16,10 @@ import (
 // shell's completions). It reads without the lock and says nothing on an
 // error.
 func (a *App) Completions(ctx context.Context, c Caller, kind string) []string {
+	if a.remote != nil {
+		out, _ := forward[[]string](ctx, a, c, "completions", CompletionsInput{Kind: kind})
+		return out
+	}
 	a = a.as(c)
 	s, err := a.openStore("")
 	if err != nil {

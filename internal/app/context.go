@@ -60,13 +60,16 @@ func (sn *snapshot) fillAssignment(w Assignment) Assignment {
 		}
 	}
 	if w.Branch == "" && (w.Role == workflow.PhaseImplement || w.Role == workflow.PhaseBugfix) {
-		w.Branch = workBranch(w.Role, w.Feature, w.Session)
+		w.Branch = workflow.WorkBranchName(w.Role, w.Feature, w.Session)
 	}
 	return w
 }
 
 // Context is the context package of the caller's session (or, for a person, in.Role's view of some work): the task, the history that matters, git facts, rules and pointers, cut to in.Budget tokens.
 func (a *App) Context(ctx context.Context, c Caller, in ContextInput) (ctxpack.Package, error) {
+	if a.remote != nil {
+		return forward[ctxpack.Package](ctx, a, c, "context", in)
+	}
 	var out ctxpack.Package
 	err := a.as(c).runContext(ctx, in, &out)
 	return out, err

@@ -19,41 +19,29 @@ import (
 // its flow was coarser than baton's.
 
 // debtFixForReview records a GLOBAL_FIX session's SUCCESS as
-// READY_FOR_REVIEW: the predecessor merged tech-debt fixes unreviewed, baton
-// reviews them like any other work, so the session's end hands them to
-// REVIEW (and a session without commits on its branch is refused there).
+// READY_FOR_REVIEW (workflow.RecordedOutcome): the session's end hands its
+// work to REVIEW (and a session without commits on its branch is refused
+// there).
 func (st *state) debtFixForReview(who *actor, s *progress.Session) {
-	if who == nil || who.Session == nil || who.Role != workflow.PhaseGlobalFix || s.Outcome != "SUCCESS" {
-		return
+	var note string
+	if s.Outcome, note = workflow.RecordedOutcome(ruleActor(who), s.Outcome); note != "" {
+		st.app.warn("%s", note)
 	}
-	s.Outcome = "READY_FOR_REVIEW"
-	st.app.warn("a GLOBAL_FIX session's work is reviewed before it reaches main: recorded as READY_FOR_REVIEW")
 }
 
-// requireAppend checks who may append these entries: INITIALIZER adds
-// features, bugs and debt; REVIEW and ARCHITECTURE record tech debt
-// (type tech_debt) and nothing else.
-func (st *state) requireAppend(raws [][]byte) (*actor, error) {
+// mayAppend checks who may append these entries (workflow.MayAppend):
+// INITIALIZER adds features, bugs and debt; REVIEW and ARCHITECTURE
+// record tech debt only; no agent's entry arrives passing.
+func (st *state) mayAppend(raws [][]byte) error {
+	who, err := st.resolveActor()
+	if err != nil {
+		return err
+	}
+	entries := make([]workflow.Entry, len(raws))
 	for i, raw := range raws {
-		if t := gjson.GetBytes(raw, "type").String(); t != features.TypeTechDebt {
-			who, err := st.require(workflow.AppendFeatures)
-			if err != nil && workflow.Check(st.boundRole(), workflow.AppendDebt) == nil {
-				role := st.boundRole()
-				return nil, st.refuse(errs.New(errs.Policy, "%s may not add features to the feature list: only INITIALIZER may (--entries: entry %d, %s, has type %q); %s records tech debt only: append your review's leftover issues with \"type\": \"tech_debt\"",
-					role, i, OrDash(gjson.GetBytes(raw, "id").String()), t, role))
-			}
-			return who, err
-		}
+		entries[i] = workflow.Entry{ID: gjson.GetBytes(raw, "id").String(), Type: gjson.GetBytes(raw, "type").String(), Passes: gjson.GetBytes(raw, "passes").Type == gjson.True}
 	}
-	return st.require(workflow.AppendDebt)
-}
-
-// boundRole is the role bound to this call, or "".
-func (st *state) boundRole() string {
-	if who, _ := st.resolveActor(); who != nil {
-		return who.Role
-	}
-	return ""
+	return st.decide(workflow.MayAppend(ruleActor(who), entries, features.TypeTechDebt))
 }
 
 // withoutRecordedDebt drops the tech-debt entries the list already records

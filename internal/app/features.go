@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/progress"
@@ -84,10 +82,10 @@ func (st *state) reopenAfterRegression(ids []string) error {
 	if err != nil {
 		return err
 	}
-	d := workflow.NextWork(sit)
-	d.Rule = "regression/" + d.Rule
-	d.Reason = strings.Join(ids, ", ") + " marked failing after DONE; " + d.Reason
-	return st.applyDecision(p, d)
+	if d, ok := workflow.AfterRegression(cur.CurrentPhase, ids, sit); ok {
+		return st.applyDecision(p, d)
+	}
+	return nil
 }
 
 // NonNil is s, or an empty list for nil (JSON [] rather than null).
@@ -98,29 +96,20 @@ func NonNil(s []string) []string {
 	return s
 }
 
-// appendedPassing refuses an agent's entry that arrives passing: a feature
-// passes only through REVIEW's PASS and its merge, never by being listed so.
-func (st *state) appendedPassing(who *actor, raws [][]byte) error {
-	if who.person() {
-		return nil
-	}
-	for i, raw := range raws {
-		if gjson.GetBytes(raw, "passes").Type == gjson.True {
-			return st.refuse(errs.New(errs.Policy, "--entries: entry %d (%s) is listed as passing: a feature passes only through REVIEW's PASS and its merge. Append it with \"passes\": false, or leave passes out",
-				i, gjson.GetBytes(raw, "id").String()))
-		}
-	}
-	return nil
-}
-
 // Features reads feature_list.json (without the lock: as the last writer
 // committed it).
 func (a *App) Features(ctx context.Context, c Caller) (*features.File, error) {
+	if a.remote != nil {
+		return remoteFile(ctx, a, c, "features.read", features.Parse)
+	}
 	return a.as(c).readFeatures(ctx)
 }
 
 // FeatureStats counts the items by type and names the next work item.
 func (a *App) FeatureStats(ctx context.Context, c Caller) (features.Stats, error) {
+	if a.remote != nil {
+		return forward[features.Stats](ctx, a, c, "features.stats", nil)
+	}
 	a = a.as(c)
 	f, err := a.readFeatures(ctx)
 	if err != nil {
@@ -139,6 +128,9 @@ func (a *App) FeatureStats(ctx context.Context, c Caller) (features.Stats, error
 
 // FeaturePass marks a feature passing (a warning when it already was).
 func (a *App) FeaturePass(ctx context.Context, c Caller, id string) (PassResult, error) {
+	if a.remote != nil {
+		return forward[PassResult](ctx, a, c, "features.pass", IDInput{ID: id})
+	}
 	id = strings.TrimSpace(id)
 	already, err := a.as(c).setPasses(ctx, "baton features pass", []string{id}, true, "")
 	if err != nil {
@@ -152,6 +144,9 @@ func (a *App) FeaturePass(ctx context.Context, c Caller, id string) (PassResult,
 
 // FeaturesPassBatch marks several features passing, all or nothing.
 func (a *App) FeaturesPassBatch(ctx context.Context, c Caller, ids []string) (PassResult, error) {
+	if a.remote != nil {
+		return forward[PassResult](ctx, a, c, "features.pass-batch", IDsInput{IDs: ids})
+	}
 	already, err := a.as(c).setPasses(ctx, "baton features pass-batch", ids, true, "")
 	if err != nil {
 		return PassResult{}, err
@@ -186,6 +181,9 @@ type FailResult struct {
 
 // FeatureFail marks a feature failing (a regression), saying why.
 func (a *App) FeatureFail(ctx context.Context, c Caller, in FailInput) (FailResult, error) {
+	if a.remote != nil {
+		return forward[FailResult](ctx, a, c, "features.fail", in)
+	}
 	reason := in.Reason
 	if strings.TrimSpace(reason) == "" {
 		reason = c.Reason
@@ -215,6 +213,9 @@ type AppendResult struct {
 // FeaturesAppend appends features, bugs or tech debt (ids assigned when
 // missing).
 func (a *App) FeaturesAppend(ctx context.Context, c Caller, in AppendInput) (AppendResult, error) {
+	if a.remote != nil {
+		return forward[AppendResult](ctx, a, c, "features.append", in)
+	}
 	a = a.as(c)
 	data, err := a.readArg("--entries", in.Entries)
 	if err != nil {
@@ -231,11 +232,7 @@ func (a *App) FeaturesAppend(ctx context.Context, c Caller, in AppendInput) (App
 	var added []string
 	a.creating = true // the initializer's first list may be the first state file
 	err = a.update(ctx, "baton features append", features.FileName, func(st *state) error {
-		who, err := st.requireAppend(raws)
-		if err != nil {
-			return err
-		}
-		if err := st.appendedPassing(who, raws); err != nil {
+		if err := st.mayAppend(raws); err != nil {
 			return err
 		}
 		f, ok, err := st.featuresOpt()

@@ -91,6 +91,23 @@ func full(r gitops.Repo, what string, short *string) (string, error) {
 	return h, nil
 }
 
+// commitHash is a commit value given outside a repository, where nothing
+// can resolve a name: a hex hash as git prints it, 4 to 40 digits, kept in
+// lower case; anything else is a usage error naming flag.
+func commitHash(flag, v string) (*string, error) {
+	if !isCommitHash(v) {
+		return nil, errs.New(errs.Usage, "%s: %q is not a commit hash: outside a git repository give the hex hash git prints, 4 to 40 digits, such as 1a2b3c4", flag, v)
+	}
+	h := strings.ToLower(v)
+	return &h, nil
+}
+
+// isCommitHash says whether v has the form of a commit hash, full or
+// abbreviated as git abbreviates it (at least 4 hex digits).
+func isCommitHash(v string) bool {
+	return len(v) >= 4 && len(v) <= 40 && strings.Trim(strings.ToLower(v), "0123456789abcdef") == ""
+}
+
 // sessionRange is what a session records from git: the commits of
 // from..to (the set `git rev-list from..to` lists, oldest first), each
 // --commits value checked to be one of them. Without a start or an end (an
@@ -263,6 +280,15 @@ func (a *App) reviewRange(cfg store.Config, in *reviews.NewReview) error {
 func (st *state) checkFixCommits(in *reviews.NewFix, branch, reviewed string) error {
 	r := st.app.repo()
 	if r == nil {
+		for i, fi := range in.IssuesFixed {
+			if c := strings.TrimSpace(fi.Commit); c != "" {
+				h, err := commitHash("--issues-fixed: "+fi.IssueID+": commit", c)
+				if err != nil {
+					return err
+				}
+				in.IssuesFixed[i].Commit = *h
+			}
+		}
 		return nil
 	}
 	var mainName, mainHead, branchHead string

@@ -199,15 +199,6 @@ func (a *App) signer(who *actor) (string, []byte) {
 	return "", nil
 }
 
-// anchorPath is where the log's head of the state directory dir is
-// anchored outside the project: the person's state directory.
-func (a *App) anchorPath(dir string) string {
-	if w, _ := a.anchorPaths(dir); len(w) > 0 {
-		return w[0]
-	}
-	return ""
-}
-
 // anchorPaths are where the log's head of the state directory dir is
 // anchored outside the project. write: under XDG_STATE_HOME (when set,
 // absolute) and under HOME's ~/.local/state, for the directory as named

@@ -84,13 +84,13 @@ func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
 	case in.Commit:
 		res := gitops.MergeResult{Commit: in.Commit, Previous: in.Previous, BranchHead: in.BranchHead, Worktree: "checkout"}
 		if err := gitops.UndoMerge(r, in.Into, res); err != nil {
-			return fmt.Errorf("moving %s back from %s to %s failed: %w; stop and ask a person to restore %s to %s (README, 'Git')", in.Into, gitops.Short(in.Commit), gitops.Short(in.Previous), err, in.Into, in.Previous)
+			return fmt.Errorf("moving %s back from %s to %s failed: %w; the next baton command that writes tries again", in.Into, gitops.Short(in.Commit), gitops.Short(in.Previous), err)
 		}
 		a.undone = fmt.Sprintf("the merge was undone: %s is back at %s", in.Into, gitops.Short(in.Previous))
 	case in.Previous:
 		// main never moved, or moved back before its checkout was
 		if err := gitops.ResetCheckout(r, in.Into, in.Commit, in.Previous); err != nil {
-			return fmt.Errorf("putting the checkout of %s back to %s failed: %w (run 'git reset --hard' there)", in.Into, gitops.Short(in.Previous), err)
+			return fmt.Errorf("putting the checkout of %s back to %s failed: %w; the next baton command that writes tries again", in.Into, gitops.Short(in.Previous), err)
 		}
 		a.undone = fmt.Sprintf("nothing was merged: %s is still at %s", in.Into, gitops.Short(in.Previous))
 	default:

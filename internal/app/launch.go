@@ -14,6 +14,7 @@ import (
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/prompts"
 	"github.com/baton-cli/baton/internal/store"
+	"github.com/baton-cli/baton/internal/workflow"
 )
 
 // The run loop's steps (baton run): the front end drives the loop and runs
@@ -69,7 +70,7 @@ func (a *App) StateDirs() (dir, batonDir string, err error) {
 // in-process commands): it shares this one's launcher and key file.
 func (a *App) Child(env Env, opts *Options, sink Sink) *App {
 	b := New(env, opts, sink)
-	b.keyFile, b.launch = a.keyFile, a.launch
+	b.keyFile, b.launch, b.remote = a.keyFile, a.launch, a.remote
 	return b
 }
 
@@ -125,9 +126,8 @@ func (a *App) nextStep(ctx context.Context) (NextResult, error) {
 // key, held in memory for the run. A call bound to a session is an agent's
 // and never launches.
 func (a *App) becomeLauncher() error {
-	if a.insideSession() {
-		return errs.New(errs.Policy, "this call is bound to an agent session, and an agent does not drive the run: "+
-			"do your role's work in your session, then end it with the outcome that fits")
+	if err := workflow.Launches(a.insideSession()); err != nil {
+		return err
 	}
 	if a.launch != nil {
 		return nil
@@ -202,7 +202,7 @@ func (a *App) planStep(ctx context.Context, n NextResult) (Planned, error) {
 			p.Session = sn.open.MaxID() + 1
 		}
 		if p.Branch == "" {
-			p.Branch = workBranch(p.Role, p.Feature, p.Session)
+			p.Branch = workflow.WorkBranchName(p.Role, p.Feature, p.Session)
 		}
 		a.predecessorStep(&p)
 		var err error

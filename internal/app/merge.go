@@ -42,6 +42,7 @@ type MergeResult struct {
 	Passed        []string `json:"passed"`
 	FixesMerged   []string `json:"fixes_merged"`
 	BranchDeleted bool     `json:"branch_deleted"`
+	Switched      []string `json:"switched"` // worktrees that had the branch checked out, now on Into
 	Detached      []string `json:"detached"`
 }
 
@@ -70,19 +71,21 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 	if seq, hash, err := st.tx.Store().LogHead(); err == nil && seq > 0 {
 		t.logHead = fmt.Sprintf("seq %d %s", seq, hash)
 	}
-	if err := st.checkMergeable(t.review, t.id); err != nil {
+	if err := st.decide(workflow.Mergeable(withIssues(t.review))); err != nil {
 		return t, err
 	}
-	if err := st.checkLatest(t.review, t.id); err != nil {
+	if err := st.checkLatest(t.review); err != nil {
 		return t, err
 	}
 	if err := st.locate(r, &t); err != nil {
 		return t, err
 	}
-	if done, err := r.IsAncestor(t.head, t.intoHead); err != nil {
+	done, err := r.IsAncestor(t.head, t.intoHead)
+	if err != nil {
 		return t, gitErr(err, "checking %s", t.branch)
-	} else if done {
-		return t, errs.New(errs.Conflict, "%s (at %s) is already merged into %s: nothing to merge (record a manual merge with 'baton reviews mark-merged')", t.branch, gitops.Short(t.head), t.into)
+	}
+	if err := workflow.NotYetMerged(t.branch, t.head, t.into, done); err != nil {
+		return t, err
 	}
 	if base, err := r.MergeBase(t.intoHead, t.head); err == nil {
 		if err := st.checkNoStateFiles(r, t.branch, base, t.head); err != nil {
@@ -97,30 +100,14 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 	return t, nil
 }
 
-// checkMergeable refuses a review that does not let its branch through.
-func (st *state) checkMergeable(rv gjson.Result, id int) error {
-	switch {
-	case rv.Get("agent_type").String() == workflow.Architecture:
-		return errs.New(errs.Usage, "review R%d is an architecture review: it merges nothing (its refactor branch is merged after the ARCHITECTURE_REFACTOR review; name that review with --review)", id)
-	case rv.Get("merge_commit").Exists():
-		return errs.New(errs.Conflict, "review R%d was already merged into main as %s: nothing to merge", id, gitops.Short(rv.Get("merge_commit").String()))
-	case rv.Get("decision.reject").Bool() || reviews.VerdictOf(rv) == "REJECT":
-		return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: it is not merged; delete its branch and requeue its features with 'baton reviews reject --review %d'", id, id))
-	case reviews.VerdictOf(rv) == "PASS" && reviews.Blocking(reviews.ReadIssues(rv.Get("issues"))):
-		return st.refuse(errs.New(errs.Policy, "review R%d is a PASS with a critical or major issue: blocking issues are not merged — FIX them and REVIEW again", id))
-	case !reviews.Merged(rv):
-		return st.refuse(errs.New(errs.Policy, "review R%d is %s: only a PASS review (or a fix-cycle-limit decision to merge) is merged — FIX its issues and REVIEW again, or name another review with --review", id, reviews.VerdictOf(rv)))
-	}
-	return nil
-}
-
 // locate finds the review's branch and main in the repository, and
 // refuses a branch that moved since the review (its new commits are
 // unreviewed).
 func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
-	t.branch = t.review.Get("branch").String()
-	if t.branch == "" {
-		return errs.New(errs.Usage, "review R%d names no branch: nothing to merge", t.id)
+	ref := reviewRef(t.review)
+	t.branch = ref.Branch
+	if ref.Branch == "" {
+		return workflow.WorkBranch(ref, "")
 	}
 	if f := t.review.Get("feature_id"); f.Type == gjson.String && f.Str != "" {
 		t.features = features.SplitIDs(f.Str)
@@ -130,20 +117,13 @@ func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
 	if t.into, t.intoHead, err = mainOf(r, st.cfg); err != nil {
 		return err
 	}
-	if t.branch == t.into {
-		return errs.New(errs.Usage, "review R%d reviewed %s itself: only a work branch is merged into %s", t.id, t.branch, t.into)
+	if err := workflow.WorkBranch(ref, t.into); err != nil {
+		return err
 	}
 	if t.head, err = r.Branch(t.branch); err != nil {
 		return gitErr(err, "branch %s of review R%d does not exist in the repository at %s (already merged and deleted, or never created?)", t.branch, t.id, r.Top())
 	}
-	to := t.review.Get("commit_range.to").String()
-	if to != "" && len(to) < len(t.head) {
-		return st.refuse(errs.New(errs.Policy, "review R%d recorded only an abbreviated commit, %s, which more than one commit can match: it cannot say which commit was reviewed. REVIEW %s again (a new 'baton reviews add-review' records the full commit) before merging or rejecting", t.id, to, t.branch))
-	}
-	if to != "" && to != t.head {
-		return st.refuse(errs.New(errs.Policy, "%s has commits review R%d did not see: it reviewed up to %s, and %s is at %s now. REVIEW the new commits (a new 'baton reviews add-review' records the range) before merging or rejecting", t.branch, t.id, gitops.Short(to), t.branch, gitops.Short(t.head)))
-	}
-	return nil
+	return st.decide(workflow.BranchAsReviewed(ref, t.head))
 }
 
 // pickReview returns review id, or the last review.
@@ -183,10 +163,7 @@ func (st *state) recordConflict(t mergeTarget, ce *gitops.ConflictError) error {
 	if err != nil || !ok {
 		return err
 	}
-	branch := t.branch
-	d := workflow.Decision{Phase: workflow.PhaseFix, Feature: t.featureID, Branch: &branch, Rule: "merge-conflict",
-		Reason: fmt.Sprintf("merging %s into %s (review R%d) conflicts in %s: FIX merges %s into %s and resolves them, then REVIEW merges again", t.branch, t.into, t.id, strings.Join(ce.Paths, ", "), t.into, t.branch)}
-	if err := st.applyDecision(p, d); err != nil {
+	if err := st.applyDecision(p, workflow.MergeConflict(t.id, t.featureID, t.branch, t.into, ce.Paths)); err != nil {
 		return err
 	}
 	st.summary = fmt.Sprintf("merge of %s into %s refused: conflicts in %s; next FIX on %s", t.branch, t.into, strings.Join(ce.Paths, ", "), t.branch)
@@ -281,6 +258,23 @@ func (a *App) detach(r gitops.Repo, branch, at string) []string {
 	return done
 }
 
+// leaveMerged puts the worktree that had the merged branch checked out on
+// main (or, when it cannot be, on a detached HEAD at the branch's last
+// commit); a failure is only warned about.
+func (a *App) leaveMerged(r gitops.Repo, t mergeTarget, res gitops.MergeResult) (switched, detached []string) {
+	switched, detached, err := gitops.LeaveMerged(r, t.branch, res.BranchHead, t.into, res.Commit)
+	if err != nil {
+		a.warn("%s was deleted, but the worktree that had it checked out could not be switched to %s: %v (run 'git switch %s' there)", t.branch, t.into, err, t.into)
+	}
+	if switched == nil {
+		switched = []string{}
+	}
+	if detached == nil {
+		detached = []string{}
+	}
+	return switched, detached
+}
+
 // withUndone adds to a failed command's error what the undo of its git
 // change did (the store undoes an uncommitted intent before returning).
 func (a *App) withUndone(err error) error {
@@ -309,18 +303,6 @@ type RejectResult struct {
 	Detached      []string `json:"detached"`
 }
 
-func checkRejectable(rv gjson.Result, id int) error {
-	switch {
-	case rv.Get("agent_type").String() == workflow.Architecture:
-		return errs.New(errs.Usage, "review R%d is an architecture review: there is no work to reject (name a feature review with --review)", id)
-	case rv.Get("merge_commit").Exists():
-		return errs.New(errs.Conflict, "review R%d was merged into main as %s: merged work is not rejected (a person reverts it on main)", id, gitops.Short(rv.Get("merge_commit").String()))
-	case rv.Get("rejected_at").Exists():
-		return errs.New(errs.Conflict, "the work of review R%d was already rejected at %s", id, rv.Get("rejected_at").String())
-	}
-	return nil
-}
-
 // deleteRejected deletes the rejected branch if it is where the review
 // saw it (compare-and-swap); it returns the commit it was at, or "" when
 // there was no branch to delete.
@@ -344,10 +326,12 @@ func (st *state) deleteRejected(r gitops.Repo, t *mergeTarget) (string, error) {
 	if err := st.locate(r, t); err != nil {
 		return "", err
 	}
-	if merged, err := r.IsAncestor(t.head, t.intoHead); err != nil {
+	merged, err := r.IsAncestor(t.head, t.intoHead)
+	if err != nil {
 		return "", gitErr(err, "checking %s", t.branch)
-	} else if merged {
-		return "", errs.New(errs.Conflict, "%s (at %s) is already merged into %s: merged work is not rejected (a person reverts it on %s)", t.branch, gitops.Short(t.head), t.into, t.into)
+	}
+	if err := workflow.NotRejectingMerged(t.branch, t.head, t.into, merged); err != nil {
+		return "", err
 	}
 	if err := st.intend(gitIntent{Op: "delete-branch", Repo: r.Top(), Branch: t.branch, BranchHead: t.head}); err != nil {
 		return "", err
@@ -393,6 +377,9 @@ func (st *state) recordReject(rv *reviews.File, t mergeTarget, out *RejectResult
 // in.Review) into main, marks its features passing and deletes the branch,
 // in one transaction. A conflict leaves main as it was (errs.Conflict).
 func (a *App) ReviewsMerge(ctx context.Context, c Caller, in MergeInput) (MergeResult, error) {
+	if a.remote != nil {
+		return forward[MergeResult](ctx, a, c, "reviews.merge", in)
+	}
 	var out MergeResult
 	err := a.as(c).runReviewsMerge(ctx, "baton reviews merge", in, &out)
 	return out, err
@@ -439,7 +426,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 		if err := st.recordMerge(t, res, out); err != nil {
 			return err
 		}
-		st.tx.AfterCommit(func() error { out.Detached = a.detach(r, t.branch, res.BranchHead); return nil })
+		st.tx.AfterCommit(func() error { out.Switched, out.Detached = a.leaveMerged(r, t, res); return nil })
 		return nil
 	})
 	if err != nil {
@@ -454,6 +441,9 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 // ReviewsReject rejects the work of a review (the last, or in.Review):
 // deletes its branch and requeues its features.
 func (a *App) ReviewsReject(ctx context.Context, c Caller, in RejectInput) (RejectResult, error) {
+	if a.remote != nil {
+		return forward[RejectResult](ctx, a, c, "reviews.reject", in)
+	}
 	var out RejectResult
 	err := a.as(c).runReviewsReject(ctx, "baton reviews reject", in, &out)
 	return out, err
@@ -475,7 +465,7 @@ func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o RejectInpu
 			return err
 		}
 		t := mergeTarget{review: pick, id: int(pick.Get("review_id").Int())}
-		if err := checkRejectable(pick, t.id); err != nil {
+		if err := workflow.Rejectable(reviewRef(pick)); err != nil {
 			return err
 		}
 		if head, err = st.deleteRejected(r, &t); err != nil {

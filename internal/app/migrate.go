@@ -61,6 +61,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 		st.app.warn("the audit log %s is missing, but %s: this is baton's state with its log deleted, not a predecessor's, so nothing was adopted or imported; run 'baton verify'", s.EventsPath(), where)
 		return nil, nil
 	}
+	st.tellProgress("adopting the predecessor's state: reading its files")
 	in, err := st.migrateInput(scriptsDir)
 	if err != nil {
 		return nil, err
@@ -76,6 +77,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 	if in.Progress == nil && in.Reviews == nil {
 		return nil, nil
 	}
+	st.tellProgress("adopting the predecessor's state: planning")
 	plan := migrate.Adopt(in)
 	if in.Progress != nil {
 		if err := st.applyDecision(in.Progress, plan.Decision); err != nil {
@@ -89,6 +91,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 		Rule: plan.Decision.Rule, Reason: plan.Decision.Reason, Changes: plan.Changes, Anomalies: plan.Anomalies,
 		Imported: map[string]int{"sessions": 0, "reviews": 0, "fixes": 0}, Tracked: in.Tracked}
 	st.logHistory(plan.History, res.Imported)
+	st.tellProgress("adopting the predecessor's state: writing %d entries to the audit log", len(plan.History)+1)
 	st.record = map[string]any{"migrated": res}
 	st.summary = fmt.Sprintf("adopted the predecessor's state: %s; imported %d sessions, %d reviews, %d fixes; %d anomalies",
 		describeDecision(plan.Decision), res.Imported["sessions"], res.Imported["reviews"], res.Imported["fixes"], len(plan.Anomalies))
@@ -173,7 +176,10 @@ func (st *state) logHistory(history []migrate.Entry, counts map[string]int) {
 	who, _ := st.resolveActor()
 	auth, key := st.app.signer(who)
 	plural := map[string]string{"session": "sessions", "review": "reviews", "fix": "fixes"}
-	for _, e := range history {
+	for i, e := range history {
+		if i%1000 == 0 {
+			st.tellProgress("adopting the predecessor's state: importing its history, %d of %d records", i, len(history))
+		}
 		counts[plural[e.Kind]]++
 		ac := &actor{Role: e.Role, Source: "imported"}
 		if e.Session > 0 {
@@ -189,6 +195,14 @@ func (st *state) logHistory(history []migrate.Entry, counts map[string]int) {
 			TaskID: joinedIDs(e.Features), StageID: &role, Type: "imported", Timestamp: ts,
 			Payload: eventPayload{Command: "import " + e.Source(), Actor: ac, Summary: e.Summary, Record: e.Record}.raw(),
 		}, auth, key)
+	}
+}
+
+// tellProgress tells the front end what the transaction is doing, when it
+// listens.
+func (st *state) tellProgress(format string, args ...any) {
+	if p := st.app.env.Progress; p != nil {
+		p(format, args...)
 	}
 }
 
@@ -254,7 +268,7 @@ func (sn *snapshot) pendingAdoption() *migrate.Plan {
 	}
 	var plan *migrate.Plan
 	if sn.prog != nil && !gjson.GetBytes(sn.prog.StatusRaw(), "decision.rule").Exists() && sn.unlogged() {
-		lim := limitsOf(sn.cfg)
+		lim := sn.cfg.Limits()
 		p := migrate.Adopt(migrate.Input{Progress: sn.prog, Reviews: sn.rev, Features: sn.feat, Limits: lim, NoHistory: true,
 			Counters: countersOf(sn.prog, sn.feat, sn.rev),
 			NextWork: workflow.NextWork(workflow.Situation{Limits: lim, Backlog: backlogOf(sn.feat)})})

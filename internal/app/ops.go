@@ -106,25 +106,33 @@ type MarkMergedInput struct {
 	MergeCommit string `json:"merge_commit,omitempty"`
 }
 
+// ReviewsInitInput says whether reviews.json is made anew over one that
+// exists (its records must be kept).
+type ReviewsInitInput struct {
+	Force bool `json:"force,omitempty"`
+}
+
+// CompletionsInput names what a shell completes.
+type CompletionsInput struct {
+	Kind string `json:"kind"`
+}
+
+// fileJSON is a state file as the JSON it holds.
+func fileJSON[F interface{ Bytes() []byte }](f F, err error) (json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(f.Bytes()), nil
+}
+
 // MarkMergedResult is the fix marked merged.
 type MarkMergedResult struct {
 	FixID        int  `json:"fix_id"`
 	MergedToMain bool `json:"merged_to_main"`
 }
 
-// rolesFor is who may call an operation taking action (nil: a read).
-func rolesFor(action workflow.Action, readOnly bool) []string {
-	if readOnly {
-		return append(append([]string{}, workflow.Roles...), workflow.Human)
-	}
-	if action == "" {
-		return []string{workflow.Human}
-	}
-	return append(workflow.Allowed(action), workflow.Human)
-}
-
 func info(name, summary string, action workflow.Action, readOnly, destructive bool) OpInfo {
-	return OpInfo{Name: name, Summary: summary, Action: action, Roles: rolesFor(action, readOnly), ReadOnly: readOnly, Destructive: destructive}
+	return OpInfo{Name: name, Summary: summary, Action: action, Roles: workflow.CallableBy(action, readOnly), ReadOnly: readOnly, Destructive: destructive}
 }
 
 // raw turns a record read without the lock into JSON.
@@ -166,18 +174,19 @@ func progressOps() []Operation {
 	return []Operation{
 		Op[AddSessionInput, progress.Session]{info("progress.add-session", "Record a finished session (id assigned under the lock)", workflow.RecordSession, false, false), (*App).AddSession},
 		Op[UpdateStatusInput, json.RawMessage]{info("progress.update-status", "Update the current phase, feature or branch", workflow.SetStatus, false, false), (*App).UpdateStatus},
-		Op[FieldInput, json.RawMessage]{info("progress.get-status", "The status, or one field of it", "", true, false),
+		Op[ProgressInitInput, ProgressInitResult]{info("progress.init", "Create progress.json", workflow.InitFiles, false, false), (*App).ProgressInit},
+		Op[NoInput, json.RawMessage]{info("progress.read", "progress.json as the last writer committed it", "", true, false),
+			func(a *App, ctx context.Context, c Caller, _ NoInput) (json.RawMessage, error) {
+				p, err := a.Progress(ctx, c)
+				return fileJSON(p, err)
+			}},
+		Op[FieldInput, json.RawMessage]{info("progress.get-status", "The status (a field named is checked against a valid file)", "", true, false),
 			func(a *App, ctx context.Context, c Caller, in FieldInput) (json.RawMessage, error) {
 				st, err := a.GetStatus(ctx, c, in.Field)
-				if err != nil || in.Field == "" {
-					return raw(st), err
-				}
-				v := st.Get(in.Field)
-				if !v.Exists() {
-					return nil, errs.New(errs.NotFound, "the status has no field %q", in.Field)
-				}
-				return raw(v), nil
+				return raw(st), err
 			}},
+		Op[NoInput, int]{info("progress.next-session-id", "The id the next recorded session gets", "", true, false),
+			func(a *App, ctx context.Context, c Caller, _ NoInput) (int, error) { return a.NextSessionID(ctx, c) }},
 		Op[SessionRefInput, json.RawMessage]{info("progress.get-session", "A recorded session (-1 for the last)", "", true, false),
 			func(a *App, ctx context.Context, c Caller, in SessionRefInput) (json.RawMessage, error) {
 				s, err := a.GetSession(ctx, c, in.Session)
@@ -192,6 +201,15 @@ func progressOps() []Operation {
 
 func reviewOps() []Operation {
 	return []Operation{
+		Op[ReviewsInitInput, string]{info("reviews.init", "Create reviews.json", workflow.InitFiles, false, false),
+			func(a *App, ctx context.Context, c Caller, in ReviewsInitInput) (string, error) {
+				return a.ReviewsInit(ctx, c, in.Force)
+			}},
+		Op[NoInput, json.RawMessage]{info("reviews.read", "reviews.json as the last writer committed it", "", true, false),
+			func(a *App, ctx context.Context, c Caller, _ NoInput) (json.RawMessage, error) {
+				r, err := a.Reviews(ctx, c)
+				return fileJSON(r, err)
+			}},
 		Op[AddReviewInput, reviews.Review]{info("reviews.add-review", "Record a review (ids assigned under the lock)", workflow.AddReview, false, false), (*App).AddReview},
 		Op[AddFixInput, reviews.Fix]{info("reviews.add-fix", "Record a fix answering a review (refused past the fix-cycle limit)", workflow.AddFix, false, false), (*App).AddFix},
 		Op[FeatureInput, FixCountResult]{info("reviews.get-fix-count", "Fixes recorded for a feature against the limit (refused at the limit)", "", true, false),
@@ -228,6 +246,11 @@ func featureOps() []Operation {
 			}},
 		Op[FailInput, FailResult]{info("features.fail", "Mark a feature failing (a regression), saying why", workflow.MarkFailing, false, false), (*App).FeatureFail},
 		Op[AppendInput, AppendResult]{info("features.append", "Append features, bugs or tech debt (ids assigned when missing)", workflow.AppendFeatures, false, false), (*App).FeaturesAppend},
+		Op[NoInput, json.RawMessage]{info("features.read", "feature_list.json as the last writer committed it", "", true, false),
+			func(a *App, ctx context.Context, c Caller, _ NoInput) (json.RawMessage, error) {
+				f, err := a.Features(ctx, c)
+				return fileJSON(f, err)
+			}},
 		Op[NoInput, features.Stats]{info("features.stats", "Counts by type and the next work item", "", true, false),
 			func(a *App, ctx context.Context, c Caller, _ NoInput) (features.Stats, error) {
 				return a.FeatureStats(ctx, c)
@@ -243,12 +266,12 @@ func auditOps() []Operation {
 			func(a *App, ctx context.Context, c Caller, _ NoInput) (NextResult, error) { return a.Next(ctx, c) }},
 		Op[NoInput, VerifyResult]{info("verify", "Check the audit chain, the files against the last event, the invariants and git", "", true, false),
 			func(a *App, ctx context.Context, c Caller, _ NoInput) (VerifyResult, error) { return a.Verify(ctx, c) }},
-		Op[ContextInput, ctxpack.Package]{info("context", "What the caller's role needs now: task, history, git facts, rules, pointers", "", true, false),
-			func(a *App, ctx context.Context, c Caller, in ContextInput) (ctxpack.Package, error) {
-				if in.Budget == 0 {
-					in.Budget = ctxpack.DefaultBudget
-				}
-				return a.Context(ctx, c, in)
+		Op[ContextInput, ctxpack.Package]{info("context", "What the caller's role needs now: task, history, git facts, rules, pointers", "", true, false), (*App).Context},
+		Op[NoInput, ReportData]{info("report", "What the audit report shows: the timeline, each item's story, the review cycles, verify", "", true, false),
+			func(a *App, ctx context.Context, c Caller, _ NoInput) (ReportData, error) { return a.Report(ctx, c) }},
+		Op[CompletionsInput, []string]{info("completions", "The ids a shell completes (feature, review, fix, session, schema)", "", true, false),
+			func(a *App, ctx context.Context, c Caller, in CompletionsInput) ([]string, error) {
+				return a.Completions(ctx, c, in.Kind), nil
 			}},
 		Op[LogInput, LogResult]{info("log", "The audit timeline, filtered", "", true, false), (*App).Log},
 		Op[IDInput, Story]{info("show", "One item's whole story", "", true, false),

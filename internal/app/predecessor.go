@@ -40,7 +40,7 @@ func (a *App) UsePredecessor(p *Predecessor) error {
 	}
 	p.brownfield = p.InputFile != ""
 	p.files = map[string][]byte{}
-	for _, name := range prompts.PredecessorFiles.Get() {
+	for _, name := range prompts.PredecessorFiles {
 		b, err := os.ReadFile(filepath.Join(p.Dir, name))
 		if err != nil {
 			return errs.New(errs.NotFound, "--prompts: %v: nothing was opened", err)
@@ -70,7 +70,7 @@ func (a *App) predecessorStep(p *Planned) {
 // placeholders.
 func (a *App) renderPredecessor(d prompts.Data, role string) (string, error) {
 	values := d.Values(filepath.Base(a.pred.InputFile), a.pred.FeatureCount)
-	if name, ok := prompts.PredecessorFiles.Get()[strings.ToUpper(role)]; ok && a.pred.files[name] != nil {
+	if name, ok := prompts.PredecessorFiles[strings.ToUpper(role)]; ok && a.pred.files[name] != nil {
 		path := filepath.Join(a.pred.Dir, name)
 		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, a.pred.files[name]) {
 			a.warn("%s changed since this run started: the %s session is given the prompt as the run read it then; look at the change before the next run", path, role)

@@ -50,15 +50,19 @@ type AddSessionInput struct {
 	CurrentBranch  *string  `json:"current_branch,omitempty"`
 }
 
-// parseCommits reads --commits "hash:message" values; in a repository each
-// hash must be a commit there (and is recorded short).
+// parseCommits reads --commits "hash:message" values (the message may be
+// left out); in a repository each hash must be a commit there, and outside
+// one a commit hash in form.
 func (a *App) parseCommits(values []string) ([]progress.Commit, error) {
 	out := []progress.Commit{}
 	for _, v := range values {
 		hash, msg, _ := strings.Cut(v, ":")
 		hash = strings.TrimSpace(hash)
 		if hash == "" || strings.HasPrefix(hash, "-") {
-			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\"", v)
+			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\" (such as \"1a2b3c4:Add the health check\")", v)
+		}
+		if a.repo() == nil && !isCommitHash(hash) {
+			return nil, errs.New(errs.Usage, "--commits: %q is not \"hash:message\" with a commit hash: outside a git repository the hash is the hex hash git prints, 4 to 40 digits (such as \"1a2b3c4:Add the health check\")", v)
 		}
 		h, err := a.commitRef("--commits", hash)
 		if err != nil {
@@ -213,6 +217,9 @@ func Truncate(s string, n int) string {
 
 // ProgressInit creates progress.json.
 func (a *App) ProgressInit(ctx context.Context, c Caller, in ProgressInitInput) (ProgressInitResult, error) {
+	if a.remote != nil {
+		return forward[ProgressInitResult](ctx, a, c, "progress.init", in)
+	}
 	var out ProgressInitResult
 	err := a.as(c).runProgressInit(ctx, "baton progress init", in, &out)
 	return out, err
@@ -264,6 +271,9 @@ func (a *App) runProgressInit(ctx context.Context, cmdPath string, o ProgressIni
 // AddSession records a finished session (its id assigned under the lock)
 // and computes the next phase.
 func (a *App) AddSession(ctx context.Context, c Caller, in AddSessionInput) (progress.Session, error) {
+	if a.remote != nil {
+		return forward[progress.Session](ctx, a, c, "progress.add-session", in)
+	}
 	var out progress.Session
 	err := a.as(c).runAddSession(ctx, "baton progress add-session", in, &out)
 	return out, err
@@ -348,6 +358,9 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 // UpdateStatus sets the current phase (checked), feature or branch and
 // returns the status.
 func (a *App) UpdateStatus(ctx context.Context, c Caller, in UpdateStatusInput) (json.RawMessage, error) {
+	if a.remote != nil {
+		return forward[json.RawMessage](ctx, a, c, "progress.update-status", in)
+	}
 	var out json.RawMessage
 	err := a.as(c).runUpdateStatus(ctx, "baton progress update-status", in, &out)
 	return out, err
@@ -358,11 +371,7 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 	var computed progress.Counters
 	err := a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		var err error
-		if o.Feature != nil || o.Branch != nil {
-			if _, err := st.require(workflow.SetStatus); err != nil {
-				return err
-			}
-		} else if _, err := st.require(workflow.RecordSession); err != nil {
+		if _, err := st.require(workflow.StatusAction(o.Feature != nil || o.Branch != nil)); err != nil {
 			return err
 		}
 		if p, err = st.progress(); err != nil {
@@ -426,6 +435,9 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 
 // GetStatus is progress.json's status, read without the lock.
 func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Result, error) {
+	if a.remote != nil {
+		return remoteRecord(ctx, a, c, "progress.get-status", FieldInput{Field: field})
+	}
 	p, err := readFile(ctx, a.as(c), progress.FileName, progressHint, progress.Parse)
 	if err != nil {
 		return gjson.Result{}, err
@@ -435,6 +447,9 @@ func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Resu
 
 // GetSession is a session record: id, or -1 for the last.
 func (a *App) GetSession(ctx context.Context, c Caller, id int) (gjson.Result, error) {
+	if a.remote != nil {
+		return remoteRecord(ctx, a, c, "progress.get-session", SessionRefInput{Session: id})
+	}
 	data, err := readFile(ctx, a.as(c), progress.FileName, progressHint, func(b []byte) ([]byte, error) {
 		_, err := progress.Parse(b)
 		return b, err
@@ -452,6 +467,9 @@ func (a *App) GetSession(ctx context.Context, c Caller, id int) (gjson.Result, e
 // GetReviewType says whether REVIEW reviews a FEATURE or an
 // ARCHITECTURE_REFACTOR now.
 func (a *App) GetReviewType(ctx context.Context, c Caller) (ReviewTypeResult, error) {
+	if a.remote != nil {
+		return forward[ReviewTypeResult](ctx, a, c, "progress.get-review-type", nil)
+	}
 	p, err := a.Progress(ctx, c)
 	if err != nil {
 		return ReviewTypeResult{}, err
@@ -466,6 +484,9 @@ func (a *App) GetReviewType(ctx context.Context, c Caller) (ReviewTypeResult, er
 // Progress reads progress.json (without the lock: as the last writer
 // committed it).
 func (a *App) Progress(ctx context.Context, c Caller) (*progress.File, error) {
+	if a.remote != nil {
+		return remoteFile(ctx, a, c, "progress.read", progress.Parse)
+	}
 	return readFile(ctx, a.as(c), progress.FileName, progressHint, progress.Parse)
 }
 
@@ -477,6 +498,9 @@ func (a *App) Progress(ctx context.Context, c Caller) (*progress.File, error) {
 // the verification folder) before they record, and REVIEW finds them
 // again under the record's session_id.
 func (a *App) NextSessionID(ctx context.Context, c Caller) (int, error) {
+	if a.remote != nil {
+		return forward[int](ctx, a, c, "progress.next-session-id", nil)
+	}
 	a = a.as(c)
 	p, err := readFile(ctx, a, progress.FileName, progressHint, progress.Parse)
 	if err != nil {

@@ -109,6 +109,9 @@ func reviewCycles(rv *reviews.File) ([]ReportReview, []StoryMerge) {
 // Report gathers everything the audit report shows (GeneratedAt and
 // Version are the front end's to fill).
 func (a *App) Report(ctx context.Context, c Caller) (ReportData, error) {
+	if a.remote != nil {
+		return forward[ReportData](ctx, a, c, "report", nil)
+	}
 	a = a.as(c)
 	var d ReportData
 	if err := a.reportingSnapshot(ctx, true, func(sn *snapshot) error {

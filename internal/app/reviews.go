@@ -78,14 +78,8 @@ func (o AddReviewInput) review(a *App) (reviews.NewReview, error) {
 	}
 	in.FeatureID = progress.Nullable(strings.Join(features.SplitIDs(o.FeatureID), ","))
 	in.Branch = progress.Nullable(o.Branch)
-	if in.AgentType == "REVIEW" && in.Branch == nil {
-		return in, errs.New(errs.Usage, "--branch: a REVIEW names the branch it reviewed (an ARCHITECTURE review may omit it)")
-	}
-	if in.AgentType == workflow.Architecture && in.FeatureID != nil {
-		return in, errs.New(errs.Usage, "--feature-id: an ARCHITECTURE review is of the whole codebase and names no feature (features pass on REVIEW's review of their work); leave --feature-id out")
-	}
-	if in.AgentType == "REVIEW" && in.FeatureID == nil && !strings.HasPrefix(*in.Branch, "refactor/") {
-		return in, errs.New(errs.Usage, "--feature-id: a REVIEW names the feature it reviewed (only an ARCHITECTURE_REFACTOR review of a refactor/ branch has none)")
+	if err := workflow.ReviewSubject(in.AgentType, features.SplitIDs(o.FeatureID), Deref(in.Branch)); err != nil {
+		return in, err
 	}
 	in.Summary = o.Summary
 	if o.Issues != "" {
@@ -233,28 +227,22 @@ func parseFixedIssues(data []byte) ([]reviews.FixedIssue, error) {
 	return out, nil
 }
 
-// limitDecision says what the seed decides at the fix-cycle limit, from the
-// feature's latest review.
-func limitDecision(r *reviews.File, featureIDs string) string {
-	want := map[string]bool{}
-	for _, id := range features.SplitIDs(featureIDs) {
-		want[id] = true
+// reviewIssueIDs are a stored review's issue ids.
+func reviewIssueIDs(rv gjson.Result) []string {
+	var ids []string
+	for _, is := range reviews.ReadIssues(rv.Get("issues")) {
+		ids = append(ids, is.ID)
 	}
-	all := r.Reviews()
-	for i := len(all) - 1; i >= 0; i-- {
-		hit := false
-		for _, id := range features.SplitIDs(all[i].Get("feature_id").String()) {
-			hit = hit || want[id]
-		}
-		if !hit {
-			continue
-		}
-		if reviews.Blocking(reviews.ReadIssues(all[i].Get("issues"))) {
-			return "critical or major issues remain in review R" + all[i].Get("review_id").String() + ", so the decision is REJECT (re-implement)."
-		}
-		return "only minor issues and suggestions remain in review R" + all[i].Get("review_id").String() + ", so the decision is PASS_WITH_COMMENTS (merge, leftovers recorded as tech debt)."
+	return ids
+}
+
+// fixedIDs are the issue ids a fix names.
+func fixedIDs(fixed []reviews.FixedIssue) []string {
+	ids := make([]string, len(fixed))
+	for i, fi := range fixed {
+		ids[i] = fi.IssueID
 	}
-	return "the reviewer decides by severity: REJECT if critical or major issues remain, else PASS_WITH_COMMENTS."
+	return ids
 }
 
 // ---- reviews get-fix-count
@@ -270,12 +258,11 @@ type FixCountResult struct {
 }
 
 func fixCountOf(r *reviews.File, feature string, cfg store.Config) FixCountResult {
-	n := r.FixCount(feature)
-	rem := cfg.MaxFixCycles - n
-	if rem < 0 {
-		rem = 0
-	}
-	return FixCountResult{FeatureID: feature, Features: NonNil(features.SplitIDs(feature)), FixCount: n, Remaining: rem, MaxFixCycles: cfg.MaxFixCycles, LimitReached: n >= cfg.MaxFixCycles}
+	return fixCountResult(feature, cfg.Limits().FixCycles(r.FixCount(feature)))
+}
+
+func fixCountResult(feature string, fc workflow.FixCycles) FixCountResult {
+	return FixCountResult{FeatureID: feature, Features: NonNil(features.SplitIDs(feature)), FixCount: fc.Used, Remaining: fc.Remaining, MaxFixCycles: fc.Max, LimitReached: fc.Reached}
 }
 
 // ---- reviews show-issues
@@ -292,6 +279,9 @@ type ShowIssuesResult struct {
 // AddReview records a review (its id and issue ids assigned under the
 // lock) and computes the next phase.
 func (a *App) AddReview(ctx context.Context, c Caller, in AddReviewInput) (reviews.Review, error) {
+	if a.remote != nil {
+		return forward[reviews.Review](ctx, a, c, "reviews.add-review", in)
+	}
 	var out reviews.Review
 	err := a.as(c).runAddReview(ctx, "baton reviews add-review", in, &out)
 	return out, err
@@ -311,22 +301,13 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if err != nil {
 			return err
 		}
-		if err := st.checkPassIssues(in); err != nil {
-			return err
-		}
-		if err := st.checkReviewedWork(in); err != nil {
-			return err
-		}
-		if err := st.checkPassedWork(in); err != nil {
+		if err := st.checkReview(r, in); err != nil {
 			return err
 		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}
-		if err := st.checkSentHead(in); err != nil {
-			return err
-		}
-		if err := st.checkPassWork(in); err != nil {
+		if err := st.checkReviewedHead(in); err != nil {
 			return err
 		}
 		if in.FeatureID != nil {
@@ -366,6 +347,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 // AddFix records a fix answering a review (refused past the fix-cycle
 // limit).
 func (a *App) AddFix(ctx context.Context, c Caller, in AddFixInput) (reviews.Fix, error) {
+	if a.remote != nil {
+		return forward[reviews.Fix](ctx, a, c, "reviews.add-fix", in)
+	}
 	var out reviews.Fix
 	err := a.as(c).runAddFix(ctx, "baton reviews add-fix", in, &out)
 	return out, err
@@ -390,17 +374,18 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o AddFixInput, out 
 			return err
 		}
 		st.taskID = progress.Nullable(rv.Get("feature_id").String())
-		if reviews.VerdictOf(rv) == "REJECT" || rv.Get("decision.reject").Bool() {
-			return st.refuse(errs.New(errs.Policy, "review R%d rejected the work: its features go back to IMPLEMENT, and no fix answers a rejected review", in.ReviewID))
+		ref := reviewRef(rv)
+		if err := st.decide(workflow.FixAnswerable(ref)); err != nil {
+			return err
 		}
-		branch, err := st.fixBranch(rv, in.Branch)
+		branch, err := workflow.FixBranch(ref, Deref(in.Branch))
 		if err != nil {
+			return st.decide(err)
+		}
+		if err := st.checkFixCommits(&in, branch, ref.ReviewedTo); err != nil {
 			return err
 		}
-		if err := st.checkFixCommits(&in, branch, rv.Get("commit_range.to").String()); err != nil {
-			return err
-		}
-		if err := st.fixFeatures(rv, in.FeatureID); err != nil {
+		if err := st.fixFeatures(ref, in.FeatureID); err != nil {
 			return err
 		}
 		key := Deref(in.FeatureID)
@@ -411,9 +396,12 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o AddFixInput, out 
 			if err := checkFeatureIDs(st, features.SplitIDs(key)); err != nil {
 				return err
 			}
-			if n := r.FixCount(key); n >= st.cfg.MaxFixCycles {
-				return st.refuse(errs.New(errs.Policy, "fix-cycle limit reached for %s: %d of %d fixes recorded. No more fixes; %s", key, n, st.cfg.MaxFixCycles, limitDecision(r, key)))
+			if fc := st.limits().FixCycles(r.FixCount(key)); fc.Reached {
+				return st.decide(workflow.FixWithinLimit(key, fc, latestWithIssues(r, features.SplitIDs(key))))
 			}
+		}
+		if err := workflow.FixedIssues(ref.ID, reviewIssueIDs(rv), fixedIDs(in.IssuesFixed)); err != nil {
+			return err
 		}
 		if fx, err = r.AddFix(in); err != nil {
 			return err
@@ -435,6 +423,9 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o AddFixInput, out 
 // At the limit it returns the counts and an errs.Policy error saying what
 // happens instead.
 func (a *App) GetFixCount(ctx context.Context, c Caller, feature string) (FixCountResult, error) {
+	if a.remote != nil {
+		return forward[FixCountResult](ctx, a, c, "reviews.get-fix-count", FeatureInput{Feature: feature})
+	}
 	a = a.as(c)
 	s, err := a.openStore(reviews.FileName)
 	if err != nil {
@@ -448,19 +439,21 @@ func (a *App) GetFixCount(ctx context.Context, c Caller, feature string) (FixCou
 	if err != nil {
 		return FixCountResult{}, err
 	}
-	res := fixCountOf(r, feature, cfg)
-	if !res.LimitReached && a.decidedAtLimitHere(ctx, r, feature) {
-		res.FixCount, res.Remaining, res.LimitReached = cfg.MaxFixCycles, 0, true
+	lim, n := cfg.Limits(), r.FixCount(feature)
+	fc := lim.FixCyclesAfterDecision(n, !lim.FixCycles(n).Reached && a.decidedAtLimitHere(ctx, r, feature))
+	res := fixCountResult(feature, fc)
+	if !fc.Reached {
+		return res, nil
 	}
-	if res.LimitReached {
-		return res, errs.New(errs.Policy, "Maximum fix attempts reached (%d of %d) for %s - %s", res.FixCount, res.MaxFixCycles, feature, limitDecision(r, feature))
-	}
-	return res, nil
+	return res, workflow.FixCountAtLimit(feature, fc, latestWithIssues(r, features.SplitIDs(feature)))
 }
 
 // ReviewsInit creates reviews.json (force: over an existing one, whose
 // records must be kept) and returns its path.
 func (a *App) ReviewsInit(ctx context.Context, c Caller, force bool) (string, error) {
+	if a.remote != nil {
+		return forward[string](ctx, a, c, "reviews.init", ReviewsInitInput{Force: force})
+	}
 	a = a.as(c)
 	var path string
 	a.creating = true
@@ -492,11 +485,17 @@ func (a *App) ReviewsInit(ctx context.Context, c Caller, force bool) (string, er
 // Reviews reads reviews.json (without the lock: a consistent file, as the
 // last writer committed it).
 func (a *App) Reviews(ctx context.Context, c Caller) (*reviews.File, error) {
+	if a.remote != nil {
+		return remoteFile(ctx, a, c, "reviews.read", reviews.Parse)
+	}
 	return readFile(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
 }
 
 // LastReview is the last review recorded, read without the lock.
 func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
+	if a.remote != nil {
+		return remoteRecord(ctx, a, c, "reviews.get-last", nil)
+	}
 	r, s, err := readFileIn(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
 	if err != nil {
 		return gjson.Result{}, err
@@ -510,6 +509,10 @@ func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 
 // MarkMerged marks a fix as merged to main (at mergeCommit, when given).
 func (a *App) MarkMerged(ctx context.Context, c Caller, id int, mergeCommit string) error {
+	if a.remote != nil {
+		_, err := forward[MarkMergedResult](ctx, a, c, "reviews.mark-merged", MarkMergedInput{FixID: id, MergeCommit: mergeCommit})
+		return err
+	}
 	a = a.as(c)
 	mc, err := a.commitRef("--merge-commit", mergeCommit)
 	if err != nil {

@@ -52,23 +52,32 @@ func (a *App) opener() (*personKey, string, error) {
 }
 
 // checkPhase returns the computed phase and refuses a session for another
-// role, unless a person opens it on purpose (--as HUMAN --reason).
+// role (workflow.OpensPhase).
 func (st *state) checkPhase(p *progress.File, role string, who *actor) (string, error) {
 	cur, err := p.Status()
 	if err != nil {
 		return "", err
 	}
-	decided := gjson.GetBytes(p.StatusRaw(), "decision.rule").Exists()
-	onPurpose := who.Source == "person" && who.Reason != ""
-	if decided && cur.CurrentPhase != "" && canonicalRole(cur.CurrentPhase) != canonicalRole(role) && !onPurpose {
-		return "", st.refuse(errs.New(errs.Policy, "the workflow's next phase is %s, not %s: a %s session is not opened now (see 'baton next')", cur.CurrentPhase, role, role))
+	o := workflow.Opening{Role: role, Opener: openerOf(who)}
+	if gjson.GetBytes(p.StatusRaw(), "decision.rule").Exists() {
+		o.Phase = cur.CurrentPhase
 	}
-	return cur.CurrentPhase, nil
+	return cur.CurrentPhase, st.decide(workflow.OpensPhase(o))
 }
 
-// sessionOpener checks who opens a session: never a call bound to a
-// session; a launcher; or a person with their key (on purpose, with --as
-// HUMAN --reason, when the role is not the computed phase).
+// openerOf says how who opens a session, for the rules.
+func openerOf(who *actor) string {
+	switch {
+	case who.Source == "launcher":
+		return workflow.LauncherOpens
+	case who.Reason != "":
+		return workflow.OverrideOpens
+	}
+	return workflow.KeyholderOpens
+}
+
+// sessionOpener checks who opens a session (workflow.MayOpen): never a
+// call bound to a session; a launcher; or a person with their key.
 func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy string) (*actor, error) {
 	a := st.app
 	if a.insideSession() {
@@ -76,7 +85,7 @@ func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy strin
 		if err != nil {
 			return nil, err
 		}
-		return nil, st.refuse(errs.New(errs.Policy, "session %d (%s) may not open sessions: do your %s work in this session, then end it with the outcome that fits and say why in its summary", *who.Session, who.Role, who.Role))
+		return nil, st.decide(workflow.MayOpen(workflow.Opening{Session: *who.Session, SessionRole: who.Role, Role: role}))
 	}
 	var who *actor
 	switch {
@@ -87,16 +96,17 @@ func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy strin
 		if err != nil {
 			return nil, err
 		}
-		if err := st.personWhileLaunching(); err != nil {
-			return nil, err
-		}
 		who = w
 	default:
-		if a.launcherRunning(st.tx.Store()) {
-			return nil, st.refuse(errs.New(errs.Policy, "a launcher (baton run) is driving this project and opens every session itself: an agent works only in the session its launcher gave it"))
-		}
 		key, _ := a.loadKey()
 		who = &actor{Role: workflow.Human, Source: "person", Person: key.ID, During: openIDs(open)}
+	}
+	o := workflow.Opening{Role: role, Opener: openerOf(who)}
+	if o.Opener != workflow.LauncherOpens {
+		o.LauncherRunning = a.launcherRunning(st.tx.Store())
+	}
+	if err := workflow.MayOpen(o); err != nil {
+		return nil, st.decide(err)
 	}
 	st.who, st.whoResolved = who, true
 	return who, nil
@@ -144,15 +154,9 @@ func (a *App) sessionToEnd(st *state, open *progress.OpenSessions, flag int) (pr
 	if err != nil {
 		return progress.OpenSession{}, err
 	}
-	if who == nil {
-		return progress.OpenSession{}, st.refuse(errs.New(errs.Policy, "no session is bound to this call, so it may not end a session: %s", unboundHelp))
-	}
-	id := flag
-	if who.Session != nil {
-		if flag != 0 && flag != *who.Session {
-			return progress.OpenSession{}, st.refuse(errs.New(errs.Policy, "session %d (%s) may not end session %d: a session ends only itself; end your own session when your work is done", *who.Session, who.Role, flag))
-		}
-		id = *who.Session
+	id, err := workflow.MayEnd(ruleActor(who), flag)
+	if err != nil {
+		return progress.OpenSession{}, st.decide(err)
 	}
 	if id == 0 {
 		return progress.OpenSession{}, errs.New(errs.Usage, "--session: say which session to end (open: %s)", OrDash(joinInts(openIDs(open))))
@@ -177,19 +181,9 @@ func OrDash(s string) string {
 }
 
 // withinSession refuses an agent's session end naming features its
-// session was not opened for: the work it hands to REVIEW is what it was
-// given, and a PASS of it passes only that.
+// session was not opened for (workflow.WithinSession).
 func (st *state) withinSession(sess progress.OpenSession, touched []string) error {
-	if who, _ := st.resolveActor(); who == nil || who.Source != "session" || len(sess.Features) == 0 {
-		return nil
-	}
-	for _, id := range touched {
-		if !slices.Contains(sess.Features, id) {
-			return st.refuse(errs.New(errs.Policy, "session %d works on %s, not %s: a session records and reports only the features it was given; name only %s",
-				sess.SessionID, strings.Join(sess.Features, ","), id, strings.Join(sess.Features, ",")))
-		}
-	}
-	return nil
+	return st.decide(workflow.WithinSession(st.actorOf(), sess.Features, touched))
 }
 
 // ownFeatures is withinSession for a call that names features without
@@ -197,7 +191,7 @@ func (st *state) withinSession(sess progress.OpenSession, touched []string) erro
 // records and points at only the features it was given.
 func (st *state) ownFeatures(ids []string) error {
 	who, _ := st.resolveActor()
-	if who == nil || who.Source != "session" || who.Session == nil || len(ids) == 0 {
+	if who == nil || who.Session == nil || len(ids) == 0 {
 		return nil
 	}
 	open, err := st.openSessions()
@@ -215,6 +209,9 @@ func (st *state) ownFeatures(ids []string) error {
 // SessionStart opens a session for a role and returns its credential
 // (launchers and people only).
 func (a *App) SessionStart(ctx context.Context, c Caller, in SessionStartInput) (SessionStartResult, error) {
+	if a.remote != nil {
+		return forward[SessionStartResult](ctx, a, c, "session.start", in)
+	}
 	var out SessionStartResult
 	err := a.as(c).runSessionStart(ctx, "baton session start", in, &out)
 	return out, err
@@ -298,6 +295,9 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 // person, in.Session): records it in progress.json and computes the next
 // phase.
 func (a *App) SessionEnd(ctx context.Context, c Caller, in SessionEndInput) (progress.Session, error) {
+	if a.remote != nil {
+		return forward[progress.Session](ctx, a, c, "session.end", in)
+	}
 	var out progress.Session
 	err := a.as(c).runSessionEnd(ctx, "baton session end", in, &out)
 	return out, err
@@ -435,6 +435,9 @@ type SessionCurrentResult struct {
 // SessionCurrent is the caller's session, or for a call bound to none
 // every open session.
 func (a *App) SessionCurrent(ctx context.Context, c Caller) (SessionCurrentResult, error) {
+	if a.remote != nil {
+		return forward[SessionCurrentResult](ctx, a, c, "session.current", nil)
+	}
 	a = a.as(c)
 	open, err := readFile(ctx, a, progress.OpenFileName, "baton init", progress.ParseOpen)
 	if errs.Is(err, errs.NotFound) {

@@ -13,7 +13,6 @@ import (
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/gitops"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/reviews"
 )
 
@@ -215,14 +214,14 @@ func (st *Story) answer(x gjson.Result) {
 	})
 }
 
-var reviewNumber = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^R?(\d+)`) }}
+var reviewNumber = regexp.MustCompile(`^R?(\d+)`)
 
 // origin says where an item came from: its spec or review, and the event
 // that added it.
 func (sn *snapshot) origin(rec gjson.Result, id string, lines []LogLine) StoryOrigin {
 	o := StoryOrigin{Source: rec.Get("source_appspec").String()}
 	if sr := rec.Get("source_review"); sr.Exists() {
-		if m := reviewNumber.Get().FindStringSubmatch(strings.TrimSpace(sr.String())); m != nil {
+		if m := reviewNumber.FindStringSubmatch(strings.TrimSpace(sr.String())); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			o.SourceReview = &n
 			if sn.rev != nil {

@@ -22,6 +22,9 @@ import (
 // openStore finds the state directory for a command of the group whose
 // file is fileName (which --file relocates).
 func (a *App) openStore(fileName string) (*store.Store, error) {
+	if a.remote != nil { // every operation runs remotely: nothing here reads the state
+		return nil, errs.New(errs.Unexpected, "this call reads the project's state, which only the run's broker reads for a sandboxed session, and the broker does not offer it")
+	}
 	dir, from := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, errs.New(errs.Usage, "%s names %s, which is a file, not a directory: it must name the state directory (the one holding progress.json and .baton/)", from, dir)
@@ -469,7 +472,7 @@ func (a *App) commitRef(flag, rev string) (*string, error) {
 	}
 	r := a.repo()
 	if r == nil {
-		return v, nil
+		return commitHash(flag, *v)
 	}
 	h, err := gitops.ResolveCommit(r, *v)
 	switch {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
 	"github.com/baton-cli/baton/internal/store"
@@ -144,6 +142,9 @@ type LogResult struct {
 
 // Log is the audit timeline, filtered.
 func (a *App) Log(ctx context.Context, c Caller, o LogInput) (LogResult, error) {
+	if a.remote != nil {
+		return forward[LogResult](ctx, a, c, "log", o)
+	}
 	a = a.as(c)
 	var lines []LogLine
 	var fl logFilter
@@ -175,6 +176,9 @@ func (a *App) Log(ctx context.Context, c Caller, o LogInput) (LogResult, error) 
 
 // Show is the whole story of a feature, bug or debt item.
 func (a *App) Show(ctx context.Context, c Caller, id string) (Story, error) {
+	if a.remote != nil {
+		return forward[Story](ctx, a, c, "show", IDInput{ID: id})
+	}
 	a = a.as(c)
 	var st Story
 	err := a.reportingSnapshot(ctx, true, func(sn *snapshot) error {
@@ -188,11 +192,11 @@ func (a *App) Show(ctx context.Context, c Caller, id string) (Story, error) {
 	return st, err
 }
 
-var relTime = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`) }}
+var relTime = regexp.MustCompile(`^(\d+)(s|m|h|d|w)$`)
 
 // logTime reads a --since/--until value: a timestamp, or a duration ago.
 func logTime(flag, v string, now time.Time) (time.Time, error) {
-	if m := relTime.Get().FindStringSubmatch(strings.TrimSpace(v)); m != nil {
+	if m := relTime.FindStringSubmatch(strings.TrimSpace(v)); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
 		return now.Add(-time.Duration(n) * unit).UTC(), nil
@@ -302,7 +306,7 @@ func sameRole(got, want string) bool {
 	return strings.EqualFold(got, want) || (g != "" && g == w)
 }
 
-var reviewInSummary = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`\bR(\d+)\b`) }}
+var reviewInSummary = regexp.MustCompile(`\bR(\d+)\b`)
 
 // reviewOf is the review an event recorded, answered, merged or rejected
 // (0: none).
@@ -310,7 +314,7 @@ func reviewOf(l LogLine) int {
 	if id := gjson.GetBytes(l.Record, "review_id").Int(); id > 0 {
 		return int(id)
 	}
-	if m := reviewInSummary.Get().FindStringSubmatch(l.Summary); m != nil {
+	if m := reviewInSummary.FindStringSubmatch(l.Summary); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
@@ -333,16 +337,6 @@ func RecordText(rec json.RawMessage) string {
 		s += fmt.Sprintf("; %d commit(s): %s", n, strings.Join(hs, " "))
 	}
 	return s
-}
-
-// sortedKeys lists a set's members in order.
-func sortedKeys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // IDList is a feature id or batch as the list of its ids (empty for none).

@@ -6,11 +6,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
-	"github.com/baton-cli/baton/internal/store"
 	"github.com/baton-cli/baton/internal/workflow"
 )
 
@@ -26,15 +24,7 @@ func canonicalRole(t string) string {
 	return c
 }
 
-// limitsOf are the workflow limits of a config.
-func limitsOf(cfg store.Config) workflow.Limits {
-	return workflow.Limits{
-		MaxFixCycles: cfg.MaxFixCycles, ArchitectureInterval: cfg.ArchitectureInterval,
-		TechDebtThreshold: cfg.TechDebtThreshold, MaxErrorRetries: cfg.MaxErrorRetries,
-	}
-}
-
-func (st *state) limits() workflow.Limits { return limitsOf(st.cfg) }
+func (st *state) limits() workflow.Limits { return st.cfg.Limits() }
 
 // backlogOf lists the pending work of a feature list (none without one).
 func backlogOf(feat *features.File) workflow.Backlog {
@@ -121,21 +111,20 @@ func (st *state) checkNextPhase(flag, given string, d workflow.Decision, role, o
 		role = who.Role // the session's own role: GLOBAL_FIX records its work as FIX
 	}
 	kind, why := workflow.JudgeClaim(workflow.Claim{Role: role, Outcome: outcome, Given: g, Computed: d.Phase})
-	if kind == workflow.ClaimAgrees {
+	who, _ := st.resolveActor()
+	switch workflow.RuleOnClaim(kind, ruleActor(who).Person() && st.prog != nil, role != "") {
+	case workflow.RulingAgrees:
 		return nil
-	}
-	if who, _ := st.resolveActor(); who != nil && who.Role == workflow.Human && st.prog != nil {
+	case workflow.RulingOverride:
 		cur, err := st.prog.Status()
 		if err != nil {
 			return err
 		}
-		return st.applyDecision(st.prog, workflow.Decision{Phase: g, Feature: cur.CurrentFeature, Branch: cur.CurrentBranch,
-			Rule: "human-override", Reason: fmt.Sprintf("set to %s by a person (computed: %s): %s", g, d.Phase, who.Reason)})
-	}
-	if kind == workflow.ClaimCoarse && role != "" {
+		return st.applyDecision(st.prog, workflow.HumanOverride(g, d.Phase, cur.CurrentFeature, cur.CurrentBranch, who.Reason))
+	case workflow.RulingSuggest:
 		return st.suggestPhase(flag, g, d, role, why)
 	}
-	return st.refuse(errs.New(errs.Policy, "%s %s contradicts the computed next phase %s (%s; %s); the phase is computed from the files — leave %s out or correct it", flag, g, d.Phase, why, d.Reason, flag))
+	return st.decide(workflow.NextPhaseClaim(flag, g, d.Phase, why, d.Reason))
 }
 
 // phaseSuggestion is what the status keeps of a coarse --next-phase.
@@ -213,7 +202,7 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 		sit.FixCount = rev.FixCount(*in.FeatureID)
 		res.DebtItem = haveFeat && allKind(feat, res.Features, "DEBT")
 	}
-	if haveFeat && (sit.FixCount >= sit.Limits.MaxFixCycles || (in.Verdict == "PASS" && !res.Architecture)) {
+	if haveFeat && workflow.NeedsLeftovers(in.Verdict, res.Architecture, sit.Limits.FixCycles(sit.FixCount)) {
 		res.LeftoverIDs = nextDebtIDs(feat, len(issues))
 	}
 	d := workflow.AfterReview(res, sit)
@@ -230,23 +219,11 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 		st.touch(features.FileName)
 	}
 	if p != nil {
-		sd := d
-		if d.Merge && st.canMerge(in.Branch) {
-			sd = mergePending(id, d, joinedIDs(res.Features), in.Branch)
-		}
-		if err := st.applyDecision(p, sd); err != nil {
+		if err := st.applyDecision(p, workflow.AwaitMerge(id, d, res.Features, in.Branch, d.Merge && st.canMerge(in.Branch))); err != nil {
 			return d, err
 		}
 	}
 	return d, nil
-}
-
-func joinedIDs(ids []string) *string {
-	if len(ids) == 0 {
-		return nil
-	}
-	s := strings.Join(ids, ",")
-	return &s
 }
 
 // canMerge reports whether 'baton reviews merge' can merge branch here: in
@@ -290,4 +267,12 @@ func nextDebtIDs(feat *features.File, n int) []string {
 		ids = append(ids, fmt.Sprintf("DEBT-%03d", start+i))
 	}
 	return ids
+}
+
+func joinedIDs(ids []string) *string {
+	if len(ids) == 0 {
+		return nil
+	}
+	s := strings.Join(ids, ",")
+	return &s
 }

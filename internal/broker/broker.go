@@ -1,11 +1,12 @@
-// Package broker carries an agent's baton calls out of its sandbox to the
-// launcher: one request per connection on a unix socket (a length-prefixed
-// JSON document with the call's arguments, standard input and working
-// directory), one response (its output streams and exit code). Who calls
-// is never read from the request: the server knows which session its
-// socket serves, and learns the connecting process from the kernel
-// (SO_PEERCRED), so that it can refuse a process outside that session's
-// agent.
+// Package broker carries a sandboxed agent's baton calls out of its
+// sandbox to the launcher: the agent's baton parses its own command line
+// and sends each operation as a typed call (app.Call: the operation's name
+// and its JSON input), one per connection on a unix socket, as a
+// length-prefixed JSON document; the launcher runs it (Dispatch) and
+// answers with the typed result (app.Reply). Who calls is never read from
+// the call: the server knows which session its socket serves, and learns
+// the connecting process from the kernel (SO_PEERCRED), so that it can
+// refuse a process outside that session's agent.
 package broker
 
 import (
@@ -24,12 +25,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/baton-cli/baton/internal/app"
 )
 
 // Limits of one exchange.
 const (
-	MaxRequest  = 8 << 20  // arguments and standard input
-	MaxResponse = 64 << 20 // output streams
+	MaxRequest  = 8 << 20  // the input and standard input
+	MaxResponse = 64 << 20 // the result
 	// ReadTimeout bounds how long a client may take to send its request.
 	ReadTimeout = 30 * time.Second
 )
@@ -38,32 +41,18 @@ const (
 // where its broker listens.
 const EnvSocket = "BATON_BROKER"
 
-// Request is one baton call: nothing in it says who calls.
-type Request struct {
-	Args  []string `json:"args"`
-	Stdin []byte   `json:"stdin,omitempty"`
-	Cwd   string   `json:"cwd"`
-}
-
-// Response is what the call printed and how it exited.
-type Response struct {
-	Stdout []byte `json:"stdout,omitempty"`
-	Stderr []byte `json:"stderr,omitempty"`
-	Code   int    `json:"code"`
-}
-
 // Peer is the connecting process, as the kernel reports it.
 type Peer struct {
 	PID int
 	UID int
 }
 
-// Handler answers a request from a peer the server accepted; Refuse
-// answers one it did not (a malformed request, or a peer the check
-// refused) and is told why.
+// Handler answers a call from a peer the server accepted; Refuse answers
+// one it did not (a malformed request, or a peer the check refused) and
+// is told why.
 type Handler interface {
-	Handle(ctx context.Context, p Peer, r Request) Response
-	Refuse(p Peer, why error) Response
+	Handle(ctx context.Context, p Peer, c app.Call) app.Reply
+	Refuse(p Peer, why error) app.Reply
 }
 
 // Server serves one socket.
@@ -111,7 +100,7 @@ func (s *Server) Close() {
 
 func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 	p, err := peerOf(c)
-	var resp Response
+	var resp app.Reply
 	switch {
 	case err != nil:
 		resp = s.h.Refuse(p, err)
@@ -119,7 +108,7 @@ func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 		resp = s.h.Refuse(p, s.check(p))
 	default:
 		_ = c.SetReadDeadline(time.Now().Add(ReadTimeout))
-		var r Request
+		var r app.Call
 		if err := readFrame(c, MaxRequest, &r); err != nil {
 			resp = s.h.Refuse(p, err)
 		} else {
@@ -130,9 +119,9 @@ func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 	_ = writeFrame(c, resp)
 }
 
-// Call sends r to the broker at path and waits for its answer.
-func Call(path string, r Request) (Response, error) {
-	var resp Response
+// Call sends c to the broker at path and waits for its answer.
+func Call(path string, r app.Call) (app.Reply, error) {
+	var resp app.Reply
 	c, err := net.DialTimeout("unix", path, 5*time.Second)
 	if err != nil {
 		return resp, err

@@ -3,14 +3,17 @@ package broker
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/errs"
 )
 
 type echo struct {
@@ -18,15 +21,16 @@ type echo struct {
 	refused []string
 }
 
-func (e *echo) Handle(_ context.Context, p Peer, r Request) Response {
-	return Response{Stdout: []byte(strings.Join(r.Args, " ") + "|" + string(r.Stdin) + "|" + strconv.Itoa(p.PID)), Code: 0}
+func (e *echo) Handle(_ context.Context, p Peer, c app.Call) app.Reply {
+	out, _ := json.Marshal(c.Op + "|" + string(c.Input) + "|" + string(c.Stdin) + "|" + strconv.Itoa(p.PID))
+	return app.Reply{Result: out}
 }
 
-func (e *echo) Refuse(_ Peer, why error) Response {
+func (e *echo) Refuse(_ Peer, why error) app.Reply {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.refused = append(e.refused, why.Error())
-	return Response{Stderr: []byte(why.Error()), Code: 3}
+	return app.ReplyOf(nil, errs.New(errs.Policy, "%v", why), nil)
 }
 
 func serve(t *testing.T, check func(Peer) error) (string, *echo) {
@@ -45,17 +49,18 @@ func serve(t *testing.T, check func(Peer) error) (string, *echo) {
 
 func TestCallRoundTrip(t *testing.T) {
 	path, _ := serve(t, nil)
-	resp, err := Call(path, Request{Args: []string{"status", "--json"}, Stdin: []byte("in"), Cwd: "/x"})
+	resp, err := Call(path, app.Call{Op: "reviews.get-fix-count", Input: json.RawMessage(`{"feature":"F001"}`), Stdin: []byte("in"), Cwd: "/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(resp.Stdout) != "status --json|in|"+strconv.Itoa(os.Getpid()) || resp.Code != 0 {
-		t.Errorf("got %q code %d", resp.Stdout, resp.Code)
+	want, _ := json.Marshal(`reviews.get-fix-count|{"feature":"F001"}|in|` + strconv.Itoa(os.Getpid()))
+	if string(resp.Result) != string(want) || resp.Code != 0 {
+		t.Errorf("got %s code %d", resp.Result, resp.Code)
 	}
 }
 
 // raw sends bytes as they are and reads the answer.
-func raw(t *testing.T, path string, frame []byte) Response {
+func raw(t *testing.T, path string, frame []byte) app.Reply {
 	t.Helper()
 	c, err := net.Dial("unix", path)
 	if err != nil {
@@ -65,7 +70,7 @@ func raw(t *testing.T, path string, frame []byte) Response {
 	if _, err := c.Write(frame); err != nil {
 		t.Fatal(err)
 	}
-	var resp Response
+	var resp app.Reply
 	if err := readFrame(c, MaxResponse, &resp); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +86,9 @@ func frame(body string, size uint32) []byte {
 func TestRefusals(t *testing.T) {
 	path, h := serve(t, nil)
 	for name, f := range map[string][]byte{
-		"a field naming a session": frame(`{"args":["status"],"session":7}`, 31),
-		"a credential":             frame(`{"args":["status"],"credential":"bts1_x"}`, 41),
+		"a field naming a session": frame(`{"op":"status","session":7}`, 27),
+		"a credential":             frame(`{"op":"status","credential":"bts1_x"}`, 37),
+		"the old argv form":        frame(`{"args":["status"],"cwd":"/"}`, 29),
 		"over the size limit":      frame("", MaxRequest+1),
 		"not JSON":                 frame("hello", 5),
 	} {
@@ -90,8 +96,8 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: code %d, want the refusal's 3", name, resp.Code)
 		}
 	}
-	if len(h.refused) != 4 {
-		t.Errorf("refused %d requests, want 4: %q", len(h.refused), h.refused)
+	if len(h.refused) != 5 {
+		t.Errorf("refused %d requests, want 5: %q", len(h.refused), h.refused)
 	}
 }
 
@@ -103,8 +109,8 @@ func TestPeerCheck(t *testing.T) {
 		return nil
 	})
 	// this process descends from its parent: accepted
-	if resp, err := Call(path, Request{Args: []string{"x"}}); err != nil || resp.Code == 3 {
-		t.Fatalf("a descendant was refused: %v %q", err, resp.Stderr)
+	if resp, err := Call(path, app.Call{Op: "x"}); err != nil || resp.Code == 3 {
+		t.Fatalf("a descendant was refused: %v %+v", err, resp.Error)
 	}
 	path2, h2 := serve(t, func(p Peer) error {
 		if !Descends(p.PID, 1<<30) {
@@ -112,7 +118,7 @@ func TestPeerCheck(t *testing.T) {
 		}
 		return nil
 	})
-	if resp, err := Call(path2, Request{Args: []string{"x"}}); err != nil || resp.Code != 3 {
+	if resp, err := Call(path2, app.Call{Op: "x"}); err != nil || resp.Code != 3 {
 		t.Fatalf("a stranger was accepted: %v %+v", err, resp)
 	}
 	if len(h.refused) != 0 || len(h2.refused) != 1 {

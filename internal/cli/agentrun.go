@@ -15,7 +15,6 @@ import (
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // checkAgentOpts checks --agent and --agent-cmd, and that the agent's
@@ -52,13 +51,11 @@ func (a *App) checkAgentOpts(o runOpts) error {
 }
 
 // shellBuiltins are first words of a shell command that name no program.
-var shellBuiltins = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{
-		"exit": true, "true": true, "false": true, "cd": true, "echo": true, "printf": true, "test": true, "[": true,
-		":": true, ".": true, "eval": true, "exec": true, "set": true, "export": true, "if": true, "for": true,
-		"while": true, "until": true, "case": true, "{": true, "(": true, "!": true, "read": true, "command": true,
-	}
-}}
+var shellBuiltins = map[string]bool{
+	"exit": true, "true": true, "false": true, "cd": true, "echo": true, "printf": true, "test": true, "[": true,
+	":": true, ".": true, "eval": true, "exec": true, "set": true, "export": true, "if": true, "for": true,
+	"while": true, "until": true, "case": true, "{": true, "(": true, "!": true, "read": true, "command": true,
+}
 
 // shellProgram is the program a shell command line starts, when it plainly
 // names one: its first word, unless that is a shell builtin, keyword or
@@ -69,7 +66,7 @@ func shellProgram(cmdline string) string {
 		return ""
 	}
 	w := strings.Trim(f[0], `'"`)
-	if shellBuiltins.Get()[w] || strings.Contains(w, "=") || strings.ContainsAny(w, "$`;|&<>(){}") {
+	if shellBuiltins[w] || strings.Contains(w, "=") || strings.ContainsAny(w, "$`;|&<>(){}") {
 		return ""
 	}
 	return w

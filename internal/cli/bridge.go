@@ -18,7 +18,7 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 )
 
-const bridgeLong = `The agent bridge (seeds 000, 001, 004): an orchestrator that needs an AI agent writes
+const bridgeLong = `The agent bridge: an orchestrator that needs an AI agent writes
 .agent-request.json in the state directory, checkpoints and exits 42; a host runs the agent,
 writes .agent-response.json and re-runs the orchestrator with --resume.
 
@@ -113,7 +113,7 @@ An answer whose status is not success exits 1 with its error message (print the 
 --max-request-bytes, measured on the encoded JSON: a larger prompt goes to a side file named in
 the request's context.prompt_file; a larger context is refused (put large material in a file
 and its path in the context). --checkpoint names the run's checkpoint and --config keeps the
-orchestrator's options in it (seed 001's state file).`,
+orchestrator's options in it (the run's state file).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runBridgeRequest(c.Context(), o) },
 	}
@@ -129,7 +129,7 @@ orchestrator's options in it (seed 001's state file).`,
 	f.IntVar(&o.MaxInln, "max-inline-prompt", bridge.DefaultMaxRequestBytes, "former name of --max-request-bytes")
 	_ = f.MarkHidden("max-inline-prompt")
 	f.IntVar(&o.Retries, "retries", 0, "ask again up to N times when the agent answers error or timeout")
-	f.StringVar(&o.Checkpoint, "checkpoint", "", "name of the run's checkpoint while this request waits (seed 001's checkpoint)")
+	f.StringVar(&o.Checkpoint, "checkpoint", "", "name of the run's checkpoint while this request waits")
 	f.StringVar(&o.Config, "config", "", "JSON object merged into the checkpoint's config")
 	f.BoolVar(&o.Resume, "resume", false, "continue the run (the orchestrator was re-run with --resume)")
 	_ = c.MarkFlagRequired("agent")
@@ -269,7 +269,7 @@ func (a *App) newBridgeRespondCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "respond",
 		Short: "Write the response envelope to the outstanding request from an agent's raw output",
-		Long: `Write .agent-response.json for the outstanding request, the way seed 004 requires it: the
+		Long: `Write .agent-response.json for the outstanding request, the way a host must write it: the
 request's request_id, version 1.0, the status, the agent's raw output (stdin or --input) as
 the "response" string, error_message and error_type (null on success), created_at, a numeric
 duration_seconds (default: the time since the request was written) and metadata (agent_name,
@@ -398,7 +398,7 @@ func (a *App) newBridgeValidateCmd() *cobra.Command {
 		Use:   "validate [FILE]",
 		Short: "Check a response (or request) file against the bridge's JSON Schema and name each mistake",
 		Long: `Check FILE (default: the state directory's .agent-response.json) with the shipped JSON Schema
-and list each problem, naming seed 004's common mistakes: "result" instead of "response",
+and list each problem, naming the common mistakes: "result" instead of "response",
 "response" as an object instead of a string, missing fields, duration_seconds as a string.
 A response is also compared with the outstanding request. Exits 6 when anything is wrong and
 prints the command that writes the file right.`,
@@ -584,7 +584,7 @@ func (a *App) newBridgeCompleteCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "complete",
 		Short: "End a finished run: no request is left, and its checkpoint and stored answers are removed",
-		Long: `What an orchestrator written as a script calls when it has finished (seed 001's orchestrator
+		Long: `What an orchestrator written as a script calls when it has finished (an orchestrator
 removes its state file on success): the request and any unasked response are removed or set
 aside, and the run's checkpoint and stored answers are deleted. A later --resume finds nothing
 to resume (exit 4).`,
@@ -684,7 +684,7 @@ func (a *App) newBridgeLoopCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "loop [--max-iterations N] [--agent-cmd CMD] [--resume] -- ORCHESTRATOR [ARGS...]",
 		Short: "Be the host: run the orchestrator, answer each exit 42 with the agent command, resume",
-		Long: `Seed 001's host loop. Run ORCHESTRATOR (with $BATON_STATE_DIR set to the state directory);
+		Long: `The host's loop. Run ORCHESTRATOR (with $BATON_STATE_DIR set to the state directory);
 when it exits 42, run CMD with sh -c, the request's prompt on stdin and the request's
 timeout_seconds, and write its stdout as the response (an error envelope when it exits
 non-zero, a timeout envelope when it overruns); then re-run ORCHESTRATOR with --resume.

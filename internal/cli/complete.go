@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
 )
@@ -32,41 +31,37 @@ const (
 )
 
 // flagCompletions: which flag names complete what, in every command.
-var flagCompletions = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"feature": compFeature, "feature-id": compFeature, "features": compFeature, "current-feature": compFeature,
-		"review": compReview, "review-id": compReview,
-		"session":    compSession,
-		"agent":      compRole,
-		"agent-type": compRole,
-		"role":       compRole,
-		"verdict":    compVerdict,
-		"outcome":    compOutcome,
-		"phase":      compPhase, "next-phase": compPhase,
-		"branch": compBranch, "current-branch": compBranch, "from": compBranch,
-		"type": compType,
-	}
-}}
+var flagCompletions = map[string]string{
+	"feature": compFeature, "feature-id": compFeature, "features": compFeature, "current-feature": compFeature,
+	"review": compReview, "review-id": compReview,
+	"session":    compSession,
+	"agent":      compRole,
+	"agent-type": compRole,
+	"role":       compRole,
+	"verdict":    compVerdict,
+	"outcome":    compOutcome,
+	"phase":      compPhase, "next-phase": compPhase,
+	"branch": compBranch, "current-branch": compBranch, "from": compBranch,
+	"type": compType,
+}
 
 // argCompletions: what a command's positional arguments complete.
-var argCompletions = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"features get": compFeature, "features pass": compFeature, "features pass-batch": compFeature,
-		"features fail": compFeature, "reviews get-fix-count": compFeature, "show": compFeature,
-		"reviews get-review":   compReview,
-		"reviews mark-merged":  compFix,
-		"progress get-session": compSession,
-		"schema":               compSchema,
-	}
-}}
+var argCompletions = map[string]string{
+	"features get": compFeature, "features pass": compFeature, "features pass-batch": compFeature,
+	"features fail": compFeature, "reviews get-fix-count": compFeature, "show": compFeature,
+	"reviews get-review":   compReview,
+	"reviews mark-merged":  compFix,
+	"progress get-session": compSession,
+	"schema":               compSchema,
+}
 
 // addCompletions registers the completion functions across the tree.
 func (a *App) addCompletions(c *cobra.Command) {
-	if kind, ok := argCompletions.Get()[commandKey(c)]; ok && c.ValidArgsFunction == nil {
+	if kind, ok := argCompletions[commandKey(c)]; ok && c.ValidArgsFunction == nil {
 		c.ValidArgsFunction = a.completer(kind)
 	}
 	c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-		kind, ok := flagCompletions.Get()[f.Name]
+		kind, ok := flagCompletions[f.Name]
 		if !ok || (kind == compPhase && f.Value.Type() != "string") {
 			return
 		}

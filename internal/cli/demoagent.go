@@ -96,7 +96,7 @@ func (a *App) demoAgent(ctx context.Context) error {
 
 // query runs a baton command with --json and parses its output.
 func (a *App) query(ctx context.Context, args ...string) (gjson.Result, error) {
-	out, err := a.brokered(ctx, append([]string{"--json"}, args...)...)
+	out, err := a.sub(ctx, nil, append([]string{"--json"}, args...)...)
 	if err != nil {
 		return gjson.Result{}, err
 	}
@@ -104,7 +104,7 @@ func (a *App) query(ctx context.Context, args ...string) (gjson.Result, error) {
 }
 
 func (a *App) baton(ctx context.Context, args ...string) error {
-	out, err := a.brokered(ctx, args...)
+	out, err := a.sub(ctx, nil, args...)
 	fmt.Fprintf(a.env.Stdout, "$ baton %s\n%s", strings.Join(args, " "), out)
 	return err
 }
@@ -202,7 +202,7 @@ func (a *App) demoReviewStep(ctx context.Context, feature, branch string) error 
 	if v.Issues != "" {
 		args = append(args, "--issues", v.Issues)
 	}
-	out, err := a.brokered(ctx, append([]string{"--json"}, args...)...)
+	out, err := a.sub(ctx, nil, append([]string{"--json"}, args...)...)
 	fmt.Fprintf(a.env.Stdout, "$ baton %s\n%s", strings.Join(args, " "), out)
 	if err != nil {
 		return err

@@ -14,11 +14,11 @@ import (
 )
 
 func (a *App) newFeaturesCmd() *cobra.Command {
-	return a.lazyGroup("features", "Read and update feature_list.json",
-		sub{"next", a.newNextCmd}, sub{"next-candidates", a.newNextCandidatesCmd}, sub{"get", a.newFeatureGetCmd},
-		sub{"pass", a.newPassCmd}, sub{"pass-batch", a.newPassBatchCmd}, sub{"fail", a.newFailCmd},
-		sub{"list", a.newFeaturesListCmd}, sub{"stats", a.newStatsCmd}, sub{"next-id", a.newNextIDCmd},
-		sub{"debt-count", a.newDebtCountCmd}, sub{"append", a.newAppendCmd})
+	return group("features", "Read and update feature_list.json",
+		a.newNextCmd(), a.newNextCandidatesCmd(), a.newFeatureGetCmd(),
+		a.newPassCmd(), a.newPassBatchCmd(), a.newFailCmd(),
+		a.newFeaturesListCmd(), a.newStatsCmd(), a.newNextIDCmd(),
+		a.newDebtCountCmd(), a.newAppendCmd())
 }
 
 // ---- features next

@@ -116,7 +116,7 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			checkExample(t, c.CommandPath(), line)
 		}
 	})
-	for key := range examples.Get() {
+	for key := range examples {
 		if c, rest, err := testRoot().Find(strings.Fields(key)); err != nil || len(rest) > 0 || commandKey(c) != key {
 			t.Errorf("examples table names %q, which is no command", key)
 		}

@@ -19,7 +19,6 @@ type idFlag struct {
 func reviewIDFlag(p *int) *idFlag {
 	return &idFlag{p: p, parse: reviews.ParseReviewID, kind: "REVIEW_ID"}
 }
-func fixIDFlag(p *int) *idFlag { return &idFlag{p: p, parse: reviews.ParseFixID, kind: "FIX_ID"} }
 
 func (f *idFlag) String() string {
 	if f.p == nil || *f.p == 0 {

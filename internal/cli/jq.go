@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/itchyny/gojq"
 	"github.com/tidwall/gjson"
 
+	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/third_party/gojq"
 )
 
 // Filtering a command's JSON document, as gh does: --fields keeps some
@@ -40,6 +44,9 @@ func (a *App) prepareFilters() error {
 		if len(a.fields) == 0 {
 			return errs.New(errs.Usage, "--fields: name at least one field (e.g. --fields id,name)")
 		}
+		if err := a.checkFields(); err != nil {
+			return err
+		}
 		a.g.JSON = true
 	}
 	return nil
@@ -49,7 +56,10 @@ func (a *App) prepareFilters() error {
 // is the document, indented.
 func (a *App) filtered(doc []byte) ([]byte, error) {
 	if len(a.fields) > 0 {
-		doc = selectFields(doc, a.fields)
+		var err error
+		if doc, err = a.selectFields(doc); err != nil {
+			return nil, err
+		}
 	}
 	if a.jq == nil {
 		return append(jsondoc.Reindent(doc), '\n'), nil
@@ -85,24 +95,192 @@ func (a *App) filtered(doc []byte) ([]byte, error) {
 	return []byte(out.String()), nil
 }
 
-// selectFields keeps the named fields (gjson paths) of an object, or of
-// each record of the one list an object holds (progress list's sessions,
-// features list's features, ...), as gh's --json FIELDS does.
-func selectFields(doc []byte, fields []string) []byte {
+// selectFields keeps the --fields (gjson paths) of an object, or of each
+// record of the one list an object holds (progress list's sessions,
+// features list's features, ...), as gh's --json FIELDS does. A path whose
+// first key neither the document nor its schema knows is not found (exit
+// 4), as with --field; after a write, whose work is done, it is a warning.
+func (a *App) selectFields(doc []byte) ([]byte, error) {
 	r := gjson.ParseBytes(doc)
-	pick := func(obj gjson.Result) map[string]any {
-		m := map[string]any{}
-		for _, f := range fields {
-			m[f] = obj.Get(f).Value()
+	warnings := r.Get("warnings").Value()
+	s := schemas[a.cmdName]
+	if r.IsArray() { // a list of records, as verification list prints
+		return a.selectFromList(r, s)
+	}
+	list := onlyList(r)
+	known, of := schemaFields(s), "the document"
+	if list != "" && !anyField(r, a.fields) {
+		known, of = schemaFields(itemsOf(propertyOf(s, list))), "each record of "+strconv.Quote(list)
+		r.Get(list).ForEach(func(_, v gjson.Result) bool { addKeys(known, v); return true })
+	} else {
+		list = ""
+		addKeys(known, r)
+	}
+	if err := unknownFields(a.fields, known, of); err != nil {
+		if !writeOp(a.cmdName) {
+			return nil, err
 		}
-		return m
+		w, _ := warnings.([]any)
+		warnings = append(w, err.Error()+" (printed as null)")
 	}
-	if list := onlyList(r); list != "" && !anyField(r, fields) {
-		items := []any{}
-		r.Get(list).ForEach(func(_, v gjson.Result) bool { items = append(items, pick(v)); return true })
-		return jsondoc.Compact(map[string]any{list: items, "warnings": r.Get("warnings").Value()})
+	if list == "" {
+		out := a.pick(r)
+		if w, _ := warnings.([]any); len(w) > 0 {
+			out["warnings"] = w
+		}
+		return jsondoc.Compact(out), nil
 	}
-	return jsondoc.Compact(pick(r))
+	items := []any{}
+	r.Get(list).ForEach(func(_, v gjson.Result) bool { items = append(items, a.pick(v)); return true })
+	return jsondoc.Compact(map[string]any{list: items, "warnings": warnings}), nil
+}
+
+// selectFromList is selectFields for a document that is a list of records
+// (s its schema).
+func (a *App) selectFromList(r gjson.Result, s any) ([]byte, error) {
+	known := schemaFields(itemsOf(s))
+	r.ForEach(func(_, v gjson.Result) bool { addKeys(known, v); return true })
+	if err := unknownFields(a.fields, known, "each record"); err != nil {
+		return nil, err
+	}
+	items := []any{}
+	r.ForEach(func(_, v gjson.Result) bool { items = append(items, a.pick(v)); return true })
+	return jsondoc.Compact(items), nil
+}
+
+// pick is the --fields of one object.
+func (a *App) pick(obj gjson.Result) map[string]any {
+	m := map[string]any{}
+	for _, f := range a.fields {
+		m[f] = obj.Get(f).Value()
+	}
+	return m
+}
+
+// checkFields refuses, before the command runs, a --fields path whose
+// first key the command's schema does not name, for the document or for
+// the records of the one list it holds. A document that is a record of the state
+// files, or lists them, may hold fields of other tools that no schema
+// names: its paths are checked against the document itself.
+func (a *App) checkFields() error {
+	s, ok := schemas[a.cmdName]
+	if !ok || storedRecord(s) {
+		return nil
+	}
+	of := "the document"
+	if it, ok := itemsOf(s).(schema); ok { // a list of records
+		s, of = it, "each record"
+	}
+	known := schemaFields(s)
+	var lists []any
+	for k := range known {
+		if it := itemsOf(propertyOf(s, k)); it != nil && k != "warnings" {
+			lists = append(lists, it)
+		}
+	}
+	if len(lists) == 1 { // as onlyList: the fields may be its records'
+		if storedRecord(lists[0]) {
+			return nil
+		}
+		maps.Copy(known, schemaFields(lists[0]))
+	}
+	return unknownFields(a.fields, known, of)
+}
+
+// storedRecords are the $defs of the records the state files hold.
+var storedRecords = map[string]bool{"session": true, "review": true, "fix": true, "feature": true, "status": true}
+
+// storedRecord says whether s is, or is an alternative of, a record the
+// state files hold.
+func storedRecord(s any) bool {
+	for _, m := range resolved(s) {
+		if ref, ok := m["$ref"].(string); ok && storedRecords[strings.TrimPrefix(ref, "#/$defs/")] {
+			return true
+		}
+	}
+	return false
+}
+
+// writeOp says whether the command path names an operation that may write.
+func writeOp(path string) bool {
+	name := strings.ReplaceAll(path, " ", ".")
+	for _, op := range app.Operations() {
+		if i := op.Info(); i.Name == name {
+			return !i.ReadOnly
+		}
+	}
+	return false
+}
+
+// unknownFields is the not-found error for the first of fields whose first
+// key is not among known (nil when every one is).
+func unknownFields(fields []string, known map[string]bool, of string) error {
+	for _, f := range fields {
+		if !known[topKey(f)] {
+			delete(known, "warnings")
+			return errs.New(errs.NotFound, "--fields: unknown field '%s'. Available fields of %s: %s", f, of, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		}
+	}
+	return nil
+}
+
+// addKeys adds the keys of the object r to known.
+func addKeys(known map[string]bool, r gjson.Result) {
+	r.ForEach(func(k, _ gjson.Result) bool { known[k.Str] = true; return true })
+}
+
+// schemaFields are the property names an object schema declares, through
+// its $ref and its alternatives.
+func schemaFields(s any) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range resolved(s) {
+		if p, ok := m["properties"].(schema); ok {
+			for k := range p {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// propertyOf is the schema of an object schema's property key (nil if none).
+func propertyOf(s any, key string) any {
+	for _, m := range resolved(s) {
+		if p, ok := m["properties"].(schema); ok && p[key] != nil {
+			return p[key]
+		}
+	}
+	return nil
+}
+
+// itemsOf is the schema of an array schema's items (nil if none).
+func itemsOf(s any) any {
+	for _, m := range resolved(s) {
+		if it, ok := m["items"]; ok {
+			return it
+		}
+	}
+	return nil
+}
+
+// resolved is s with its $ref followed into defs and its oneOf, anyOf and
+// allOf alternatives listed: every schema a value of s may have to meet.
+func resolved(s any) []schema {
+	m, ok := s.(schema)
+	if !ok {
+		return nil
+	}
+	out := []schema{m}
+	if ref, ok := m["$ref"].(string); ok {
+		out = append(out, resolved(defs[strings.TrimPrefix(ref, "#/$defs/")])...)
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+		alts, _ := m[k].([]schema)
+		for _, alt := range alts {
+			out = append(out, resolved(alt)...)
+		}
+	}
+	return out
 }
 
 // onlyList names the one array field of a document besides warnings ("" if

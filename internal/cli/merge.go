@@ -82,6 +82,9 @@ func writeMerge(w io.Writer, out app.MergeResult) {
 		printf(w, "FIXES MERGED: %s", strings.Join(out.FixesMerged, ", "))
 	}
 	printf(w, "DELETED: branch %s (was %s)", out.Branch, out.BranchHead)
+	for _, d := range out.Switched {
+		printf(w, "SWITCHED: %s had %s checked out; it is now on %s at %s", d, out.Branch, out.Into, out.MergeCommit)
+	}
 	for _, d := range out.Detached {
 		printf(w, "DETACHED: %s had %s checked out; it is now on a detached HEAD at %s, files unchanged", d, out.Branch, out.BranchHead)
 	}

@@ -175,3 +175,51 @@ func TestNoHelpTeachesABypass(t *testing.T) {
 		}
 	}
 }
+
+// seedName is a name of the specification's documents, which no user has.
+var seedName = regexp.MustCompile(`(?i)\bseeds? ?0\d\d|\bseed's\b|\bthe seeds?\b`)
+
+// TestNoMessageNamesASeed: no string baton prints (every string literal of
+// its packages, every command's help) names a document of the
+// specification; a message says what the protocol or the file wants.
+func TestNoMessageNamesASeed(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	for _, dir := range []string{"cli", "app", "mcpserver", "broker", "sandbox", "migrate", "workflow", "gitops", "store", "../bridge", "progress", "reviews", "features", "prompts", "jsondoc", "errs", "scripts", "agentcli", "ctxpack", "workcopy"} {
+		files, _ := filepath.Glob(filepath.Join("..", dir, "*.go"))
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, msg := range messages(f, true) {
+				checked++
+				if m := seedName.FindString(msg.text); m != "" {
+					t.Errorf("%s: a message names %q: %q", fset.Position(msg.pos), m, msg.text)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d strings found: the scan does not see baton's messages", checked)
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	env := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Cwd: dir, Now: time.Now, Getenv: func(string) string { return "" }}
+	if code := cli.Main([]string{"man", dir}, env); code != 0 {
+		t.Fatalf("baton man: exit %d\n%s", code, out.String())
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := seedName.FindString(string(b)); m != "" {
+			t.Errorf("%s: the help names %q", filepath.Base(p), m)
+		}
+	}
+}

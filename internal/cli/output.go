@@ -193,7 +193,7 @@ func (a *App) recordField(rec gjson.Result, field string, kinds ...string) error
 		return a.emitField(v)
 	}
 	for _, k := range kinds {
-		if p, ok := defs.Get()[k].(schema)["properties"].(schema); ok && p[top] != nil && k != "status" {
+		if p, ok := defs[k].(schema)["properties"].(schema); ok && p[top] != nil && k != "status" {
 			return a.emitField(v)
 		}
 	}

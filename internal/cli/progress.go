@@ -14,10 +14,10 @@ import (
 )
 
 func (a *App) newProgressCmd() *cobra.Command {
-	return a.lazyGroup("progress", "Read and append to progress.json (status and session history)",
-		sub{"init", a.newProgressInitCmd}, sub{"add-session", a.newAddSessionCmd}, sub{"update-status", a.newUpdateStatusCmd},
-		sub{"get-status", a.newGetStatusCmd}, sub{"get-session", a.newGetSessionCmd}, sub{"get-review-type", a.newGetReviewTypeCmd},
-		sub{"next-session-id", a.newNextSessionIDCmd}, sub{"list", a.newProgressListCmd})
+	return group("progress", "Read and append to progress.json (status and session history)",
+		a.newProgressInitCmd(), a.newAddSessionCmd(), a.newUpdateStatusCmd(),
+		a.newGetStatusCmd(), a.newGetSessionCmd(), a.newGetReviewTypeCmd(),
+		a.newNextSessionIDCmd(), a.newProgressListCmd())
 }
 
 func (a *App) newProgressInitCmd() *cobra.Command {

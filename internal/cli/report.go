@@ -5,12 +5,11 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template"
-	"text/template/parse"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
@@ -73,7 +72,7 @@ func (a *App) writeReport(out string, data []byte) (string, error) {
 	}
 	path := out
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(a.fileDir(), path)
+		path = filepath.Join(a.env.Cwd, path)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return "", errs.New(errs.Usage, "--output: %s is a directory; name a file such as %s", path, filepath.Join(out, "audit.html"))
@@ -108,40 +107,7 @@ func renderReport(w io.Writer, d app.ReportData) error {
 	if err != nil {
 		return err
 	}
-	escapeActions(t.Tree, t.Tree.Root)
 	return t.Execute(w, d)
-}
-
-// escapeActions makes every action under n that prints print HTML-escaped
-// text: text/template's html function ends its pipeline. The report's
-// template has its actions only in element text and in quoted attribute
-// values (TestReportTemplateContexts keeps it so), where escaping & < > " '
-// is all HTML asks. html/template, which escapes by context, is not linked:
-// every baton process would pay its initialisation at start.
-func escapeActions(t *parse.Tree, n parse.Node) {
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			escapeActions(t, c)
-		}
-	case *parse.ActionNode:
-		if len(n.Pipe.Decl) == 0 { // {{$x := ...}} prints nothing
-			html := parse.NewIdentifier("html").SetTree(t).SetPos(n.Pos)
-			n.Pipe.Cmds = append(n.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: n.Pos, Args: []parse.Node{html}})
-		}
-	case *parse.IfNode:
-		escapeActions(t, n.List)
-		escapeActions(t, n.ElseList)
-	case *parse.RangeNode:
-		escapeActions(t, n.List)
-		escapeActions(t, n.ElseList)
-	case *parse.WithNode:
-		escapeActions(t, n.List)
-		escapeActions(t, n.ElseList)
-	}
 }
 
 func mustJSON(v any) []byte {

@@ -15,11 +15,11 @@ import (
 )
 
 func (a *App) newReviewsCmd() *cobra.Command {
-	return a.lazyGroup("reviews", "Record and read reviews and fixes in reviews.json",
-		sub{"init", a.newReviewsInitCmd}, sub{"add-review", a.newAddReviewCmd}, sub{"add-fix", a.newAddFixCmd},
-		sub{"get-review", a.newGetReviewCmd}, sub{"get-last", a.newGetLastCmd}, sub{"get-fix-count", a.newGetFixCountCmd},
-		sub{"show-issues", a.newShowIssuesCmd}, sub{"list", a.newReviewsListCmd}, sub{"next-review-id", a.newNextReviewIDCmd},
-		sub{"mark-merged", a.newMarkMergedCmd}, sub{"merge", a.newReviewsMergeCmd}, sub{"reject", a.newReviewsRejectCmd})
+	return group("reviews", "Record and read reviews and fixes in reviews.json",
+		a.newReviewsInitCmd(), a.newAddReviewCmd(), a.newAddFixCmd(),
+		a.newGetReviewCmd(), a.newGetLastCmd(), a.newGetFixCountCmd(),
+		a.newShowIssuesCmd(), a.newReviewsListCmd(), a.newNextReviewIDCmd(),
+		a.newMarkMergedCmd(), a.newReviewsMergeCmd(), a.newReviewsRejectCmd())
 }
 
 // ---- reviews init
@@ -46,7 +46,7 @@ func (a *App) newAddReviewCmd() *cobra.Command {
 		Use:   "add-review",
 		Short: "Record a review (id and issue ids assigned under the lock)",
 		Long: `Record a review. --issues takes JSON (inline, a file path, or - for stdin) either grouped
-as the seed stores it — {"critical":[],"major":[{"description":"..."}],"minor":[],"suggestions":[]} —
+as reviews.json stores it — {"critical":[],"major":[{"description":"..."}],"minor":[],"suggestions":[]} —
 or as a flat list of issues each with "severity". Issue ids (R<review>-M<n>, A<review>-... for
 architecture reviews) are assigned when missing and checked when given.
 Verdicts: PASS, PASS_WITH_COMMENTS, REQUEST_CHANGES, REJECT (APPROVE/APPROVED mean PASS).

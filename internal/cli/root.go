@@ -1,4 +1,4 @@
-// Package cmd is baton's command line: cobra commands that parse flags into
+// Package cli is baton's command line: cobra commands that parse flags into
 // options and run them against the state store and the domain packages. It
 // is also the composition root: Main receives the process's environment once
 // and maps every error to an exit code in one place.
@@ -9,17 +9,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/third_party/gojq"
 )
 
 // Version is baton's version. Releases set it at build time
@@ -75,22 +76,12 @@ type Env struct {
 	Getenv         func(string) string
 	Cwd            string
 	Now            func() time.Time
-	// FileDir is where relative file arguments are read and written (a
-	// sandboxed agent's working copy); empty: Cwd.
-	FileDir string
-	// Head, when set, is the HEAD a call sees instead of the repository's
-	// own (a sandboxed agent's working copy).
-	Head func() (hash, branch string)
-	// OneShot is set when the process exits once Main returns (ProcessEnv;
-	// Main clears it for the commands that live): what a call maps is
-	// then left to the exit to unmap.
-	OneShot bool
 }
 
 // ProcessEnv reads the real process environment.
 func ProcessEnv() Env {
 	cwd, _ := os.Getwd()
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Cwd: cwd, Now: time.Now, OneShot: true}
+	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Cwd: cwd, Now: time.Now}
 }
 
 // globalOpts are the flags every command takes.
@@ -109,15 +100,6 @@ type App struct {
 	g   globalOpts
 	app *app.App // the operations, which this front end translates to and from
 
-	// completing is set for a shell's completion request (cobra's
-	// __complete): only then are the completion functions registered.
-	completing bool
-	// group is the one command group (progress, reviews, features) the
-	// arguments run, the only part of the tree then built ("" for all);
-	// subName the subcommand of it they name, the only one then built ("" for
-	// all of them, as for a help request).
-	group, subName string
-
 	// guard, when set, may refuse a command once its arguments are parsed
 	// (the sandbox's broker: see sandboxbroker.go).
 	guard func(*cobra.Command) error
@@ -126,14 +108,17 @@ type App struct {
 	box   *sandboxConf
 	tried *failureSignature
 	ran   bool // a command's run started: later errors are not usage errors
-	// trapSignals: SIGINT cancels a command that may write (Main's
-	// process); sigintSeen: it did.
+	// trapSignals: SIGINT cancels the command (Main's process); sigintSeen:
+	// it did.
 	trapSignals, sigintSeen bool
+
+	progressShown bool // a progress line is on the terminal (progress)
 
 	warnings []string // under --json: the warnings and notices for the document
 	emitted  bool     // under --json: the document was printed
 	jq       *gojq.Code
 	fields   []string
+	cmdName  string // the running command's path below baton, as its schema is named
 }
 
 const exitCodeHelp = `Exit codes:
@@ -155,9 +140,6 @@ func Main(args []string, env Env) int {
 	if code, ok := agentSide(args, env); ok {
 		return code
 	}
-	if LongRunning(args) {
-		env.OneShot = false
-	}
 	a := newApp(env)
 	a.trapSignals = true // the process is this call's: SIGINT interrupts its command (interrupt.go)
 	return execute(context.Background(), a, args)
@@ -166,11 +148,6 @@ func Main(args []string, env Env) int {
 // execute runs one baton command with a and returns its exit code.
 func execute(ctx context.Context, a *App, args []string) int {
 	env := a.env
-	if versionRequest(args) { // the version alone: no command tree, no parsing
-		return a.printVersion(wantsJSON(args))
-	}
-	a.completing = completionRequest(args)
-	a.group, a.subName = groupRequest(args)
 	root := a.newRootCmd()
 	if wantsJSON(args) { // known before parsing: a usage error is JSON too
 		a.g.JSON = true
@@ -181,6 +158,10 @@ func execute(ctx context.Context, a *App, args []string) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	err := root.ExecuteContext(ctx)
+	a.endProgress()
+	if err != nil && !a.ran {
+		err = unknownCommand(root, mistypedCommand(root, args, err))
+	}
 	if err != nil && !a.ran && errs.KindOf(err) == errs.Unexpected {
 		err = &errs.Error{Kind: errs.Usage, Msg: err.Error() + " (see 'baton --help')", Err: err}
 	}
@@ -193,21 +174,10 @@ func execute(ctx context.Context, a *App, args []string) int {
 	return errs.Code(err)
 }
 
-// printVersion prints what the root command's version template prints
-// (see newRootCmd), without building a command or executing a template.
-func (a *App) printVersion(json bool) int {
-	if json {
-		fmt.Fprintf(a.env.Stdout, "{\"version\": %s, \"warnings\": []}\n", strconv.Quote(version()))
-	} else {
-		fmt.Fprintf(a.env.Stdout, "baton version %s\n", version())
-	}
-	return 0
-}
-
 // newApp is the command line's front end over the application.
 func newApp(env Env) *App {
 	a := &App{env: env}
-	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, FileDir: env.FileDir, Head: env.Head}, &a.g.Options, a)
+	a.app = app.New(app.Env{Stdin: env.Stdin, Getenv: env.Getenv, Cwd: env.Cwd, Now: env.Now, Progress: a.progress}, &a.g.Options, a)
 	return a
 }
 
@@ -217,74 +187,6 @@ func (a *App) caller() app.Caller {
 	c := app.Bound(a.env.Getenv("BATON_SESSION"))
 	c.As, c.Reason = a.g.As, a.g.Reason
 	return c
-}
-
-// completionRequest says whether args are a shell's completion request
-// (the hidden commands cobra's completion scripts run).
-func completionRequest(args []string) bool {
-	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
-}
-
-// versionRequest says whether args are --version, with --json at most.
-func versionRequest(args []string) bool {
-	version := false
-	for _, s := range args {
-		switch s {
-		case "--version", "--version=true":
-			version = true
-		case "--json", "--json=true":
-		default:
-			return false
-		}
-	}
-	return version
-}
-
-// groupRequest names the command group the arguments run when it is
-// progress, reviews or features ("" otherwise, and for a completion
-// request), and the subcommand of it they name ("" for none, and for a
-// help request).
-func groupRequest(args []string) (group, sub string) {
-	if completionRequest(args) {
-		return "", ""
-	}
-	words := commandWords(args, 2)
-	if len(words) == 0 || (words[0] != "progress" && words[0] != "reviews" && words[0] != "features") {
-		return "", ""
-	}
-	if len(words) == 1 || helpRequest(args) {
-		return words[0], ""
-	}
-	return words[0], words[1]
-}
-
-// commandWords are the first n arguments that are neither a global flag
-// nor its value: the command's path (at most n words of it).
-func commandWords(args []string, n int) []string {
-	var words []string
-	for i := 0; i < len(args) && len(words) < n; i++ {
-		switch s := args[i]; {
-		case s == "-d" || s == "--state-dir" || s == "--agent-state-dir" || s == "-f" || s == "--file" ||
-			s == "--as" || s == "--reason" || s == "--jq" || s == "--fields":
-			i++ // the flag's value
-		case s == "--":
-			return words
-		case strings.HasPrefix(s, "-"):
-		default:
-			words = append(words, s)
-		}
-	}
-	return words
-}
-
-// helpRequest says whether the arguments ask for help.
-func helpRequest(args []string) bool {
-	for _, s := range args {
-		if s == "-h" || s == "--help" || s == "--help=true" || s == "help" {
-			return true
-		}
-	}
-	return false
 }
 
 // wantsJSON says whether --json (or --jq or --fields, which imply it) is
@@ -311,11 +213,9 @@ feature_list.json. Every change happens under a file lock, atomically across fil
 ids assigned inside the lock and counters computed from the files.
 
 ` + exitCodeHelp,
+		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-	}
-	if a.subName == "" {
-		root.Version = version() // the one-subcommand tree neither prints nor serves it
 	}
 	root.SetVersionTemplate("baton version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -341,31 +241,14 @@ ids assigned inside the lock and counters computed from the files.
 		}
 		return pflag.NormalizedName(name)
 	})
-	if build, ok := a.groups()[a.group]; ok {
-		root.AddCommand(build()) // the commands an agent calls most: nothing else is built
-	} else {
-		a.addAllCommands(root)
-	}
+	a.addAllCommands(root)
 	root.InitDefaultHelpCmd()
-	if a.subName == "" {
-		root.InitDefaultCompletionCmd()
-	} else {
-		root.CompletionOptions.DisableDefaultCmd = true // one subcommand runs: 'baton completion' is not it
-	}
+	root.InitDefaultCompletionCmd()
 	a.jsonHelp(root)
-	if a.subName == "" {
-		addExamples(root) // for help and man pages, which the one-subcommand tree never prints
-	}
-	if a.completing {
-		a.addCompletions(root)
-	}
+	addExamples(root)
+	a.addCompletions(root)
 	a.markRuns(root)
 	return root
-}
-
-// groups are the command groups that run without the rest of the tree.
-func (a *App) groups() map[string]func() *cobra.Command {
-	return map[string]func() *cobra.Command{"progress": a.newProgressCmd, "reviews": a.newReviewsCmd, "features": a.newFeaturesCmd}
 }
 
 func (a *App) addAllCommands(root *cobra.Command) {
@@ -376,11 +259,73 @@ func (a *App) addAllCommands(root *cobra.Command) {
 	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd(), a.newVerificationCmd())
 }
 
+// unknownCommandError is cobra's first line for a word that names no
+// command: the word and the path of the command it was given to.
+var unknownCommandError = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+
+// unknownCommand rewrites cobra's unknown-command error, of the root or of
+// a command group, as one line with the commands the word may have meant.
+func unknownCommand(root *cobra.Command, err error) error {
+	m := unknownCommandError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	parent, _, ferr := root.Find(strings.Fields(m[2])[1:])
+	if ferr != nil || parent.CommandPath() != m[2] {
+		parent = root
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", m[1], m[2])
+	if parent.SuggestionsMinimumDistance <= 0 {
+		parent.SuggestionsMinimumDistance = 2 // cobra's default, which it sets on the root only
+	}
+	if s := parent.SuggestionsFor(m[1]); len(s) > 0 {
+		for i := range s {
+			s[i] = strconv.Quote(s[i])
+		}
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return &errs.Error{Kind: errs.Usage, Msg: fmt.Sprintf("%s (see '%s --help')", msg, m[2]), Err: err}
+}
+
+// mistypedCommand is cobra's unknown-command error for a word that names no
+// subcommand of a command group, when cobra reported a flag the group does
+// not take instead ("baton reviews get-lats --field verdict"); otherwise err.
+func mistypedCommand(root *cobra.Command, args []string, err error) error {
+	c, rest, ferr := root.Find(args)
+	if ferr != nil || !c.HasSubCommands() {
+		return err
+	}
+	flags := c.Flags()
+	flags.AddFlagSet(c.InheritedFlags())
+	for i := 0; i < len(rest); i++ {
+		s := rest[i]
+		if s == "--" {
+			return err
+		}
+		if !strings.HasPrefix(s, "-") || s == "-" {
+			return fmt.Errorf("unknown command %q for %q", s, c.CommandPath())
+		}
+		if strings.Contains(s, "=") {
+			continue
+		}
+		name := strings.TrimLeft(s, "-")
+		f := flags.Lookup(name)
+		if !strings.HasPrefix(s, "--") && len(name) == 1 {
+			f = flags.ShorthandLookup(name)
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			i++ // the flag's value
+		}
+	}
+	return err
+}
+
 // markRuns wraps every command's run so that Main can tell an error of
 // cobra's own argument checking (a usage error) from one a command returned.
 func (a *App) markRuns(c *cobra.Command) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
+			a.cmdName = strings.TrimPrefix(c.CommandPath(), "baton ")
 			if err := a.prepareFilters(); err != nil {
 				return err
 			}
@@ -431,28 +376,6 @@ func rewriteArgs(args []string) []string {
 		out[i] = s
 	}
 	return out
-}
-
-// sub is one subcommand of a command group and how it is built.
-type sub struct {
-	name  string
-	build func() *cobra.Command
-}
-
-// lazyGroup builds the command group use: when the arguments run one of its
-// subcommands (a.group and a.subName), that one alone — an agent's call builds
-// one command, not the dozen of its group — else all of them.
-func (a *App) lazyGroup(use, short string, subs ...sub) *cobra.Command {
-	var cmds []*cobra.Command
-	for _, s := range subs {
-		if a.group == use && s.name == a.subName {
-			return group(use, short, s.build())
-		}
-	}
-	for _, s := range subs {
-		cmds = append(cmds, s.build())
-	}
-	return group(use, short, cmds...)
 }
 
 // group builds a command group (progress, reviews, features).

@@ -472,6 +472,25 @@ func (a *App) progressLine(st step, start time.Time, latest func() string) func(
 	return func() { close(done) }
 }
 
+// progress shows what a long operation is doing on one redrawn line of
+// stderr when it is a terminal; elsewhere it shows nothing.
+func (a *App) progress(format string, args ...any) {
+	f, ok := a.env.Stderr.(*os.File)
+	if !ok || !a.interactive(f) {
+		return
+	}
+	fmt.Fprintf(f, "\r\033[K%s", safeText(fmt.Sprintf(format, args...)))
+	a.progressShown = true
+}
+
+// endProgress clears the progress line, if one is shown.
+func (a *App) endProgress() {
+	if a.progressShown {
+		fmt.Fprint(a.env.Stderr, "\r\033[K")
+		a.progressShown = false
+	}
+}
+
 // interactive says whether f is a terminal that can redraw a line: a real
 // terminal (not /dev/null or a pipe), TERM not dumb, and not under --json.
 // Anything else gets plain lines.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Terminal safety. Stored strings (summaries, names, branch names, ids
@@ -87,12 +86,10 @@ func (s safeWriter) Write(p []byte) (int, error) {
 
 // textFlags are the flags whose values are free text (a summary, a reason,
 // JSON): line breaks are allowed there, and escaped when shown.
-var textFlags = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{"summary": true, "reason": true, "issues": true, "entries": true, "metrics": true,
-		"commits": true, "message": true, "failure-reason": true, "issues-fixed": true, "issues-deferred": true,
-		"tests-added": true, "description": true, "response": true, "prompt": true, "context": true,
-		"agent-cmd": true, "error-message": true, "failure": true, "metadata": true, "input": true, "config": true}
-}}
+var textFlags = map[string]bool{"summary": true, "reason": true, "issues": true, "entries": true, "metrics": true,
+	"commits": true, "message": true, "failure-reason": true, "issues-fixed": true, "issues-deferred": true,
+	"tests-added": true, "description": true, "response": true, "prompt": true, "context": true,
+	"agent-cmd": true, "error-message": true, "failure": true, "metadata": true, "input": true, "config": true}
 
 // checkInputText refuses a positional argument or an id-like flag value
 // with a control character, before the command runs.
@@ -104,7 +101,7 @@ func checkInputText(c *cobra.Command, args []string) error {
 	}
 	var err error
 	c.Flags().Visit(func(f *pflag.Flag) {
-		if err == nil && !textFlags.Get()[f.Name] && f.Value.Type() == "string" {
+		if err == nil && !textFlags[f.Name] && f.Value.Type() == "string" {
 			err = checkArgText("--"+f.Name, f.Value.String())
 		}
 	})

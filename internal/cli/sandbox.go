@@ -121,11 +121,3 @@ func sandboxExec(args []string, env Env) int {
 	fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
 	return sandboxExit
 }
-
-// fileDir is where relative file arguments lead.
-func (a *App) fileDir() string {
-	if a.env.FileDir != "" {
-		return a.env.FileDir
-	}
-	return a.env.Cwd
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,15 +17,16 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/baton-cli/baton/internal/broker"
+	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/sandbox"
 )
 
-// TestCheckRequest: a brokered call reads and writes with the person's
-// rights, so every argument that leads outside the agent's clone (as a
-// path, through a link, as --flag=value or -fVALUE) is refused, and so is
-// a working directory outside it.
-func TestCheckRequest(t *testing.T) {
+// TestCheckCall: a brokered call reads with the person's rights, so every
+// file argument of its input that leads outside the agent's clone (as a
+// path, or through a link) is refused, and so are another state directory
+// or file outside it and a working directory outside it. Free text (a
+// summary, a specification's name) is no path.
+func TestCheckCall(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -42,33 +44,36 @@ func TestCheckRequest(t *testing.T) {
 	}
 	b := &agentBox{copyReal: clone}
 	for _, tc := range []struct {
-		cwd  string
-		args []string
-		ok   bool
+		cwd   string
+		op    string
+		input string
+		dir   string // --state-dir given
+		ok    bool
 	}{
-		{clone, []string{"session", "end", "-o", "SUCCESS", "-s", "Implemented F001 on feature/f001"}, true},
-		{clone, []string{"features", "append", "-s", "app_spec.txt", "-e", `[{"id": "F1"}]`}, true},
-		{filepath.Join(clone, "sub"), []string{"reviews", "add-fix", "--issues-fixed", "fixed.json", "--issues-deferred=-"}, true},
-		{clone, []string{"features", "append", "-e", "inner-link/new.json"}, true},
-		{clone, []string{"features", "append", "-e", filepath.Join(secret, "key")}, false},
-		{clone, []string{"features", "append", "-e", "key-link"}, false},
-		{clone, []string{"features", "append", "-e", "dir-link/new.json"}, false},
-		{clone, []string{"features", "append", "-e", "../secret/key"}, false},
-		{clone, []string{"features", "append", "--entries=" + filepath.Join(secret, "key")}, false},
-		{clone, []string{"features", "append", "-e" + filepath.Join(secret, "key")}, false},
-		{clone, []string{"report", "-o", "/tmp/report.html"}, false},
-		{clone, []string{"session", "end", "-o", "SUCCESS", "-s", "/health endpoint added"}, true},
-		{clone, []string{"progress", "add-session", "--summary=/health endpoint added", "-o", "SUCCESS"}, true},
-		{clone, []string{"features", "append", "--source-appspec", "/spec/app.txt", "-e", "new.json"}, true},
-		{clone, []string{"report", "-o", "-s", "/tmp/report.html"}, false},
-		{clone, []string{"report", "--json", "-s", "/tmp/report.html"}, false},
-		{clone, []string{"report", "-s", "x", "/tmp/report.html"}, false},
-		{secret, []string{"status"}, false},
-		{"sub", []string{"status"}, false},
+		{clone, "session.end", `{"outcome": "SUCCESS", "summary": "Implemented F001 on feature/f001"}`, "", true},
+		{clone, "features.append", `{"source_appspec": "app_spec.txt", "entries": "[{\"id\": \"F1\"}]"}`, "", true},
+		{filepath.Join(clone, "sub"), "reviews.add-fix", `{"review_id": 1, "issues_fixed": "fixed.json", "issues_deferred": "-"}`, "", true},
+		{clone, "features.append", `{"entries": "inner-link/new.json"}`, "", true},
+		{clone, "features.append", `{"entries": "` + filepath.Join(secret, "key") + `"}`, "", false},
+		{clone, "features.append", `{"entries": "key-link"}`, "", false},
+		{clone, "features.append", `{"entries": "dir-link/new.json"}`, "", false},
+		{clone, "features.append", `{"entries": "../secret/key"}`, "", false},
+		{clone, "reviews.add-review", `{"agent_type": "REVIEW", "verdict": "PASS", "summary": "s", "metrics": "` + filepath.Join(secret, "m.json") + `"}`, "", false},
+		{clone, "session.end", `{"outcome": "SUCCESS", "summary": "/health endpoint added"}`, "", true},
+		{clone, "progress.add-session", `{"summary": "/health endpoint added", "outcome": "SUCCESS"}`, "", true},
+		{clone, "features.append", `{"source_appspec": "/spec/app.txt", "entries": "new.json"}`, "", true},
+		{clone, "status", "", secret, false},
+		{clone, "status", "", "sub", true}, // inside: refused later, as another state directory
+		{secret, "status", "", "", false},
+		{"sub", "status", "", "", false},
 	} {
-		_, err := b.checkRequest(broker.Request{Args: tc.args, Cwd: tc.cwd})
+		c := app.Call{Op: tc.op, Cwd: tc.cwd, StateDir: tc.dir}
+		if tc.input != "" {
+			c.Input = json.RawMessage(tc.input)
+		}
+		_, err := b.checkCall(c)
 		if (err == nil) != tc.ok {
-			t.Errorf("cwd %s, %q: %v, want ok %v", tc.cwd, tc.args, err, tc.ok)
+			t.Errorf("cwd %s, %s %s (state dir %q): %v, want ok %v", tc.cwd, tc.op, tc.input, tc.dir, err, tc.ok)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,25 +19,14 @@ import (
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/broker"
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/workcopy"
 )
 
-// The broker: a sandboxed agent's baton sends its arguments, standard input
-// and working directory to the launcher's socket, and the launcher runs the
-// call in its own process, bound to the session the socket serves. Nothing
+// The broker: a sandboxed agent's baton parses its own command line and
+// sends each operation it calls, typed (its name and JSON input), to the
+// launcher's socket; the launcher runs it with the session's caller and
+// answers with the typed result, which the agent's baton prints. Nothing
 // the agent sends names a session, a role or a credential.
-
-// brokerCommands are the commands an agent's call may run through the
-// broker: its role's work and reading. The launcher's and the person's own
-// commands (run, init, key, reconcile, bridge, demo) are refused.
-var brokerCommands = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{
-		"progress": true, "reviews": true, "features": true, "session": true, "status": true, "next": true,
-		"log": true, "verify": true, "branch": true, "context": true, "show": true, "schema": true,
-		"man": true, "help": true, "completion": true, "report": true,
-	}
-}}
 
 // agentBox is one sandboxed session: its clone, its broker, and what its
 // agent tried that the broker refused.
@@ -160,94 +148,71 @@ func (b *agentBox) checkPeer(p broker.Peer) error {
 	return nil
 }
 
-// brokerRefusal is what a refused caller reads.
-const brokerRefusal = "baton: refused: %v — this call is not open to your session; " + ownRole + "\n"
-
-// Refuse answers a connection or request the broker would not take.
-func (b *agentBox) Refuse(p broker.Peer, why error) broker.Response {
+// Refuse answers a connection or call the broker would not take.
+func (b *agentBox) Refuse(p broker.Peer, why error) app.Reply {
 	b.attempt(context.Background(), fmt.Sprintf("process %d: %v", p.PID, why))
-	return broker.Response{Stderr: fmt.Appendf(nil, brokerRefusal, why), Code: errs.Code(errs.New(errs.Policy, "refused"))}
+	return app.ReplyOf(nil, errs.New(errs.Policy, "refused: %v — this call is not open to your session; %s", why, broker.OwnRole), nil)
 }
 
-// Handle runs one call as the session: after bringing the agent's new
-// commits on its branch into the main repository, so that the call's git
-// checks see them.
-func (b *agentBox) Handle(ctx context.Context, p broker.Peer, r broker.Request) broker.Response {
+// Handle runs one call as the session: the operation it names, if one the
+// session may call, after bringing the agent's new commits on its branch
+// into the main repository, so that the call's git checks see them.
+func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Reply {
 	b.callMu.Lock()
 	defer b.callMu.Unlock()
-	cwd, err := b.checkRequest(r)
+	cwd, err := b.checkCall(c)
 	if err != nil {
 		return b.Refuse(p, err)
+	}
+	if err := broker.Callable(c.Op); err != nil {
+		return b.refused(ctx, p, err)
+	}
+	if err := broker.Overrides(c); err != nil {
+		return b.refused(ctx, p, err)
 	}
 	if _, err := b.place.Copy.Import(ctx); err != nil {
 		if errors.Is(err, workcopy.ErrNotFastForward) {
 			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
-			return broker.Response{Stderr: fmt.Appendf(nil, "baton: %v: commits already on your branch stay as they are; add new commits on top of them\n", err), Code: errs.Code(errs.New(errs.Conflict, ""))}
+			return app.ReplyOf(nil, errs.New(errs.Conflict, "%v: commits already on your branch stay as they are; add new commits on top of them", err), nil)
 		}
 		b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
-		return broker.Response{Stderr: []byte("baton: your branch's commits could not be brought to the project; keep your work committed on your branch and try again\n"), Code: 1}
+		return app.ReplyOf(nil, errs.New(errs.Unexpected, "your branch's commits could not be brought to the project; keep your work committed on your branch and try again"), nil)
 	}
-	return b.call(ctx, p, r, cwd)
+	env := app.Env{Stdin: bytes.NewReader(c.Stdin), Getenv: b.getenv, Cwd: b.place.Top, Now: b.a.env.Now, FileDir: cwd, Head: b.place.Copy.Head}
+	x := app.New(env, &app.Options{StateDir: b.place.StateDir}, nil)
+	return broker.Dispatch(ctx, x, app.Bound(b.st.Credential), c)
 }
 
-// checkRequest refuses a call whose working directory is outside the
-// agent's clone or an argument that names a path outside it (the launcher
-// reads and writes with the person's rights); it returns the directory
-// relative file arguments are read from.
-func (b *agentBox) checkRequest(r broker.Request) (string, error) {
-	cwd := realPath(r.Cwd)
-	if !filepath.IsAbs(r.Cwd) || !beneath(cwd, b.copyReal) {
-		return "", fmt.Errorf("the working directory %q is outside your working copy", r.Cwd)
+// refused answers a call the session may not make, and records that the
+// agent tried it.
+func (b *agentBox) refused(ctx context.Context, p broker.Peer, err error) app.Reply {
+	b.attempt(ctx, fmt.Sprintf("process %d: %v", p.PID, err))
+	return app.ReplyOf(nil, err, nil)
+}
+
+// checkCall refuses a call whose working directory is outside the agent's
+// clone, or an argument that names a path outside it (the launcher reads
+// with the person's rights): a file argument of its input, another state
+// directory or file. It returns the directory relative file arguments are
+// read from.
+func (b *agentBox) checkCall(c app.Call) (string, error) {
+	cwd := realPath(c.Cwd)
+	if !filepath.IsAbs(c.Cwd) || !beneath(cwd, b.copyReal) {
+		return "", fmt.Errorf("the working directory %q is outside your working copy", c.Cwd)
 	}
-	for i, arg := range r.Args {
-		if i > 0 && freeText(r.Args[i-1], r.Args[:i-1]) {
-			continue
+	paths := []string{c.StateDir, c.File}
+	if op, ok := app.Lookup(c.Op); ok && len(c.Input) > 0 {
+		in := op.NewInput()
+		if err := json.Unmarshal(c.Input, in); err == nil {
+			paths = append(paths, app.FileArgs(in)...)
 		}
-		if k, _, ok := strings.Cut(arg, "="); ok && brokerTextFlags.Get()[k] {
-			continue
-		}
-		for _, v := range argValues(arg) {
-			if pathArg(v) && !beneath(resolveExisting(v, cwd), b.copyReal) {
-				return "", fmt.Errorf("the argument %q names a path outside your working copy", arg)
-			}
+	}
+	for _, v := range paths {
+		if pathArg(v) && !beneath(resolveExisting(v, cwd), b.copyReal) {
+			return "", fmt.Errorf("the argument %q names a path outside your working copy", v)
 		}
 	}
 	return cwd, nil
-}
-
-// brokerTextFlags are the flags whose value is free text an agent writes (a
-// summary, the name of its source), never read or written as a path: a
-// summary such as "/health added" is no path argument.
-var brokerTextFlags = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{"-s": true, "--summary": true, "--source-appspec": true}
-}}
-
-// freeText says whether the argument after flag is a text flag's value:
-// flag is a text flag given on its own, and not itself the value of the
-// flag before it (as in "-o -s", where "-s" is -o's value).
-func freeText(flag string, before []string) bool {
-	if !brokerTextFlags.Get()[flag] {
-		return false
-	}
-	if n := len(before); n > 0 {
-		prev := before[n-1]
-		if strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") && !brokerTextFlags.Get()[prev] {
-			return false
-		}
-	}
-	return true
-}
-
-// argValues are the strings an argument may carry a path in: itself, the
-// value of --flag=value, and of a short flag written -fVALUE.
-func argValues(arg string) []string {
-	vs := []string{arg}
-	if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(k, "--") {
-		vs = append(vs, v)
-	} else if len(arg) > 2 && arg[0] == '-' && arg[1] != '-' {
-		vs = append(vs, arg[2:])
-	}
-	return vs
 }
 
 // pathArg says whether v may be read as a path: not empty, not stdin's
@@ -294,27 +259,6 @@ func resolveDepth(v, cwd string, depth int) string {
 	}
 }
 
-// call runs the request in this process: the project's state directory
-// and repository (with the clone's HEAD), the session's credential, the
-// launcher's environment otherwise; relative file arguments are read in
-// the agent's clone.
-func (b *agentBox) call(ctx context.Context, p broker.Peer, r broker.Request, cwd string) broker.Response {
-	var out, errOut bytes.Buffer
-	env := Env{Stdin: bytes.NewReader(r.Stdin), Stdout: &out, Stderr: &errOut, Getenv: b.getenv, Cwd: b.place.Top,
-		FileDir: cwd, Head: b.place.Copy.Head, Now: b.a.env.Now}
-	x := newApp(env)
-	var refused error
-	x.guard = func(c *cobra.Command) error {
-		refused = b.guard(x, c)
-		return refused
-	}
-	code := execute(ctx, x, append([]string{"--state-dir", b.place.StateDir}, r.Args...))
-	if refused != nil {
-		b.attempt(ctx, fmt.Sprintf("process %d: %v", p.PID, refused))
-	}
-	return broker.Response{Stdout: out.Bytes(), Stderr: errOut.Bytes(), Code: code}
-}
-
 // getenv is the environment of a brokered call: the launcher's, bound to
 // the session, with nothing that points elsewhere.
 func (b *agentBox) getenv(k string) string {
@@ -327,41 +271,67 @@ func (b *agentBox) getenv(k string) string {
 	return b.a.env.Getenv(k)
 }
 
-// ownRole is what a refused agent should do instead.
-const ownRole = "do your role's work with baton's commands from your working copy, then end your session with the outcome that fits"
-
-// guard refuses, once the arguments are parsed, a command that is not an
-// agent's, an override, and another state directory or file.
-func (b *agentBox) guard(x *App, c *cobra.Command) error {
-	path := strings.Fields(c.CommandPath())
-	switch {
-	case len(path) > 1 && !brokerCommands.Get()[path[1]]:
-		return errs.New(errs.Policy, "refused: 'baton %s' is the launcher's or a person's command, not one an agent runs: %s", path[1], ownRole)
-	case len(path) > 2 && path[1] == "session" && path[2] == "start":
-		return errs.New(errs.Policy, "refused: the launcher opens sessions, and yours is open: %s", ownRole)
-	case x.g.As != "" || x.g.Reason != "":
-		return errs.New(errs.Policy, "refused: a person's override is not open to an agent's session: %s", ownRole)
-	case x.g.File != "" || filepath.Clean(x.g.StateDir) != b.place.StateDir:
-		return errs.New(errs.Policy, "refused: an agent's calls use its project's state files, and no other: %s", ownRole)
-	}
-	return nil
-}
-
 // agentSide runs the calls of a sandboxed agent's baton: the helper that
-// confines the agent, and every other call forwarded to the broker. ok is
-// false for a call that runs here as usual.
+// confines the agent, and every other call with its operations sent to
+// the broker. ok is false for a call that runs here as usual.
 func agentSide(args []string, env Env) (code int, ok bool) {
 	if len(args) > 0 && args[0] == sandboxExecCmd {
 		return sandboxExec(args[1:], env), true
-	}
-	if len(args) >= 2 && args[0] == "demo" && args[1] == "agent" {
-		return 0, false // the demo's agent runs in the sandbox; its calls go through forward
 	}
 	sock := brokerSocket(env)
 	if sock == "" {
 		return 0, false
 	}
-	return forward(sock, args, env), true
+	a := newApp(env)
+	a.app.UseRemote(brokerClient(sock))
+	a.guard = a.brokerGuard
+	a.trapSignals = true
+	return execute(context.Background(), a, args), true
+}
+
+// brokerClient sends a sandboxed agent's calls to the broker at its path.
+type brokerClient string
+
+// Do sends the call and waits for the broker's answer.
+func (sock brokerClient) Do(_ context.Context, c app.Call) (app.Reply, error) {
+	r, err := broker.Call(string(sock), c)
+	if err != nil {
+		return r, errs.New(errs.Unexpected, "the run's broker at %s did not answer (%v): the run that started this agent may have ended", string(sock), err)
+	}
+	return r, nil
+}
+
+// localCommands need no state: a sandboxed agent's baton runs them itself
+// (the demo's scripted agent sends its own calls on).
+var localCommands = map[string]bool{"help": true, "man": true, "schema": true, "completion": true, "demo agent": true,
+	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true}
+
+// brokerGuard asks the broker about a command that runs no operation of
+// its own — one no operation serves (run, init, key, ...), or one given
+// what no session's call gets (--as, --reason, another state directory or
+// file) — so that the broker refuses it and records the attempt. The
+// operations of every other command go to the broker as they run.
+func (a *App) brokerGuard(c *cobra.Command) error {
+	path := strings.Fields(c.CommandPath())[1:]
+	op := ""
+	if len(path) > 0 && !localCommands[path[0]] && !localCommands[strings.Join(path, " ")] && !served(path[0]) {
+		op = strings.Join(path, ".")
+	}
+	if op == "" && a.g.As == "" && a.g.Reason == "" && a.g.StateDir == "" && a.g.File == "" {
+		return nil
+	}
+	return a.app.Probe(c.Context(), a.caller(), op)
+}
+
+// served says whether operations serve the commands of group: an
+// operation is named group, or group.something.
+func served(group string) bool {
+	for _, o := range app.Operations() {
+		if n := o.Info().Name; n == group || strings.HasPrefix(n, group+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // brokerSocket is the broker a sandboxed agent's baton sends its calls to:
@@ -381,56 +351,6 @@ func brokerSocket(env Env) string {
 		dir = parent
 	}
 	return ""
-}
-
-// forward sends a call to the broker and prints its answer: standard input
-// goes along when an argument reads it ("-").
-func forward(sock string, args []string, env Env) int {
-	req := broker.Request{Args: args, Cwd: env.Cwd}
-	for _, a := range args {
-		if a == "-" || strings.HasSuffix(a, "=-") {
-			in, err := io.ReadAll(io.LimitReader(env.Stdin, broker.MaxRequest))
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "baton: reading standard input: %v\n", err)
-				return 1
-			}
-			req.Stdin = in
-			break
-		}
-	}
-	resp, err := broker.Call(sock, req)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "baton: the run's broker at %s did not answer (%v): the run that started this agent may have ended\n", sock, err)
-		return 1
-	}
-	_, _ = env.Stdout.Write(resp.Stdout)
-	_, _ = env.Stderr.Write(resp.Stderr)
-	return resp.Code
-}
-
-// brokered runs a baton call as the agent's baton would: through the
-// broker when there is one (a sandboxed agent), else in this process.
-func (a *App) brokered(ctx context.Context, args ...string) ([]byte, error) {
-	sock := brokerSocket(a.env)
-	if sock == "" {
-		return a.sub(ctx, nil, args...)
-	}
-	var out, errOut bytes.Buffer
-	e := a.env
-	e.Stdout, e.Stderr = &out, &errOut
-	code := forward(sock, args, e)
-	_, _ = a.env.Stderr.Write(errOut.Bytes())
-	if code != 0 {
-		var je struct {
-			Error struct{ Message string } `json:"error"`
-		}
-		msg := strings.TrimSpace(errOut.String())
-		if json.Unmarshal(errOut.Bytes(), &je) == nil && je.Error.Message != "" {
-			msg = je.Error.Message
-		}
-		return out.Bytes(), fmt.Errorf("baton %s: exit %d: %s", strings.Join(args, " "), code, msg)
-	}
-	return out.Bytes(), nil
 }
 
 // sandboxed makes session st's sandbox when the run confines its agents

@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // The JSON Schemas (draft 2020-12) of what each command prints under
@@ -38,8 +37,7 @@ func ref(name string) schema   { return schema{"$ref": "#/$defs/" + name} }
 func arrayOf(s schema) schema  { return schema{"type": "array", "items": s} }
 func oneOf(s ...schema) schema { return schema{"oneOf": s} }
 
-// The common types, each built when the tables are (a package-level map
-// would be built at start-up, in every process).
+// The common types, each a fresh map so that a schema can extend one.
 func tString() schema   { return schema{"type": "string"} }
 func tInt() schema      { return schema{"type": "integer"} }
 func tBool() schema     { return schema{"type": "boolean"} }
@@ -51,11 +49,8 @@ func tIntNull() schema  { return schema{"type": []string{"integer", "null"}} }
 func tStrings() schema  { return arrayOf(tString()) }
 func tStrOrInt() schema { return schema{"type": []string{"string", "integer"}} }
 
-// defs are the shapes several documents share. The defs and schemas tables
-// are built on first use, not at start-up: few commands read them (`baton
-// schema`, a --field read of a field the record lacks), while every command
-// pays for the package's init.
-var defs = lazy.Value[schema]{Build: defsTable}
+// defs are the shapes several documents share.
+var defs = defsTable()
 
 func defsTable() schema {
 	return schema{
@@ -87,7 +82,7 @@ func defsTable() schema {
 }
 
 // schemas are the documents, by command path below baton.
-var schemas = lazy.Value[map[string]schema]{Build: schemasTable}
+var schemas = schemasTable()
 
 func schemasTable() map[string]schema {
 	m := commandSchemas()
@@ -196,12 +191,12 @@ func withWarnings2(s schema) schema {
 // schemaFor is the whole schema of a command's document ("error" for the
 // error object), with its definitions.
 func schemaFor(name string) (schema, bool) {
-	s, ok := schemas.Get()[name]
+	s, ok := schemas[name]
 	if !ok {
 		return nil, false
 	}
 	out := schema{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://baton.invalid/schema/" + strings.ReplaceAll(name, " ", "-") + ".json",
-		"title": "baton " + name + " --json", "$defs": defs.Get()}
+		"title": "baton " + name + " --json", "$defs": defs}
 	for k, v := range s {
 		out[k] = v
 	}
@@ -219,8 +214,8 @@ func Schema(name string) ([]byte, bool) {
 }
 
 func schemaNames() []string {
-	names := make([]string, 0, len(schemas.Get()))
-	for n := range schemas.Get() {
+	names := make([]string, 0, len(schemas))
+	for n := range schemas {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -54,7 +54,8 @@ func (a *App) newSessionEndCmd() *cobra.Command {
 		Use:   "end",
 		Short: "Finish the bound session: record it in progress.json and compute the next phase",
 		Long: `Finish the session this call is bound to (BATON_SESSION holds its credential): record it in
-progress.json and compute the next phase. The credential stops binding anything.`,
+progress.json and compute the next phase. The credential stops binding anything, and the output's
+"unset BATON_SESSION" line clears it from a shell: eval "$(baton session end ... | grep '^unset')".`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 && !c.Flags().Changed("commits") {
@@ -67,6 +68,10 @@ progress.json and compute the next phase. The credential stops binding anything.
 			}
 			return a.emit(ended, func(w io.Writer) {
 				printf(w, "SUCCESS: Ended session %d", ended.SessionID)
+				if o.Session == 0 && a.env.Getenv("BATON_SESSION") != "" {
+					// the shell's credential is dead: eval "$(baton session end ... | grep '^unset')"
+					printf(w, "unset BATON_SESSION")
+				}
 				printJSON(w, ended)
 			})
 		},

@@ -3,8 +3,6 @@ package ctxpack
 import (
 	"fmt"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // candidates lists every item the input supports, in reading order.
@@ -129,9 +127,7 @@ func kindOr(k string) string {
 }
 
 // severityRank orders issues: the worse, the more important.
-var severityRank = lazy.Value[map[string]float64]{Build: func() map[string]float64 {
-	return map[string]float64{"critical": 0.94, "major": 0.93, "minor": 0.86, "suggestion": 0.75}
-}}
+var severityRank = map[string]float64{"critical": 0.94, "major": 0.93, "minor": 0.86, "suggestion": 0.75}
 
 func reviewItems(in Input) []Item {
 	r := in.Review
@@ -159,7 +155,7 @@ func reviewItems(in Input) []Item {
 		if is.Suggestion != "" {
 			fmt.Fprintf(&b, "Suggestion: %s\n", is.Suggestion)
 		}
-		imp := severityRank.Get()[is.Severity]
+		imp := severityRank[is.Severity]
 		if imp == 0 {
 			imp = 0.8
 		}

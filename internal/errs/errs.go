@@ -6,8 +6,6 @@ package errs
 import (
 	"errors"
 	"fmt"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Kind classifies an error by what the caller should do about it.
@@ -40,36 +38,32 @@ const (
 	ExitMaxSessions = 7
 )
 
-var codes = lazy.Value[map[Kind]int]{Build: func() map[Kind]int {
-	return map[Kind]int{
-		Unexpected:  ExitUnexpected,
-		Usage:       ExitUsage,
-		Policy:      ExitPolicy,
-		NotFound:    ExitNotFound,
-		Conflict:    ExitConflict,
-		Invalid:     ExitInvalid,
-		NeedAgent:   ExitNeedAgent,
-		Interrupted: ExitInterrupted,
-		MaxSessions: ExitMaxSessions,
-	}
-}}
+var codes = map[Kind]int{
+	Unexpected:  ExitUnexpected,
+	Usage:       ExitUsage,
+	Policy:      ExitPolicy,
+	NotFound:    ExitNotFound,
+	Conflict:    ExitConflict,
+	Invalid:     ExitInvalid,
+	NeedAgent:   ExitNeedAgent,
+	Interrupted: ExitInterrupted,
+	MaxSessions: ExitMaxSessions,
+}
 
-var names = lazy.Value[map[Kind]string]{Build: func() map[Kind]string {
-	return map[Kind]string{
-		Unexpected:  "unexpected",
-		Usage:       "usage",
-		Policy:      "refused",
-		NotFound:    "not_found",
-		Conflict:    "conflict",
-		Invalid:     "invalid_state",
-		NeedAgent:   "need_agent",
-		Interrupted: "interrupted",
-		MaxSessions: "max_sessions",
-	}
-}}
+var names = map[Kind]string{
+	Unexpected:  "unexpected",
+	Usage:       "usage",
+	Policy:      "refused",
+	NotFound:    "not_found",
+	Conflict:    "conflict",
+	Invalid:     "invalid_state",
+	NeedAgent:   "need_agent",
+	Interrupted: "interrupted",
+	MaxSessions: "max_sessions",
+}
 
 // String names the kind as it appears in JSON error output.
-func (k Kind) String() string { return names.Get()[k] }
+func (k Kind) String() string { return names[k] }
 
 // Error is an error with a kind. Msg is the whole human message; Err, when
 // set, is the underlying cause kept for errors.Is/As.
@@ -113,7 +107,7 @@ func Code(err error) int {
 	if errors.As(err, &e) && e.Exit != 0 {
 		return e.Exit
 	}
-	return codes.Get()[KindOf(err)]
+	return codes[KindOf(err)]
 }
 
 // Is reports whether err is of kind k.

@@ -9,11 +9,12 @@ import (
 
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // What a command needs around a merge: undoing one whose state could not be
-// recorded, leaving the worktrees of a deleted branch on a detached HEAD,
-// and the committer's identity.
+// recorded, leaving the worktrees of a deleted branch on main or on a
+// detached HEAD, and the committer's identity.
 
 // UndoMerge moves into back from the merge res made to where it was, if it
 // has not moved since (compare-and-swap), and resets the checkout the merge
@@ -34,15 +35,15 @@ func UndoMerge(r Repo, into string, res MergeResult) error {
 		return err
 	}
 	if err := wt.update(res.Commit, res.Previous); err != nil && !switched(err) {
-		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", into, Short(res.Previous), wt.top, err)
+		return fmt.Errorf("%s moved back to %s, but updating the checkout at %s failed: %w", into, Short(res.Previous), wt.top, err)
 	}
 	return nil
 }
 
 // ResetCheckout puts the checkout of branch (if any) back from commit from
 // to commit to: the files and index entries the two differ in are written
-// as they are in to. Files already as in to are written again unchanged,
-// so it is safe to repeat.
+// as they are in to. Those already as in to are left as they are, so it is
+// safe to repeat, and writes nothing for an update that never ran.
 func ResetCheckout(r Repo, branch, from, to string) error {
 	g, ok := r.(*repo)
 	if !ok {
@@ -100,6 +101,99 @@ func Detach(r Repo, branch, at string) ([]string, error) {
 		}
 	}
 	return done, nil
+}
+
+// LeaveMerged leaves the worktrees that had branch checked out, once it is
+// merged into into and deleted, where a person would go next: on into. The
+// worktree that has it (git keeps a branch checked out in one worktree) is
+// switched to into as 'git switch' switches it, when no other worktree has
+// into checked out and into is still at merged: its files and index move
+// from the branch's last commit at to merged, and its HEAD names into. One
+// with changes of its own in the files the move writes keeps them and is
+// detached instead (Detach), as is every worktree when into is checked out
+// elsewhere. It returns the worktrees switched and those detached.
+func LeaveMerged(r Repo, branch, at, into, merged string) (switched, detached []string, err error) {
+	g, ok := r.(*repo)
+	if !ok {
+		return nil, nil, ErrNoRepository
+	}
+	c, err := g.checkoutOf(branch)
+	if err != nil || c == nil {
+		return nil, nil, err
+	}
+	if done, err := c.switchTo(into, at, merged); err != nil || done {
+		if done {
+			switched = []string{c.top}
+		}
+		return switched, nil, err
+	}
+	detached, err = Detach(r, branch, at)
+	return nil, detached, err
+}
+
+// switchTo moves the checkout, on its deleted branch at commit at, to into
+// at merged (LeaveMerged): false, with nothing changed, when into is
+// checked out elsewhere or has moved, or the move would overwrite a change
+// of the checkout's own.
+func (c *checkout) switchTo(into, at, merged string) (bool, error) {
+	if other, err := c.g.checkoutOf(into); err != nil || other != nil {
+		return false, err
+	}
+	if cur, err := c.g.Branch(into); err != nil || cur != merged {
+		return false, nil
+	}
+	if err := c.lockIndex(); err != nil {
+		return false, err
+	}
+	defer c.unlockIndex()
+	if c.movable(at, merged) != nil {
+		return false, nil
+	}
+	if err := c.checkOut(at, merged); err != nil {
+		return false, err
+	}
+	head := filepath.Join(c.gitDir, "HEAD")
+	done, err := replaceLocked(head, "ref: refs/heads/"+c.branch, "ref: refs/heads/"+into+"\n")
+	if done {
+		c.g.appendReflog([]string{filepath.Join(c.gitDir, "logs", "HEAD")}, at, merged, "checkout: moving from "+c.branch+" to "+into)
+	}
+	return done, err
+}
+
+// movable refuses a checkout at commit old whose index or files differ
+// from old in a path that moving to new writes: a change of its own the
+// move would overwrite ('git switch' carries the others along), or an
+// untracked file in its way.
+func (c *checkout) movable(old, new string) error {
+	changes, idx, err := c.changesAndIndex(old, new)
+	if err != nil {
+		return err
+	}
+	execBit := c.execBit()
+	var dirty []string
+	for _, ch := range changes {
+		if ch.From.Name == "" {
+			if _, err := idx.Entry(ch.To.Name); err == nil {
+				dirty = append(dirty, ch.To.Name) // staged where new adds a file
+			}
+			continue
+		}
+		e, err := idx.Entry(ch.From.Name)
+		if err != nil || e.Hash != ch.From.Hash || e.Mode != indexMode(ch.From.Mode) || e.Stage != 0 {
+			dirty = append(dirty, ch.From.Name) // staged, or deleted from the index
+			continue
+		}
+		if e.Mode == filemode.Submodule || e.SkipWorktree {
+			continue
+		}
+		if changed, err := fileChanged(c.top, e, execBit); err != nil || changed {
+			dirty = append(dirty, ch.From.Name)
+		}
+	}
+	if len(dirty) > 0 && !c.gitSaysClean() {
+		return c.dirtyError(uniq(dirty))
+	}
+	return c.untrackedInTheWay(old, new)
 }
 
 // replaceLocked replaces a file (a worktree's HEAD) holding want (spaces

@@ -53,6 +53,39 @@ func TestUndoMerge(t *testing.T) {
 	}
 }
 
+// Putting back a checkout the merge never updated writes nothing — not
+// even the index, which a full disk may have no room for — and putting
+// back one it did update restores main's files, as often as it is asked.
+func TestResetCheckoutWritesOnlyWhatDiffers(t *testing.T) {
+	r := featureRepo(t)
+	g := r.open()
+	main, head := r.git("rev-parse", "main"), r.git("rev-parse", "feature/a")
+	index := filepath.Join(r.dir, ".git", "index")
+	before, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gitops.ResetCheckout(g, "main", head, main); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(index); err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the index was rewritten although the checkout already is at main (%v)", err)
+	}
+	res, err := g.Merge(gitops.MergeOptions{Branch: "feature/a", Into: "main", Message: "m", Signature: sig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.git("update-ref", "refs/heads/main", main) // main moved back, its checkout not yet
+	for range 2 {
+		if err := gitops.ResetCheckout(g, "main", res.Commit, main); err != nil {
+			t.Fatal(err)
+		}
+		if st := r.git("status", "--porcelain"); st != "" {
+			t.Fatalf("status after putting the checkout back:\n%s", st)
+		}
+	}
+}
+
 // The worktrees that have a deleted branch checked out are left on a
 // detached HEAD at its last commit, files untouched; others are not.
 func TestDetachAndRestoreBranch(t *testing.T) {

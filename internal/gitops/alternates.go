@@ -2,24 +2,29 @@ package gitops
 
 import (
 	"bufio"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // A repository may borrow objects from others (a 'git clone --shared' or
 // '--reference', objects/info/alternates listing their object directories,
 // each absolute or relative to the objects directory that lists it). An
 // object not found in the repository's own directory is looked up there,
-// loose or packed, as git does, alternates of alternates included.
+// loose or packed, as git does, alternates of alternates included. go-git
+// finds no borrowed object unless it is given a file system to reach them
+// through, takes a relative path from that file system's root, and then
+// opens each borrowed directory again, pack index included, for every
+// object it reads there (the package comment has the figure).
 
 // alternate is one borrowed object directory.
 type alternate struct {
-	dir   string
 	packs *packSet
+	loose *filesystem.Storage // go-git's storage for its loose objects; nil when dir is not named objects
 }
 
 // readAlternates lists the object directories objects borrows from, in
@@ -48,32 +53,12 @@ func readAlternates(objects string, depth int, seen map[string]bool) []*alternat
 		if fi, err := os.Stat(line); err != nil || !fi.IsDir() {
 			continue // git warns and goes on
 		}
-		out = append(out, &alternate{dir: line, packs: &packSet{dir: line}})
+		a := &alternate{packs: &packSet{dir: line}}
+		if filepath.Base(line) == "objects" {
+			a.loose = filesystem.NewStorage(osfs.New(filepath.Dir(line)), cache.NewObjectLRUDefault())
+		}
+		out = append(out, a)
 		out = append(out, readAlternates(line, depth+1, seen)...)
 	}
 	return out
-}
-
-// get reads object h from the borrowed directory: its packs, then loose.
-func (a *alternate) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if o, err := a.packs.get(h); err == nil {
-		return o, nil
-	}
-	return looseObject(a.dir, h)
-}
-
-// fromAlternates looks h up in the borrowed directories.
-func (s *tolerantStorage) fromAlternates(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	s.altOnce.Do(func() { s.alts = readAlternates(s.packs.dir, 0, map[string]bool{}) })
-	for _, a := range s.alts {
-		o, err := a.get(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			continue
-		}
-		if err == nil && t != plumbing.AnyObject && o.Type() != t {
-			return nil, plumbing.ErrObjectNotFound
-		}
-		return o, err
-	}
-	return nil, plumbing.ErrObjectNotFound
 }

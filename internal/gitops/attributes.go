@@ -40,7 +40,7 @@ func (c *checkout) checkOut(old, new string) error {
 // converts says whether an attributes file that may apply to the files
 // changed between old and new asks for a conversion.
 func (c *checkout) converts(old, new string) bool {
-	changes, err := c.r.commitChanges(old, new)
+	changes, err := c.g.commitChanges(old, new)
 	if err != nil {
 		return false
 	}

@@ -5,8 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Every lock baton takes (of a ref, packed-refs, an index, a worktree's
@@ -25,10 +23,10 @@ import (
 // a lock of another host is kept, and refused like a git process's. A
 // lock with the marker alone is an older baton's, removed as before.
 
-// lockMarker is the content of a lock this process takes.
-var lockMarkerOnce = lazy.Value[string]{Build: func() string { return markerOf(os.Getpid()) }}
+// ownLockMarker is the content of a lock this process takes.
+var ownLockMarker = markerOf(os.Getpid())
 
-func lockMarker() string { return lockMarkerOnce.Get() }
+func lockMarker() string { return ownLockMarker }
 
 // markerOf is the content of a lock process pid of this host takes.
 func markerOf(pid int) string {

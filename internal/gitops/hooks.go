@@ -15,8 +15,8 @@ import (
 // (an environment variable or a git setting would be one): they advise,
 // and what enforces is baton's own check, which refuses the next write
 // after main moved outside a recorded merge until a person records the
-// move with their key. baton's own merge writes objects and refs through
-// go-git, so the hooks do not fire for it.
+// move with their key. baton's own merge writes its objects through go-git
+// and its refs itself, with no git command, so the hooks do not fire for it.
 
 // HookMarker marks a hook file baton wrote; a hook without it is someone
 // else's and is never overwritten.

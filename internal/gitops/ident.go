@@ -4,7 +4,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
+
+// Signature is who made a commit, and when.
+type Signature = object.Signature
+
+// gitSignature is s as git writes it into a commit or a reflog line: the
+// name and email without characters that would break the line, and a name
+// when there is none.
+func gitSignature(s Signature) Signature {
+	s.Name, s.Email = identPart(s.Name), identPart(s.Email)
+	if s.Name == "" {
+		s.Name = "baton"
+	}
+	return s
+}
 
 // A commit's identity lines as git writes them: a name and an email
 // without the characters that would end them early ('<', '>', a newline),

@@ -17,6 +17,24 @@ import (
 // (index.lock exists): baton does not write the index under it.
 var ErrIndexLocked = errors.New("the index is locked by another git process")
 
+// readIndex reads a checkout's index with go-git's decoder; there is none
+// before the first file is staged.
+func readIndex(path string) (*index.Index, error) {
+	idx := &index.Index{Version: 2}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return idx, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		idx.ModTime = fi.ModTime()
+	}
+	return idx, index.NewDecoder(bufio.NewReader(f)).Decode(idx)
+}
+
 // indexPath is the checkout's index file.
 func (c *checkout) indexPath() string { return filepath.Join(c.gitDir, "index") }
 

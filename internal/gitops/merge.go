@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ErrNoBranch means a branch does not exist.
@@ -46,24 +47,6 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("merging %s into %s conflicts in %s", e.Branch, e.Into, strings.Join(e.Paths, ", "))
 }
 
-// Branch returns the commit refs/heads/name points at.
-func (g *repo) Branch(name string) (string, error) {
-	if h, found, sure := g.readRef(plumbing.NewBranchReferenceName(name).String()); sure {
-		if !found {
-			return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
-		}
-		return h, nil
-	}
-	ref, err := g.r.Reference(plumbing.NewBranchReferenceName(name), true)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
-	}
-	if err != nil {
-		return "", err
-	}
-	return ref.Hash().String(), nil
-}
-
 // CreateBranch creates refs/heads/name at commit; an existing branch is
 // left alone and reported. A broken ref of that name (a file holding no
 // hash, which git's reads pass over as missing) is replaced, and so are
@@ -71,7 +54,7 @@ func (g *repo) Branch(name string) (string, error) {
 func (g *repo) CreateBranch(name, at string) error {
 	refName := plumbing.NewBranchReferenceName(name)
 	if err := refName.Validate(); err != nil || strings.HasPrefix(name, "-") || name == "HEAD" {
-		return fmt.Errorf("%q is not a valid branch name", name)
+		return fmt.Errorf("%q %w", name, ErrBadBranchName)
 	}
 	if g.branchExists(name) {
 		return fmt.Errorf("branch %s already exists", name)
@@ -85,6 +68,9 @@ func (g *repo) CreateBranch(name, at string) error {
 	g.clearKilledWrites()
 	return g.writeRef(name, "", at, "branch: Created from "+at)
 }
+
+// ErrBadBranchName means a name git does not take for a branch.
+var ErrBadBranchName = errors.New("is not a valid branch name")
 
 // ErrBranchNameTaken means a new branch's name would hold another branch
 // or sit inside one: git keeps refs/heads/a and refs/heads/a/b as a file
@@ -191,17 +177,13 @@ func (g *repo) removeRefLeftovers(name string) {
 	}
 }
 
-// moveBranch sets refs/heads/name from old to new, refusing if it moved;
-// why is the reflog's message.
+// moveBranch sets refs/heads/name from old to new, refusing if it moved
+// or a git process holds its lock (ErrRefMoved); why is the reflog's
+// message. Any other failure is the file system's (a full disk, a
+// permission, an I/O error), and is returned as such: nothing moved.
 func (g *repo) moveBranch(name, old, new, why string) error {
 	g.clearKilledWrites()
-	if err := g.writeRef(name, old, new, why); err != nil {
-		if errors.Is(err, ErrRefMoved) {
-			return err
-		}
-		return fmt.Errorf("%w: %s (%v)", ErrRefMoved, name, err)
-	}
-	return nil
+	return g.writeRef(name, old, new, why)
 }
 
 // MergeOptions describe a merge of Branch into Into.
@@ -291,7 +273,8 @@ func (g *repo) Merge(o MergeOptions) (MergeResult, error) {
 	if wt != nil {
 		res.Worktree = wt.top
 		if err := wt.checkOut(into, newHead); err != nil {
-			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w (run 'git reset --hard' there)", o.Into, Short(newHead), wt.top, err)
+			// no advice here: the caller moves Into back, checkout included
+			return res, fmt.Errorf("%s moved to %s, but updating the checkout at %s failed: %w", o.Into, Short(newHead), wt.top, err)
 		}
 	}
 	return res, nil
@@ -465,7 +448,7 @@ func (g *repo) Changes(from, to string) ([]Change, error) {
 	if _, err := g.r.CommitObject(plumbing.NewHash(to)); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", Short(to), err)
 	}
-	diff, err := g.r.commitChanges(from, to)
+	diff, err := g.commitChanges(from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -521,20 +504,12 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 	} else if committer.When.IsZero() {
 		committer.When = time.Now()
 	}
-	c := &commit{Author: author, Committer: committer, Message: msg, TreeHash: tree}
+	c := &object.Commit{Author: gitSignature(author), Committer: gitSignature(committer), Message: msg, TreeHash: tree}
 	for _, p := range parents {
 		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
 	}
 	obj := g.r.Storer.NewEncodedObject()
-	obj.SetType(plumbing.CommitObject)
-	w, err := obj.Writer()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(c.encode()); err != nil {
-		return "", err
-	}
-	if err := w.Close(); err != nil {
+	if err := c.Encode(obj); err != nil {
 		return "", err
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
@@ -547,10 +522,10 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 // checkout is a worktree with a branch checked out.
 type checkout struct {
 	top    string
-	gitDir string      // the worktree's own git directory (its index, HEAD)
-	branch string      // the branch it has checked out
-	r      *repository // opened for this worktree: its own index
-	held   func()      // releases index.lock while baton holds it (lockIndex)
+	gitDir string // the worktree's own git directory (its index, HEAD)
+	branch string // the branch it has checked out
+	g      *repo  // the repository, whose objects it checks out
+	held   func() // releases index.lock while baton holds it (lockIndex)
 }
 
 // checkoutOf finds the worktree (main or linked) that has branch checked
@@ -562,15 +537,11 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 		if err != nil || strings.TrimSpace(string(b)) != want {
 			continue
 		}
-		r, err := openRepository(top)
-		if err != nil {
-			return nil, err
-		}
 		loc, err := Locate(top)
 		if err != nil {
 			return nil, err
 		}
-		return &checkout{top: top, gitDir: loc.GitDir, branch: branch, r: r}, nil
+		return &checkout{top: top, gitDir: loc.GitDir, branch: branch, g: g}, nil
 	}
 	return nil, nil
 }
@@ -582,23 +553,23 @@ func (g *repo) checkoutOf(branch string) (*checkout, error) {
 // survive the update. (go-git's Worktree.Status hashes every file and walks
 // every untracked one, which costs far more than the merge.)
 func clean(c *checkout) error {
-	idx, err := c.r.Storer.Index()
+	idx, err := readIndex(c.indexPath())
 	if err != nil {
 		if m, _ := filepath.Glob(filepath.Join(c.gitDir, "sharedindex.*")); len(m) > 0 {
 			return fmt.Errorf("%w: the index of %s is split (core.splitIndex), which baton cannot update; run 'git update-index --no-split-index' there, then retry; nothing was merged", ErrSplitIndex, c.top)
 		}
 		return fmt.Errorf("reading the index of %s: %w", c.top, err)
 	}
-	head, err := c.r.Head()
+	head, err := c.g.Branch(c.branch)
 	if err != nil {
 		return fmt.Errorf("reading HEAD of %s: %w", c.top, err)
 	}
-	hc, err := c.r.CommitObject(head.Hash())
+	hc, err := c.g.r.CommitObject(plumbing.NewHash(head))
 	if err != nil {
 		return err
 	}
 	inTree := map[string]treeEntry{}
-	if err := c.r.files(hc.TreeHash, "", inTree); err != nil {
+	if err := c.g.files(hc.TreeHash, "", inTree); err != nil {
 		return err
 	}
 	execBit := c.execBit()
@@ -636,7 +607,7 @@ func (c *checkout) dirtyError(dirty []string) error {
 // execBit says whether git compares a file's executable bit in the
 // checkout (core.fileMode, true unless set false).
 func (c *checkout) execBit() bool {
-	cfg, err := c.r.Storer.Config()
+	cfg, err := c.g.st.Config()
 	return err != nil || cfg.Raw == nil || !strings.EqualFold(cfg.Raw.Section("core").Option("filemode"), "false")
 }
 
@@ -750,10 +721,12 @@ func fileChanged(top string, e *index.Entry, execBit bool) (bool, error) {
 }
 
 // update moves a clean checkout from commit old to commit new: the files
-// and index entries the two trees differ in are written or removed, and
-// nothing else is touched; index.lock is held throughout (lockIndex), from
-// before the index is read until the new one is in place, as git holds it. (go-git's hard reset also deletes untracked
-// files — among them baton's own state files — so it is not used.)
+// and index entries the two trees differ in are written or removed, unless
+// the checkout has them as new has them already, and nothing else is
+// touched; index.lock is held throughout (lockIndex), from before the
+// index is read until the new one is in place, as git holds it. go-git's
+// hard reset also deletes untracked files, among them baton's own state
+// files, so it is not used.
 func (c *checkout) update(old, new string) error {
 	if c.held == nil {
 		if err := c.lockIndex(); err != nil {
@@ -761,9 +734,19 @@ func (c *checkout) update(old, new string) error {
 		}
 		defer c.unlockIndex()
 	}
-	changes, idx, err := c.changesAndIndex(old, new)
+	all, idx, err := c.changesAndIndex(old, new)
 	if err != nil {
 		return err
+	}
+	var changes []treeChange
+	execBit := c.execBit()
+	for _, ch := range all {
+		if !c.has(idx, ch, execBit) {
+			changes = append(changes, ch)
+		}
+	}
+	if len(changes) == 0 {
+		return nil // nothing to write: an undo of an update that never ran writes nothing
 	}
 	// removals first: a file that becomes a directory is gone before the
 	// directory's files are written
@@ -783,6 +766,26 @@ func (c *checkout) update(old, new string) error {
 		}
 	}
 	return c.writeIndex(idx)
+}
+
+// has says whether the checkout already has the new side of ch: no index
+// entry and no file for a path removed, else the index entry and a file
+// unchanged from it.
+func (c *checkout) has(idx *index.Index, ch treeChange, execBit bool) bool {
+	if ch.To.Name == "" {
+		_, err := idx.Entry(ch.From.Name)
+		fi, serr := os.Lstat(filepath.Join(c.top, ch.From.Name))
+		return err != nil && (serr != nil || fi.IsDir())
+	}
+	e, err := idx.Entry(ch.To.Name)
+	if err != nil || e.Hash != ch.To.Hash || e.Mode != indexMode(ch.To.Mode) {
+		return false
+	}
+	if e.Mode == filemode.Submodule || e.SkipWorktree {
+		return true
+	}
+	changed, err := fileChanged(c.top, e, execBit)
+	return err == nil && !changed
 }
 
 // remove deletes a file (or an empty submodule directory) of the checkout
@@ -807,27 +810,12 @@ func (c *checkout) remove(name string) error {
 // changesAndIndex is what moving the checkout from commit old to commit
 // new changes, and the checkout's index as it is now.
 func (c *checkout) changesAndIndex(old, new string) ([]treeChange, *index.Index, error) {
-	changes, err := c.r.commitChanges(old, new)
+	changes, err := c.g.commitChanges(old, new)
 	if err != nil {
 		return nil, nil, err
 	}
-	idx, err := c.r.Storer.Index()
+	idx, err := readIndex(c.indexPath())
 	return changes, idx, err
-}
-
-// commitChanges lists the files that differ between two commits' trees.
-func (r *repository) commitChanges(from, to string) ([]treeChange, error) {
-	a, err := r.CommitObject(plumbing.NewHash(from))
-	if err != nil {
-		return nil, err
-	}
-	b, err := r.CommitObject(plumbing.NewHash(to))
-	if err != nil {
-		return nil, err
-	}
-	var changes []treeChange
-	err = r.diffTrees(a.TreeHash, b.TreeHash, "", &changes)
-	return changes, err
 }
 
 // writeFile writes a file of the new tree into the checkout and its index
@@ -852,7 +840,7 @@ func (c *checkout) writeFile(idx *index.Index, f treeEntry) error {
 	default:
 		return fmt.Errorf("%s: unknown mode %o in the tree", f.Name, uint32(f.Mode))
 	}
-	content, err := c.r.blob(f.Hash)
+	content, err := c.g.blob(f.Hash)
 	if err != nil {
 		return err
 	}

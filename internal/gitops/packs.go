@@ -16,20 +16,20 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// Packed objects are read through the pack index the way git reads it:
-// mapped, binary-searched, never decoded whole, checksummed or turned into
-// an offset map. go-git does all three on the first object read, which
-// costs ~0.2 s on a repository of 100,000 commits; this way a lookup costs
-// the same at 1,000 commits as at 100,000. Anything not found here (loose
-// objects, alternates, a pack written meanwhile) falls back to go-git.
+// Packed objects are read by go-git's pack reader through the pack index
+// as git reads it: mapped, binary-searched, never decoded whole,
+// checksummed or turned into a map (the package comment says what go-git's
+// own index costs). Anything not found here (loose objects, a pack written
+// meanwhile) is left to go-git's storage.
 
+// lazyIdx is a pack index (version 2) read in place, as go-git's pack
+// reader asks it.
 type lazyIdx struct {
 	data                       []byte
 	n                          int
 	names, crcs, off32s, off64 int
 	mu                         sync.Mutex
-	scans                      int
-	rev                        map[int64]int
+	byOffset                   []uint32 // positions in pack order (FindHash)
 }
 
 func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
@@ -102,34 +102,52 @@ func (x *lazyIdx) FindCRC32(h plumbing.Hash) (uint32, error) {
 	return 0, plumbing.ErrObjectNotFound
 }
 
-// FindHash is only needed for deltas against an offset: a few are found by
-// scanning the offset table, after that a reverse map is built.
+// FindHash is the object at pack offset o, which go-git's pack reader asks
+// for the base of every delta: the index positions are put in pack order
+// once, by a radix sort of their offsets as git builds its reverse index,
+// and searched.
 func (x *lazyIdx) FindHash(o int64) (plumbing.Hash, error) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
+	if x.byOffset == nil {
+		x.byOffset = x.sortByOffset()
+	}
+	x.mu.Unlock()
 	var h plumbing.Hash
-	if x.rev == nil && x.scans < 16 {
-		x.scans++
-		for i := 0; i < x.n; i++ {
-			if x.offset(i) == o {
-				copy(h[:], x.name(i))
-				return h, nil
-			}
-		}
+	i := sort.Search(x.n, func(k int) bool { return x.offset(int(x.byOffset[k])) >= o })
+	if i == x.n || x.offset(int(x.byOffset[i])) != o {
 		return h, plumbing.ErrObjectNotFound
 	}
-	if x.rev == nil {
-		x.rev = make(map[int64]int, x.n)
-		for i := 0; i < x.n; i++ {
-			x.rev[x.offset(i)] = i
-		}
-	}
-	i, ok := x.rev[o]
-	if !ok {
-		return h, plumbing.ErrObjectNotFound
-	}
-	copy(h[:], x.name(i))
+	copy(h[:], x.name(int(x.byOffset[i])))
 	return h, nil
+}
+
+// sortByOffset lists the index positions in the order of their objects'
+// offsets in the pack, sorting 16 bits of the offsets at a time.
+func (x *lazyIdx) sortByOffset() []uint32 {
+	offs := make([]uint64, x.n)
+	pos, tmp := make([]uint32, x.n), make([]uint32, x.n)
+	var top uint64
+	for i := range offs {
+		offs[i], pos[i] = uint64(x.offset(i)), uint32(i)
+		top = max(top, offs[i])
+	}
+	count := make([]int, 1<<16+1)
+	for shift := uint(0); shift < 64 && (shift == 0 || top>>shift != 0); shift += 16 {
+		clear(count)
+		for _, p := range pos {
+			count[offs[p]>>shift&0xffff+1]++
+		}
+		for d := 1; d < len(count); d++ {
+			count[d] += count[d-1]
+		}
+		for _, p := range pos {
+			d := offs[p] >> shift & 0xffff
+			tmp[count[d]] = p
+			count[d]++
+		}
+		pos, tmp = tmp, pos
+	}
+	return pos
 }
 
 func (x *lazyIdx) Count() (int64, error) { return int64(x.n), nil }
@@ -209,43 +227,6 @@ func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
 		return pr.p.Get(h)
 	}
 	return nil, plumbing.ErrObjectNotFound
-}
-
-func (s *tolerantStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if s.packs != nil {
-		obj, err := s.packs.get(h)
-		if err != nil {
-			obj, err = looseObject(s.packs.dir, h) // else go-git's reader says what is wrong
-		}
-		if err == nil {
-			if t != plumbing.AnyObject && obj.Type() != t {
-				return nil, plumbing.ErrObjectNotFound
-			}
-			return obj, nil
-		}
-	}
-	o, err := s.Storage.EncodedObject(t, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && s.packs != nil {
-		return s.fromAlternates(t, h)
-	}
-	return o, err
-}
-
-func (s *tolerantStorage) HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error) {
-	if s.packs == nil {
-		return s.Storage.HashesWithPrefix(prefix)
-	}
-	var out []plumbing.Hash
-	seen := map[plumbing.Hash]bool{}
-	s.altOnce.Do(func() { s.alts = readAlternates(s.packs.dir, 0, map[string]bool{}) })
-	sets := []*packSet{s.packs}
-	for _, a := range s.alts {
-		sets = append(sets, a.packs)
-	}
-	for _, ps := range sets {
-		out = ps.withPrefix(prefix, seen, out)
-	}
-	return out, nil
 }
 
 // withPrefix adds the hashes of ps's objects, loose and packed, that start

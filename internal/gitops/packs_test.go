@@ -9,9 +9,9 @@ import (
 	"github.com/baton-cli/baton/internal/gitops"
 )
 
-// Packed repositories are read through the mapped pack index; the answers
-// must be git's, for packed and loose objects alike, and short hashes must
-// resolve from either.
+// Packed repositories are read through the pack index read in place; the
+// answers must be git's, for packed and loose objects alike, and short
+// hashes must resolve from either.
 func TestPackedRepository(t *testing.T) {
 	r := featureHistory(t, 4)
 	r.git("repack", "-adq")

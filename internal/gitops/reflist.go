@@ -2,8 +2,10 @@ package gitops
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +14,108 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
+
+// Refs are read and listed here as git reads them: a loose file under the
+// common directory, else a line of packed-refs. go-git reads the packed
+// value under a loose file that holds no hash (empty, garbage: a broken
+// ref, which git passes over as missing), and its listing fails as a whole
+// on the first empty file it meets.
+
+// Branch returns the commit refs/heads/name points at.
+func (g *repo) Branch(name string) (string, error) {
+	h, found, err := g.readRef("refs/heads/"+name, 0)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", fmt.Errorf("%w: %s", ErrNoBranch, name)
+	}
+	return h, nil
+}
+
+// branchExists says whether refs/heads/name exists as git's reads see it.
+func (g *repo) branchExists(name string) bool {
+	_, found, err := g.readRef("refs/heads/"+name, 0)
+	return err == nil && found
+}
+
+// readRef returns the commit the ref name (refs/...) points at, found
+// false when git has no such ref: a name git refuses, a broken loose file,
+// neither a loose file nor a packed line. A symbolic ref is followed, as
+// far as git follows one.
+func (g *repo) readRef(name string, depth int) (hash string, found bool, err error) {
+	if !strings.HasPrefix(name, "refs/") || plumbing.ReferenceName(name).Validate() != nil || depth > 5 {
+		return "", false, nil
+	}
+	b, err := readLoose(filepath.Join(g.loc.CommonDir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		if target, ok := strings.CutPrefix(string(b), "ref:"); ok {
+			return g.readRef(strings.TrimSpace(target), depth+1)
+		}
+		h, kind := looseValue(b)
+		return h, kind == refHash, nil
+	case errors.Is(err, syscall.EISDIR): // refs/heads/a when a/b exists
+	case errors.Is(err, syscall.ENOTDIR): // refs/heads/a/b when a exists
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	err = scanPacked(g.loc.CommonDir, func(ref, h string) bool {
+		if ref == name {
+			hash, found = h, true
+		}
+		return !found
+	})
+	return hash, found, err
+}
+
+// refKind is what a loose ref file holds.
+type refKind int
+
+const (
+	refBroken   refKind = iota // neither a hash nor a symbolic ref: empty, garbage
+	refHash                    // a commit's hash
+	refSymbolic                // "ref: <another ref>"
+)
+
+// looseValue reads a loose ref file's content as git does: "ref:" starts a
+// symbolic ref; otherwise a full hash, followed by nothing or by white
+// space (and whatever comes after it); anything else is broken.
+func looseValue(b []byte) (string, refKind) {
+	if bytes.HasPrefix(b, []byte("ref:")) {
+		return "", refSymbolic
+	}
+	n := 2 * len(plumbing.ZeroHash)
+	if len(b) < n || !plumbing.IsHash(string(b[:n])) || len(b) > n && !isSpace(b[n]) {
+		return "", refBroken
+	}
+	return strings.ToLower(string(b[:n])), refHash
+}
+
+// isSpace is git's isspace (its own table, not the C library's): space,
+// tab, newline and carriage return.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// readLoose reads a loose ref file. Only a regular file has content: a
+// FIFO, device or socket left under refs/ (which a blocking open would
+// wait on) reads as empty — a broken ref — and a directory is EISDIR.
+func readLoose(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case fi.IsDir():
+		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	case !fi.Mode().IsRegular():
+		return nil, nil
+	}
+	return io.ReadAll(f)
+}
 
 // Heads lists the repository's branches and the commits they point at, as
 // 'git for-each-ref refs/heads' lists them: the loose refs under
@@ -86,7 +190,7 @@ func validBranch(name string) bool {
 // damage, reported.
 func scanPacked(dir string, visit func(ref, hash string) bool) error {
 	path := filepath.Join(dir, "packed-refs")
-	f, err := openRead(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -135,10 +135,19 @@ func lockAt(path, tmpDir string) (func(), error) {
 
 // logRef appends a ref change to the branch's reflog (logs/refs/heads/NAME)
 // and to HEAD's in a checkout that has the branch checked out, as git does
-// when core.logAllRefUpdates is not false: "old new Name <email> seconds
-// +hhmm<TAB>message". A reflog is a convenience ('git reflog', main@{1}),
-// so a failure to write it is not an error.
+// when core.logAllRefUpdates is not false. A reflog is a convenience ('git
+// reflog', main@{1}), so a failure to write it is not an error.
 func (g *repo) logRef(name, old, commit, msg string) {
+	logs := []string{filepath.Join(g.loc.CommonDir, "logs", "refs", "heads", filepath.FromSlash(name))}
+	if c, err := g.checkoutOf(name); err == nil && c != nil {
+		logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
+	}
+	g.appendReflog(logs, old, commit, msg)
+}
+
+// appendReflog appends "old new Name <email> seconds +hhmm<TAB>message" to
+// each of the reflogs at paths, unless core.logAllRefUpdates is false.
+func (g *repo) appendReflog(paths []string, old, commit, msg string) {
 	if cfg, err := g.r.Storer.Config(); err == nil && cfg.Raw != nil && strings.EqualFold(cfg.Raw.Section("core").Option("logallrefupdates"), "false") {
 		return
 	}
@@ -148,13 +157,10 @@ func (g *repo) logRef(name, old, commit, msg string) {
 	who, email := Identity(g)
 	var line bytes.Buffer
 	fmt.Fprintf(&line, "%s %s ", old, commit)
-	Signature{Name: who, Email: email, When: time.Now()}.encode(&line)
+	sig := gitSignature(Signature{Name: who, Email: email, When: time.Now()})
+	_ = sig.Encode(&line)
 	fmt.Fprintf(&line, "\t%s\n", strings.ReplaceAll(msg, "\n", " "))
-	logs := []string{filepath.Join(g.loc.CommonDir, "logs", "refs", "heads", filepath.FromSlash(name))}
-	if c, err := g.checkoutOf(name); err == nil && c != nil {
-		logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
-	}
-	for _, p := range logs {
+	for _, p := range paths {
 		if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 			appendLine(p, line.Bytes())
 		}

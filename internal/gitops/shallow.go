@@ -1,11 +1,8 @@
 package gitops
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -16,40 +13,15 @@ import (
 // merge bases are answered from the history that is there instead of
 // failing on a parent that was never fetched.
 
-var shallowCache sync.Map // common dir -> shallowEntry
-
-// shallowEntry is the shallow file's roots as read at one version of the
-// file (its size and modification time): a fetch that deepens or
-// unshallows the clone changes the file, and the roots are read again.
-type shallowEntry struct {
-	size  int64
-	mtime int64
-	roots map[plumbing.Hash]bool
-}
-
-// shallowRoots returns the commits the repository holds without parents.
+// shallowRoots returns the commits the repository holds without parents,
+// as the shallow file lists them now: a fetch that deepens or unshallows
+// the clone changes the file.
 func (g *repo) shallowRoots() map[plumbing.Hash]bool {
-	path := filepath.Join(g.loc.CommonDir, "shallow")
-	var size, mtime int64 = -1, 0
-	if fi, err := os.Stat(path); err == nil {
-		size, mtime = fi.Size(), fi.ModTime().UnixNano()
-	}
-	if v, ok := shallowCache.Load(g.loc.CommonDir); ok {
-		if e := v.(shallowEntry); e.size == size && e.mtime == mtime {
-			return e.roots
-		}
-	}
 	roots := map[plumbing.Hash]bool{}
-	if f, err := os.Open(path); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if h := strings.TrimSpace(sc.Text()); plumbing.IsHash(h) {
-				roots[plumbing.NewHash(h)] = true
-			}
-		}
-		f.Close()
+	hs, _ := g.r.Storer.Shallow()
+	for _, h := range hs {
+		roots[h] = true
 	}
-	shallowCache.Store(g.loc.CommonDir, shallowEntry{size: size, mtime: mtime, roots: roots})
 	return roots
 }
 

@@ -154,7 +154,7 @@ func lockContent(path string) string {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		return "\x00" // a FIFO would block the read: no lock baton makes
 	}
-	f, err := openRead(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "\x00"
 	}

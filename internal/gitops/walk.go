@@ -4,6 +4,7 @@ import (
 	"container/heap"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // The walks here answer range, ancestry and merge-base questions by
@@ -27,7 +28,7 @@ const (
 const paint = fromLeft | fromRight | stale
 
 type node struct {
-	c     *commit
+	c     *object.Commit
 	flags int
 }
 
@@ -48,13 +49,14 @@ func (q *commitQueue) Pop() any {
 
 // walker holds the commits a walk has loaded.
 type walker struct {
-	g     *repo
-	nodes map[plumbing.Hash]*node
-	queue commitQueue
+	g       *repo
+	nodes   map[plumbing.Hash]*node
+	queue   commitQueue
+	shallow map[plumbing.Hash]bool // a shallow clone's roots (shallow.go)
 }
 
 func (g *repo) newWalker() *walker {
-	return &walker{g: g, nodes: map[plumbing.Hash]*node{}}
+	return &walker{g: g, nodes: map[plumbing.Hash]*node{}, shallow: g.shallowRoots()}
 }
 
 func (w *walker) node(h plumbing.Hash) (*node, error) {
@@ -65,7 +67,7 @@ func (w *walker) node(h plumbing.Hash) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.g.shallowRoots()[h] {
+	if w.shallow[h] {
 		c.ParentHashes = nil // a shallow clone's root: its parents were never fetched
 	}
 	n := &node{c: c}
@@ -250,7 +252,7 @@ func (g *repo) bestBase(bases []string) (string, error) {
 	return "", nil
 }
 
-func commitOf(c *commit) Commit {
+func commitOf(c *object.Commit) Commit {
 	return Commit{Hash: c.Hash.String(), Subject: subject(c.Message), Parents: hashes(c.ParentHashes)}
 }
 

@@ -1,7 +1,9 @@
 // Package manpage writes a roff man page for every command of a cobra
 // command tree: name, synopsis, description, options, example and the pages
-// to see also. It writes roff directly (no Markdown step), so that nothing
-// of it costs a baton process at start-up.
+// to see also. cobra's own generator (github.com/spf13/cobra/doc) renders
+// help text as Markdown through go-md2man, which refills the indented lines
+// baton's help uses for tables, such as the exit codes, into one paragraph;
+// this writer keeps them as they are.
 package manpage
 
 import (

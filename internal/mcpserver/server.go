@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +51,7 @@ type Options struct {
 // says so in warn.
 func New(ctx context.Context, o Options, warn io.Writer) *mcp.Server {
 	s := &Server{caller: app.Bound(o.Credential)}
-	s.app = app.New(o.Env, o.AppOptions, &sink{}) // each call has its own (WithSink)
+	s.app = app.New(o.Env, o.AppOptions, &app.Notes{}) // each call has its own (WithSink)
 	if o.Credential != "" {
 		cur, err := s.app.SessionCurrent(ctx, s.caller)
 		switch {
@@ -107,44 +106,4 @@ func (s *Server) Role() string {
 // Message is the text of err as the CLI prints it on stderr.
 func Message(err error) string {
 	return "ERROR: " + jsondoc.SafeMessage(err.Error())
-}
-
-// sink collects the warnings and notices of the call in progress.
-type sink struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (k *sink) Warnf(format string, args ...any) {
-	k.add("WARNING: " + fmt.Sprintf(format, args...))
-}
-
-func (k *sink) Noticef(format string, args ...any) { k.add(fmt.Sprintf(format, args...)) }
-
-func (k *sink) Messages() io.Writer { return sinkWriter{k} }
-
-func (k *sink) add(line string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.lines = append(k.lines, strings.TrimRight(line, "\n"))
-}
-
-// take returns the lines collected since the last take.
-func (k *sink) take() []string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := k.lines
-	k.lines = nil
-	return out
-}
-
-type sinkWriter struct{ k *sink }
-
-func (w sinkWriter) Write(p []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if l != "" {
-			w.k.add(l)
-		}
-	}
-	return len(p), nil
 }

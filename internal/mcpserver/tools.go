@@ -78,9 +78,9 @@ func def[In, Out any](name, desc string, h handler[In, Out], actions ...workflow
 	sp := spec{name: name, desc: desc, actions: actions}
 	sp.add = func(m *mcp.Server, t *mcp.Tool, s *Server) {
 		mcp.AddTool(m, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-			k := &sink{}
+			k := &app.Notes{}
 			out, err := h(ctx, &call{app: s.app.WithSink(k), caller: s.caller, srv: s}, in)
-			notes := k.take()
+			notes := lines(k.Taken())
 			if err != nil {
 				// the SDK turns a plain error into an IsError result
 				// whose text is the error's, with no structured content
@@ -106,3 +106,16 @@ func withNotes(out any, notes []string) *mcp.CallToolResult {
 // destructive and idempotent mark a write's hints.
 func (sp spec) destroys() spec   { sp.destructive = true; return sp }
 func (sp spec) repeatable() spec { sp.idempotent = true; return sp }
+
+// lines are a call's warnings and notices as the CLI prints them.
+func lines(notes []app.Note) []string {
+	out := make([]string, 0, len(notes))
+	for _, n := range notes {
+		text := strings.TrimRight(n.Text, "\n")
+		if n.Warning {
+			text = "WARNING: " + text
+		}
+		out = append(out, text)
+	}
+	return out
+}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // FileName is the progress file's name in the state directory.
@@ -29,16 +28,14 @@ var Phases = []string{"INITIALIZER", "IMPLEMENT", "BUGFIX", "REVIEW", "FIX", "AR
 var Outcomes = []string{"SUCCESS", "READY_FOR_REVIEW", "NEEDS_FIX", "REJECTED", "ERROR"}
 
 // outcomeAliases maps the predecessor's outcome words to the seed's.
-var outcomeAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"APPROVED":           "SUCCESS",
-		"APPROVE":            "SUCCESS",
-		"PASS":               "SUCCESS",
-		"REQUEST_CHANGES":    "NEEDS_FIX",
-		"PASS_WITH_COMMENTS": "NEEDS_FIX",
-		"REJECT":             "REJECTED",
-	}
-}}
+var outcomeAliases = map[string]string{
+	"APPROVED":           "SUCCESS",
+	"APPROVE":            "SUCCESS",
+	"PASS":               "SUCCESS",
+	"REQUEST_CHANGES":    "NEEDS_FIX",
+	"PASS_WITH_COMMENTS": "NEEDS_FIX",
+	"REJECT":             "REJECTED",
+}
 
 // Choose returns the canonical spelling of value among allowed (matched
 // without regard to case), or a usage error naming the flag.
@@ -57,7 +54,7 @@ func Choose(flag, value string, allowed []string, aliases map[string]string) (st
 
 // NormalizeOutcome maps an --outcome value to the seed's vocabulary.
 func NormalizeOutcome(o string) (string, error) {
-	return Choose("--outcome", o, Outcomes, outcomeAliases.Get())
+	return Choose("--outcome", o, Outcomes, outcomeAliases)
 }
 
 // Commit is one commit a session made.
@@ -179,7 +176,7 @@ func Parse(data []byte) (*File, error) {
 		if seen[id] {
 			return nil, arr.Invalid("sessions", i, "session_id", "duplicate session id %d", id)
 		}
-		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "sessions", i, sessionShape.Get()); err != nil {
+		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "sessions", i, sessionShape); err != nil {
 			return nil, err
 		}
 		seen[id] = true
@@ -214,23 +211,21 @@ var (
 		{Key: "current_branch", Type: jsondoc.TypeString, Null: true},
 		{Key: "head_commit", Type: jsondoc.TypeString, Null: true},
 	}
-	sessionShape = lazy.Value[[]jsondoc.Want]{Build: func() []jsondoc.Want { // built on first use: its enum reads a table built so
-		return []jsondoc.Want{
-			{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
-			{Key: "started_at", Type: jsondoc.TypeString, Null: true},
-			{Key: "completed_at", Type: jsondoc.TypeString, Null: true},
-			{Key: "summary", Type: jsondoc.TypeString, Null: true},
-			{Key: "features_touched", Type: jsondoc.TypeArray, Null: true},
-			{Key: "outcome", Type: jsondoc.TypeString, Null: true, Enum: outcomeWords()},
-			{Key: "commits", Type: jsondoc.TypeArray, Null: true},
-			{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
-		}
-	}}
+	sessionShape = []jsondoc.Want{
+		{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
+		{Key: "started_at", Type: jsondoc.TypeString, Null: true},
+		{Key: "completed_at", Type: jsondoc.TypeString, Null: true},
+		{Key: "summary", Type: jsondoc.TypeString, Null: true},
+		{Key: "features_touched", Type: jsondoc.TypeArray, Null: true},
+		{Key: "outcome", Type: jsondoc.TypeString, Null: true, Enum: outcomeWords()},
+		{Key: "commits", Type: jsondoc.TypeArray, Null: true},
+		{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
+	}
 )
 
 func outcomeWords() []string {
 	out := append([]string(nil), Outcomes...)
-	for a := range outcomeAliases.Get() {
+	for a := range outcomeAliases {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Outcomes):])

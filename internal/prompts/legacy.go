@@ -4,43 +4,39 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Placeholders maps the predecessor's {{PLACEHOLDER}} names, which its
 // prompts used, to the template fields they stand for.
-var Placeholders = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"PROJECT_NAME":          ".Project",
-		"PROJECT_PATH":          ".ProjectPath",
-		"FEATURE_COUNT":         ".FeatureCount",
-		"MAIN_BRANCH":           ".MainBranch",
-		"AGENT_STATE_DIR":       ".StateDir",
-		"ARCHITECTURE_INTERVAL": ".ArchitectureInterval",
-		"FEATURES_COMPLETED":    ".FeaturesCompleted",
-		"TECH_DEBT_THRESHOLD":   ".TechDebtThreshold",
-		"INPUT_FILE":            ".SpecFile",
-		"SESSION_ID":            ".Session",
-		"FEATURE_ID":            ".Feature",
-		"BRANCH":                ".Branch",
-		"ROLE":                  ".Role",
-		"MAX_FIX_CYCLES":        ".MaxFixCycles",
-		"TEST_COMMAND":          ".TestCommand",
-		"CONTEXT":               ".Context",
-	}
-}}
+var Placeholders = map[string]string{
+	"PROJECT_NAME":          ".Project",
+	"PROJECT_PATH":          ".ProjectPath",
+	"FEATURE_COUNT":         ".FeatureCount",
+	"MAIN_BRANCH":           ".MainBranch",
+	"AGENT_STATE_DIR":       ".StateDir",
+	"ARCHITECTURE_INTERVAL": ".ArchitectureInterval",
+	"FEATURES_COMPLETED":    ".FeaturesCompleted",
+	"TECH_DEBT_THRESHOLD":   ".TechDebtThreshold",
+	"INPUT_FILE":            ".SpecFile",
+	"SESSION_ID":            ".Session",
+	"FEATURE_ID":            ".Feature",
+	"BRANCH":                ".Branch",
+	"ROLE":                  ".Role",
+	"MAX_FIX_CYCLES":        ".MaxFixCycles",
+	"TEST_COMMAND":          ".TestCommand",
+	"CONTEXT":               ".Context",
+}
 
-var placeholder = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`) }}
+var placeholder = regexp.MustCompile(`\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}`)
 
 // legacy turns {{PLACEHOLDER}} names into template fields, keeping every
 // line where it was (so errors name the file's own lines). An unknown
 // name is an error naming its line and the names there are.
 func legacy(origin, src string) (string, error) {
 	var bad *Error
-	out := placeholder.Get().ReplaceAllStringFunc(src, func(m string) string {
-		name := placeholder.Get().FindStringSubmatch(m)[1]
-		if f, ok := Placeholders.Get()[name]; ok {
+	out := placeholder.ReplaceAllStringFunc(src, func(m string) string {
+		name := placeholder.FindStringSubmatch(m)[1]
+		if f, ok := Placeholders[name]; ok {
 			return "{{" + f + "}}"
 		}
 		if bad == nil {
@@ -57,7 +53,7 @@ func legacy(origin, src string) (string, error) {
 
 func placeholderNames() []string {
 	var n []string
-	for k := range Placeholders.Get() {
+	for k := range Placeholders {
 		n = append(n, k)
 	}
 	sort.Strings(n)

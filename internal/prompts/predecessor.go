@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // The predecessor's orchestrator ran one prompt file per session type,
@@ -21,18 +19,16 @@ import (
 // PredecessorFiles maps a role to the predecessor's prompt file for it.
 // FIX answering no review's issues (tech debt) uses the GLOBAL_FIX file, as
 // the predecessor did.
-var PredecessorFiles = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"INITIALIZER":            "initializer_prompt.md",
-		"BROWNFIELD_INITIALIZER": "brownfield_initializer_prompt.md",
-		"IMPLEMENT":              "coding_prompt.md",
-		"BUGFIX":                 "bugfix_prompt.md",
-		"REVIEW":                 "reviewer_prompt.md",
-		"FIX":                    "fix_prompt.md",
-		"ARCHITECTURE":           "architecture_reviewer_prompt.md",
-		"GLOBAL_FIX":             "global_fix_prompt.md",
-	}
-}}
+var PredecessorFiles = map[string]string{
+	"INITIALIZER":            "initializer_prompt.md",
+	"BROWNFIELD_INITIALIZER": "brownfield_initializer_prompt.md",
+	"IMPLEMENT":              "coding_prompt.md",
+	"BUGFIX":                 "bugfix_prompt.md",
+	"REVIEW":                 "reviewer_prompt.md",
+	"FIX":                    "fix_prompt.md",
+	"ARCHITECTURE":           "architecture_reviewer_prompt.md",
+	"GLOBAL_FIX":             "global_fix_prompt.md",
+}
 
 // Values are the predecessor's placeholders for one session.
 func (d Data) Values(inputFile string, featureCount int) map[string]string {
@@ -66,7 +62,7 @@ func Substitute(text string, values map[string]string) string {
 // directory dir and fills its placeholders. A missing file is an *Error
 // naming the file and what the directory should hold.
 func RenderPredecessor(dir, role string, values map[string]string) (string, error) {
-	name, ok := PredecessorFiles.Get()[strings.ToUpper(role)]
+	name, ok := PredecessorFiles[strings.ToUpper(role)]
 	if !ok {
 		return "", &Error{File: dir, Msg: fmt.Sprintf("no predecessor prompt file is known for role %s", role)}
 	}
@@ -97,7 +93,7 @@ func predecessorNames() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range []string{"INITIALIZER", "BROWNFIELD_INITIALIZER", "IMPLEMENT", "BUGFIX", "REVIEW", "FIX", "ARCHITECTURE", "GLOBAL_FIX"} {
-		if n := PredecessorFiles.Get()[r]; !seen[n] {
+		if n := PredecessorFiles[r]; !seen[n] {
 			seen[n] = true
 			out = append(out, n)
 		}

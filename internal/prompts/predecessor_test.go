@@ -37,10 +37,10 @@ func TestRenderPredecessor(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "global_fix_prompt.md") || !strings.Contains(err.Error(), "coding_prompt.md") {
 		t.Fatalf("a missing file names it and what the directory holds: %v", err)
 	}
-	if missing := CheckPredecessorDir(dir); len(missing) != len(PredecessorFiles.Get())-1 {
+	if missing := CheckPredecessorDir(dir); len(missing) != len(PredecessorFiles)-1 {
 		t.Fatalf("CheckPredecessorDir = %v", missing)
 	}
-	for role, file := range PredecessorFiles.Get() {
+	for role, file := range PredecessorFiles {
 		if !strings.HasSuffix(file, "_prompt.md") {
 			t.Errorf("role %s: file %s", role, file)
 		}

@@ -19,8 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 //go:embed templates/*.md templates/_common.tmpl
@@ -89,7 +87,7 @@ func (d Data) IssueList() string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-var funcs = lazy.Value[template.FuncMap]{Build: func() template.FuncMap {
+var funcs = func() template.FuncMap {
 	return template.FuncMap{
 		"join": strings.Join,
 		"first": func(ids string) string {
@@ -97,7 +95,7 @@ var funcs = lazy.Value[template.FuncMap]{Build: func() template.FuncMap {
 			return id
 		},
 	}
-}}
+}()
 
 // Error is a template that cannot be used: which file, which line, why.
 type Error struct {
@@ -131,7 +129,7 @@ func Render(overrideDir string, d Data) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := template.New(origin).Option("missingkey=error").Funcs(funcs.Get())
+	t := template.New(origin).Option("missingkey=error").Funcs(funcs)
 	if _, err := t.New("_common.tmpl").Parse(string(common)); err != nil {
 		return "", templateError("built-in _common.tmpl", err)
 	}
@@ -160,10 +158,10 @@ func tidy(s string) string {
 	return strings.TrimSpace(strings.Join(out, "\n")) + "\n"
 }
 
-var templateLine = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^template: (.*?):(\d+):(?:\d+:)? ?(.*)$`) }}
+var templateLine = regexp.MustCompile(`^template: (.*?):(\d+):(?:\d+:)? ?(.*)$`)
 
 func templateError(origin string, err error) error {
-	m := templateLine.Get().FindStringSubmatch(err.Error())
+	m := templateLine.FindStringSubmatch(err.Error())
 	if m == nil {
 		return &Error{File: origin, Msg: err.Error()}
 	}
@@ -176,7 +174,7 @@ func templateError(origin string, err error) error {
 // IMPLEMENT's), else the built-in one.
 func source(overrideDir, name string) (src, origin string, override bool, err error) {
 	if overrideDir != "" {
-		for _, n := range []string{name, aliasOf.Get()[name]} {
+		for _, n := range []string{name, aliasOf[name]} {
 			if n == "" {
 				continue
 			}
@@ -198,9 +196,7 @@ func source(overrideDir, name string) (src, origin string, override bool, err er
 }
 
 // aliasOf maps the roles that have another role's rights to it.
-var aliasOf = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{"BUGFIX": "IMPLEMENT", "GLOBAL_FIX": "FIX", "BROWNFIELD_INITIALIZER": "INITIALIZER"}
-}}
+var aliasOf = map[string]string{"BUGFIX": "IMPLEMENT", "GLOBAL_FIX": "FIX", "BROWNFIELD_INITIALIZER": "INITIALIZER"}
 
 // Roles lists the roles with a built-in template.
 func Roles() []string {

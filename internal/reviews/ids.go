@@ -6,32 +6,30 @@ import (
 	"strings"
 
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Ids are written several ways: show-issues prints a review as R3 and its
 // issues as R3-M1 (A3-M1 for an architecture review), add-fix prints a fix
 // as FIX-3, and people type 3. Every command that takes a review or fix id
 // accepts the bare number and its own printed form, and says which kind of
-// id it was given when it is the other kind. The forms are compiled on
-// first use: package initialisation is paid by every baton process.
+// id it was given when it is the other kind.
 var (
-	reviewForm = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^[RA](\d+)$`) }}
-	fixForm    = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^FIX-(\d+)$`) }}
-	issueForm  = lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^([RA])(\d+)-[CMS]\d+$`) }}
+	reviewForm = regexp.MustCompile(`^[RA](\d+)$`)
+	fixForm    = regexp.MustCompile(`^FIX-(\d+)$`)
+	issueForm  = regexp.MustCompile(`^([RA])(\d+)-[CMS]\d+$`)
 )
 
 // ParseReviewID reads a review id given as 3, R3 or A3 (case-insensitive).
 func ParseReviewID(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, ok := idNumber(t, reviewForm.Get()); ok {
+	if n, ok := idNumber(t, reviewForm); ok {
 		return n, nil
 	}
 	switch {
-	case fixForm.Get().MatchString(t):
+	case fixForm.MatchString(t):
 		return 0, errs.New(errs.Usage, "%q is a fix id, not a review id: give the id of the review (3 or R3; 'baton reviews list' shows them)", s)
-	case issueForm.Get().MatchString(t):
-		m := issueForm.Get().FindStringSubmatch(t)
+	case issueForm.MatchString(t):
+		m := issueForm.FindStringSubmatch(t)
 		return 0, errs.New(errs.Usage, "%q is an issue id, not a review id: the review it belongs to is R%s", s, m[2])
 	}
 	return 0, errs.New(errs.Usage, "%q is not a review id (write 3 or R3)", s)
@@ -40,10 +38,10 @@ func ParseReviewID(s string) (int, error) {
 // ParseFixID reads a fix id given as 3 or FIX-3 (case-insensitive).
 func ParseFixID(s string) (int, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if n, ok := idNumber(t, fixForm.Get()); ok {
+	if n, ok := idNumber(t, fixForm); ok {
 		return n, nil
 	}
-	if reviewForm.Get().MatchString(t) {
+	if reviewForm.MatchString(t) {
 		return 0, errs.New(errs.Usage, "%q is a review id, not a fix id: give the id of the fix (3 or FIX-3; 'baton reviews list' shows them)", s)
 	}
 	return 0, errs.New(errs.Usage, "%q is not a fix id (write 3 or FIX-3)", s)

@@ -12,25 +12,20 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Severities in the order they are stored and shown, with the letter each
 // gives an issue id (R1-C1, R1-M2, R1-m1, R1-S1).
 var Severities = []string{"critical", "major", "minor", "suggestions"}
 
-var severityLetter = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{"critical": "C", "major": "M", "minor": "m", "suggestions": "S"}
-}}
+var severityLetter = map[string]string{"critical": "C", "major": "M", "minor": "m", "suggestions": "S"}
 
-var severityAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"critical": "critical", "blocker": "critical",
-		"major": "major", "high": "major",
-		"minor": "minor", "low": "minor",
-		"suggestion": "suggestions", "suggestions": "suggestions", "nit": "suggestions",
-	}
-}}
+var severityAliases = map[string]string{
+	"critical": "critical", "blocker": "critical",
+	"major": "major", "high": "major",
+	"minor": "minor", "low": "minor",
+	"suggestion": "suggestions", "suggestions": "suggestions", "nit": "suggestions",
+}
 
 // Issue is one review finding as baton reads it; the stored object keeps any
 // other field the reviewer gave.
@@ -69,7 +64,7 @@ func ParseIssues(arg string, input []byte) ([]PendingIssue, error) {
 			where := fmt.Sprintf("[%d]", i)
 			i++
 			sev := v.Get("severity").String()
-			canon, ok := severityAliases.Get()[strings.ToLower(sev)]
+			canon, ok := severityAliases[strings.ToLower(sev)]
 			if !ok {
 				err = errs.New(errs.Usage, "%s: item %s: severity must be critical, major, minor or suggestion, found %q", arg, where, sev)
 				return false
@@ -81,7 +76,7 @@ func ParseIssues(arg string, input []byte) ([]PendingIssue, error) {
 		})
 	case r.IsObject():
 		r.ForEach(func(k, v gjson.Result) bool {
-			canon, ok := severityAliases.Get()[strings.ToLower(k.Str)]
+			canon, ok := severityAliases[strings.ToLower(k.Str)]
 			if !ok {
 				err = errs.New(errs.Usage, "%s: unknown group %q (use critical, major, minor, suggestions)", arg, k.Str)
 				return false
@@ -158,7 +153,7 @@ func AssignIDs(issues []PendingIssue, prefix string) (json.RawMessage, error) {
 		if p.ID == "" {
 			continue
 		}
-		want := prefix + severityLetter.Get()[p.Severity]
+		want := prefix + severityLetter[p.Severity]
 		num := strings.TrimPrefix(p.ID, want)
 		n, err := strconv.Atoi(num)
 		if !strings.HasPrefix(p.ID, want) || err != nil || n < 1 || strconv.Itoa(n) != num {
@@ -172,7 +167,7 @@ func AssignIDs(issues []PendingIssue, prefix string) (json.RawMessage, error) {
 	groups := map[string][]json.RawMessage{}
 	for _, p := range issues {
 		if p.ID == "" {
-			letter := severityLetter.Get()[p.Severity]
+			letter := severityLetter[p.Severity]
 			for {
 				next[letter]++
 				cand := prefix + letter + strconv.Itoa(next[letter])
@@ -234,7 +229,7 @@ func ReadIssues(issues gjson.Result) []Issue {
 		}
 	case issues.IsArray():
 		issues.ForEach(func(_, v gjson.Result) bool {
-			sev, ok := severityAliases.Get()[strings.ToLower(v.Get("severity").String())]
+			sev, ok := severityAliases[strings.ToLower(v.Get("severity").String())]
 			if !ok {
 				sev = "minor"
 			}

@@ -15,7 +15,6 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/lazy"
 	"github.com/baton-cli/baton/internal/progress"
 )
 
@@ -28,20 +27,15 @@ const SchemaVersion = "1.0"
 // Verdicts stored, as the seed names them.
 var Verdicts = []string{"PASS", "PASS_WITH_COMMENTS", "REQUEST_CHANGES", "REJECT"}
 
-var verdictAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
-}}
+var verdictAliases = map[string]string{"APPROVE": "PASS", "APPROVED": "PASS", "REJECTED": "REJECT"}
 
 // NormalizeVerdict maps a --verdict value to the seed's vocabulary.
 func NormalizeVerdict(v string) (string, error) {
-	return progress.Choose("--verdict", v, Verdicts, verdictAliases.Get())
+	return progress.Choose("--verdict", v, Verdicts, verdictAliases)
 }
 
 // ReviewerTypes are the agent types that write reviews.
 var ReviewerTypes = []string{"REVIEW", "ARCHITECTURE"}
-
-// DefaultMaxFixCycles is the seed's fix-cycle limit per feature.
-const DefaultMaxFixCycles = 3
 
 // Review is a review record as baton writes it.
 type Review struct {
@@ -133,19 +127,17 @@ var (
 		{Key: "reviews", Type: jsondoc.TypeArray, Required: true},
 		{Key: "fixes", Type: jsondoc.TypeArray}, // the predecessor wrote none before the first fix
 	}
-	reviewShape = lazy.Value[[]jsondoc.Want]{Build: func() []jsondoc.Want { // built on first use: its enum reads a table built so
-		return []jsondoc.Want{
-			{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
-			{Key: "branch", Type: jsondoc.TypeString, Null: true},
-			{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
-			{Key: "timestamp", Type: jsondoc.TypeString, Null: true},
-			{Key: "verdict", Type: jsondoc.TypeString, Enum: verdictWords()},
-			{Key: "issues", Type: jsondoc.TypeObject, Also: jsondoc.TypeArray, Null: true},
-			{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
-			{Key: "summary", Type: jsondoc.TypeString, Null: true},
-			{Key: "merge_commit", Type: jsondoc.TypeString, Null: true},
-		}
-	}}
+	reviewShape = []jsondoc.Want{
+		{Key: "feature_id", Type: jsondoc.TypeString, Null: true},
+		{Key: "branch", Type: jsondoc.TypeString, Null: true},
+		{Key: "agent_type", Type: jsondoc.TypeString, Null: true},
+		{Key: "timestamp", Type: jsondoc.TypeString, Null: true},
+		{Key: "verdict", Type: jsondoc.TypeString, Enum: verdictWords()},
+		{Key: "issues", Type: jsondoc.TypeObject, Also: jsondoc.TypeArray, Null: true},
+		{Key: "commit_range", Type: jsondoc.TypeObject, Null: true},
+		{Key: "summary", Type: jsondoc.TypeString, Null: true},
+		{Key: "merge_commit", Type: jsondoc.TypeString, Null: true},
+	}
 	issuesShape = []jsondoc.Want{
 		{Key: "critical", Type: jsondoc.TypeArray, Null: true},
 		{Key: "major", Type: jsondoc.TypeArray, Null: true},
@@ -164,7 +156,7 @@ var (
 
 func verdictWords() []string {
 	out := append([]string(nil), Verdicts...)
-	for a := range verdictAliases.Get() {
+	for a := range verdictAliases {
 		out = append(out, a)
 	}
 	sort.Strings(out[len(Verdicts):])
@@ -180,7 +172,7 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 	rv, fx := doc.Array("reviews"), doc.Array("fixes")
 	for i, r := range f.reviews {
 		path := fmt.Sprintf("reviews[%d]", i)
-		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape.Get()); err != nil {
+		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape); err != nil {
 			return err
 		}
 		if is := r.Get("issues"); is.IsObject() {
@@ -348,16 +340,12 @@ type NewFix struct {
 	Timestamp      string
 }
 
-// AddFix appends a fix with the next id. Every fixed issue must be an issue
-// of the review it answers.
+// AddFix appends a fix with the next id, answering an existing review
+// (which issues it may name is workflow.FixedIssues's rule).
 func (f *File) AddFix(in NewFix) (Fix, error) {
 	rv, err := f.Review(in.ReviewID)
 	if err != nil {
 		return Fix{}, err
-	}
-	known := map[string]bool{}
-	for _, is := range ReadIssues(rv.Get("issues")) {
-		known[is.ID] = true
 	}
 	fixID, err := jsondoc.NextID(f.maxFix)
 	if err != nil {
@@ -369,9 +357,6 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 		IssuesDeferred: in.IssuesDeferred, PendingReview: true,
 	}
 	for _, fi := range in.IssuesFixed {
-		if !known[fi.IssueID] {
-			return Fix{}, errs.New(errs.NotFound, "--issues-fixed: issue %s is not an issue of review R%d (see 'baton reviews show-issues')", fi.IssueID, in.ReviewID)
-		}
 		fix.IssuesFixed = append(fix.IssuesFixed, jsondoc.Compact(fi))
 	}
 	if fix.IssuesFixed == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/workflow"
 )
 
 // ConfigName is the config file inside .baton/.
@@ -77,9 +78,18 @@ func (c AgentConfig) ModelFor(role string) string {
 	return c.Model
 }
 
-// DefaultConfig is the configuration of a project with no config file.
+// DefaultConfig is the configuration of a project with no config file:
+// the workflow's own default limits.
 func DefaultConfig() Config {
-	return Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}
+	l := workflow.DefaultLimits
+	return Config{MaxFixCycles: l.MaxFixCycles, ArchitectureInterval: l.ArchitectureInterval, TechDebtThreshold: l.TechDebtThreshold,
+		MaxErrorRetries: l.MaxErrorRetries, LockTimeoutSeconds: 10, MergeNoFF: true}
+}
+
+// Limits are the workflow limits the config sets.
+func (c Config) Limits() workflow.Limits {
+	return workflow.Limits{MaxFixCycles: c.MaxFixCycles, ArchitectureInterval: c.ArchitectureInterval,
+		TechDebtThreshold: c.TechDebtThreshold, MaxErrorRetries: c.MaxErrorRetries}
 }
 
 // ConfigPath is where the config of the state directory lives.
@@ -140,17 +150,11 @@ func (s *Store) loadConfig() (Config, error) {
 	default:
 		return c, errs.New(errs.Invalid, "%s: sandbox must be \"on\", \"auto\" or \"off\", found %q", s.ConfigPath(), c.Sandbox)
 	}
-	for _, f := range []struct {
-		name   string
-		v, min int
-	}{
-		{"max_fix_cycles", c.MaxFixCycles, 1}, {"architecture_interval", c.ArchitectureInterval, 1},
-		{"tech_debt_threshold", c.TechDebtThreshold, 1}, {"max_error_retries", c.MaxErrorRetries, 0},
-		{"lock_timeout_seconds", c.LockTimeoutSeconds, 1},
-	} {
-		if f.v < f.min {
-			return c, errs.New(errs.Invalid, "%s: %s must be at least %d, found %d", s.ConfigPath(), f.name, f.min, f.v)
-		}
+	if err := c.Limits().Validate(); err != nil {
+		return c, errs.New(errs.Invalid, "%s: %v", s.ConfigPath(), err)
+	}
+	if c.LockTimeoutSeconds < 1 {
+		return c, errs.New(errs.Invalid, "%s: lock_timeout_seconds must be at least 1, found %d", s.ConfigPath(), c.LockTimeoutSeconds)
 	}
 	if b := c.MainBranch; b != "" && !validBranch(b) {
 		return c, errs.New(errs.Invalid, "%s: main_branch %q is not a branch name (write it as git shows it, e.g. \"main\")", s.ConfigPath(), b)

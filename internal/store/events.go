@@ -123,11 +123,12 @@ func (tx *Tx) prepareAppend(events []*Event, files []staged) (*appendEntry, erro
 		staged[f.name] = f.hash
 	}
 	var data []byte
+	hashed := map[string]string{} // the files do not change between the entries of one commit
 	for _, e := range events {
 		if e == tx.event {
 			e.Metadata.Rewritten = tx.notes
 		}
-		line, err := tx.prepareEvent(e, last, staged)
+		line, err := tx.prepareEvent(e, last, staged, hashed)
 		if err != nil {
 			return nil, err
 		}
@@ -175,8 +176,9 @@ func (tx *Tx) checkAnchors(last *Event) error {
 // entry of the log, file hashes from the staged content or, for files this
 // transaction did not change, from the last entry (or the file itself when
 // the log does not record it yet, or the transaction adopts it: such files
-// are kept in tx.asIs with the content hashed).
-func (tx *Tx) prepareEvent(e *Event, last *Event, staged map[string]string) ([]byte, error) {
+// are kept in tx.asIs with the content hashed). hashed holds the files
+// hashed for earlier entries of the same commit.
+func (tx *Tx) prepareEvent(e *Event, last *Event, staged, hashed map[string]string) ([]byte, error) {
 	s := tx.s
 	e.Seq = 1
 	if last != nil {
@@ -208,9 +210,18 @@ func (tx *Tx) prepareEvent(e *Event, last *Event, staged map[string]string) ([]b
 				continue
 			}
 		}
-		h, data, err := tx.hashAsIs(name)
-		if err != nil {
-			return nil, err
+		h, ok := hashed[name]
+		if !ok {
+			var data []byte
+			var err error
+			if h, data, err = tx.hashAsIs(name); err != nil {
+				return nil, err
+			}
+			hashed[name] = h
+			if tx.asIs == nil {
+				tx.asIs = map[string][]byte{}
+			}
+			tx.asIs[name] = data
 		}
 		if h == Unknown {
 			if last == nil || last.Metadata.Files[k] == "" {
@@ -219,10 +230,6 @@ func (tx *Tx) prepareEvent(e *Event, last *Event, staged map[string]string) ([]b
 			continue
 		}
 		e.Metadata.Files[k] = h
-		if tx.asIs == nil {
-			tx.asIs = map[string][]byte{}
-		}
-		tx.asIs[name] = data
 	}
 	e.Hash = ChainHash(*e)
 	if e.macKey != nil {

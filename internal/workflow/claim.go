@@ -3,8 +3,6 @@ package workflow
 import (
 	"fmt"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // ClaimKind is how an agent's --next-phase relates to the phase baton
@@ -37,11 +35,9 @@ type Claim struct {
 // nextWork are the phases that start a new item of work: the predecessor's
 // prompts call each of them IMPLEMENT, as its orchestrator, not the
 // session, chose among them.
-var nextWork = lazy.Value[map[string]bool]{Build: func() map[string]bool {
-	return map[string]bool{
-		PhaseImplement: true, PhaseBugfix: true, PhaseGlobalFix: true, PhaseArchitecture: true, PhaseDone: true,
-	}
-}}
+var nextWork = map[string]bool{
+	PhaseImplement: true, PhaseBugfix: true, PhaseGlobalFix: true, PhaseArchitecture: true, PhaseDone: true,
+}
 
 // JudgeClaim says whether a claimed next phase agrees with the computed
 // one, is merely coarser, or contradicts it, and why. The computed phase
@@ -71,7 +67,7 @@ func JudgeClaim(c Claim) (ClaimKind, string) {
 		return ClaimContradicts, "the run is STOPPED for a person"
 	case computed == PhaseInitializer:
 		return ClaimContradicts, "there is no feature list yet: INITIALIZER writes it"
-	case nextWork.Get()[computed] && (given == PhaseImplement || nextWork.Get()[given]):
+	case nextWork[computed] && (given == PhaseImplement || nextWork[given]):
 		return ClaimCoarse, fmt.Sprintf("the next work item is %s", computed)
 	}
 	return ClaimContradicts, fmt.Sprintf("%s is not what follows: %s is due", given, computed)
@@ -80,4 +76,37 @@ func JudgeClaim(c Claim) (ClaimKind, string) {
 func canonicalOf(role string) string {
 	c, _ := Canonical(role)
 	return c
+}
+
+// Ruling is what becomes of a claimed next phase.
+type Ruling int
+
+// The rulings.
+const (
+	// RulingAgrees: the claim names the computed phase; nothing to do.
+	RulingAgrees Ruling = iota
+	// RulingOverride: a person's claim is applied over the computed
+	// phase, with the person's reason (HumanOverride).
+	RulingOverride
+	// RulingSuggest: a coarser claim made with a session's record is kept
+	// as the agent's suggestion, with a warning; the computed phase stands.
+	RulingSuggest
+	// RulingRefuse: the claim contradicts the computed phase
+	// (NextPhaseClaim).
+	RulingRefuse
+)
+
+// RuleOnClaim decides what becomes of a claim judged kind: person says a
+// person makes it (and there is a status to set), withRecord that it comes
+// with a session's record (add-session, session end) rather than alone.
+func RuleOnClaim(kind ClaimKind, person, withRecord bool) Ruling {
+	switch {
+	case kind == ClaimAgrees:
+		return RulingAgrees
+	case person:
+		return RulingOverride
+	case kind == ClaimCoarse && withRecord:
+		return RulingSuggest
+	}
+	return RulingRefuse
 }

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/baton-cli/baton/internal/lazy"
 )
 
 // Roles. HUMAN is a person overriding with --as HUMAN --reason.
@@ -24,13 +22,11 @@ const (
 
 // roleAliases maps the predecessor's extra roles to the role whose rights
 // they have.
-var roleAliases = lazy.Value[map[string]string]{Build: func() map[string]string {
-	return map[string]string{
-		"BUGFIX":                 Implement,
-		"GLOBAL_FIX":             Fix,
-		"BROWNFIELD_INITIALIZER": Initializer,
-	}
-}}
+var roleAliases = map[string]string{
+	"BUGFIX":                 Implement,
+	"GLOBAL_FIX":             Fix,
+	"BROWNFIELD_INITIALIZER": Initializer,
+}
 
 // Roles lists every role name baton accepts, aliases included.
 var Roles = []string{Initializer, "BROWNFIELD_INITIALIZER", Implement, "BUGFIX", Review, Fix, "GLOBAL_FIX", Architecture}
@@ -39,7 +35,7 @@ var Roles = []string{Initializer, "BROWNFIELD_INITIALIZER", Implement, "BUGFIX",
 // role at all.
 func Canonical(name string) (string, bool) {
 	n := strings.ToUpper(strings.TrimSpace(name))
-	if r, ok := roleAliases.Get()[n]; ok {
+	if r, ok := roleAliases[n]; ok {
 		return r, true
 	}
 	switch n {
@@ -72,29 +68,27 @@ const (
 
 // matrix is DESIGN.md's responsibility matrix: for each action, the roles
 // allowed to take it. HUMAN is allowed everything and is not listed.
-var matrix = lazy.Value[map[Action][]string]{Build: func() map[Action][]string {
-	return map[Action][]string{
-		CreateFeatureBranch:  {Implement},
-		CreateRefactorBranch: {Implement, Fix},
-		MarkFailing:          {Implement},
-		MarkPassing:          {Review},
-		Merge:                {Review},
-		DeleteBranch:         {Review},
-		AddReview:            {Review, Architecture},
-		AddFix:               {Fix},
-		MarkMerged:           {Review},
-		InitFiles:            {Initializer},
-		AppendFeatures:       {Initializer},
-		AppendDebt:           {Initializer, Review, Architecture}, // the seed's reviewer records debt
-		RecordSession:        {Initializer, Implement, Review, Fix, Architecture},
-		SetStatus:            {Initializer, Implement},
-	}
-}}
+var matrix = map[Action][]string{
+	CreateFeatureBranch:  {Implement},
+	CreateRefactorBranch: {Implement, Fix},
+	MarkFailing:          {Implement},
+	MarkPassing:          {Review},
+	Merge:                {Review},
+	DeleteBranch:         {Review},
+	AddReview:            {Review, Architecture},
+	AddFix:               {Fix},
+	MarkMerged:           {Review},
+	InitFiles:            {Initializer},
+	AppendFeatures:       {Initializer},
+	AppendDebt:           {Initializer, Review, Architecture}, // the seed's reviewer records debt
+	RecordSession:        {Initializer, Implement, Review, Fix, Architecture},
+	SetStatus:            {Initializer, Implement},
+}
 
 // Actions lists every action of the matrix, sorted.
 func Actions() []Action {
-	out := make([]Action, 0, len(matrix.Get()))
-	for a := range matrix.Get() {
+	out := make([]Action, 0, len(matrix))
+	for a := range matrix {
 		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
@@ -102,7 +96,7 @@ func Actions() []Action {
 }
 
 // Allowed returns the roles that may take action.
-func Allowed(action Action) []string { return append([]string(nil), matrix.Get()[action]...) }
+func Allowed(action Action) []string { return append([]string(nil), matrix[action]...) }
 
 // Refusal explains why a role may not take an action.
 type Refusal struct {
@@ -124,15 +118,52 @@ func (r *Refusal) Error() string {
 func Check(role string, action Action) error {
 	canon, ok := Canonical(role)
 	if !ok {
-		return &Refusal{Role: role, Action: action, Allowed: matrix.Get()[action]}
+		return &Refusal{Role: role, Action: action, Allowed: matrix[action]}
 	}
 	if canon == Human {
 		return nil
 	}
-	for _, r := range matrix.Get()[action] {
+	for _, r := range matrix[action] {
 		if r == canon {
 			return nil
 		}
 	}
-	return &Refusal{Role: strings.ToUpper(role), Action: action, Allowed: matrix.Get()[action]}
+	return &Refusal{Role: strings.ToUpper(role), Action: action, Allowed: matrix[action]}
+}
+
+// CallableBy is who may call an operation that takes action: every role
+// for a read, the matrix's roles for a write, and always HUMAN; a write
+// that takes no action of the matrix (opening a session, creating the
+// project's files over records) is HUMAN's alone.
+func CallableBy(action Action, readOnly bool) []string {
+	if readOnly {
+		return append(append([]string{}, Roles...), Human)
+	}
+	if action == "" {
+		return []string{Human}
+	}
+	return append(Allowed(action), Human)
+}
+
+// AgentMayCall says whether an agent's session may call an operation
+// callable by roles at all (the responsibility matrix then decides for
+// its own role, inside the call).
+func AgentMayCall(roles []string) bool {
+	for _, r := range roles {
+		if r != Human {
+			return true
+		}
+	}
+	return false
+}
+
+// StatusAction is the matrix's action of an update of the status: setting
+// the feature or branch of the work (setsWork) is IMPLEMENT's (and the
+// INITIALIZER's); a phase alone is checked against the computed one, and
+// any session may name it.
+func StatusAction(setsWork bool) Action {
+	if setsWork {
+		return SetStatus
+	}
+	return RecordSession
 }

@@ -18,17 +18,6 @@ const (
 	PhaseStopped      = "STOPPED" // an ERROR retried to the limit: a person decides
 )
 
-// Limits are the workflow's numbers, from .baton/config.
-type Limits struct {
-	MaxFixCycles         int `json:"max_fix_cycles"`
-	ArchitectureInterval int `json:"architecture_interval"`
-	TechDebtThreshold    int `json:"tech_debt_threshold"`
-	MaxErrorRetries      int `json:"max_error_retries"`
-}
-
-// DefaultLimits are the seed's.
-var DefaultLimits = Limits{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2}
-
 // Backlog is the pending work, ids in file order.
 type Backlog struct {
 	Bugs     []string
@@ -143,7 +132,7 @@ func AfterReview(r ReviewResult, sit Situation) Decision {
 	case "PASS": // minor issues and suggestions a PASS leaves become tech debt
 		return merged(r, sit, "passed", "PASS", !r.DebtItem && len(r.LeftoverIDs) > 0)
 	case "PASS_WITH_COMMENTS", "REQUEST_CHANGES":
-		if sit.FixCount < sit.Limits.MaxFixCycles {
+		if !sit.Limits.FixCycles(sit.FixCount).Reached {
 			return Decision{Phase: PhaseFix, Feature: feature, Branch: r.Branch, Rule: "changes-requested", Verdict: r.Verdict,
 				Reason: fmt.Sprintf("R%d is %s with %d issue(s): FIX (%d of %d fix cycles used)", r.ReviewID, r.Verdict, r.Issues, sit.FixCount, sit.Limits.MaxFixCycles)}
 		}
