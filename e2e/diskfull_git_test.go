@@ -18,9 +18,9 @@ const pageSize = 4096
 // TestGitCommandsOnFullDisk runs each command that moves git — reviews
 // merge, reviews reject, branch create — on a project whose file system
 // (a small tmpfs holding the repository and the state) is full, at every
-// level of free space, a page at a time, from none until the command has
-// room. Whatever it cannot write, the command fails as the I/O error it is:
-// exit 1, naming the full disk; never a conflict (exit 5, "moved
+// level of free space from none until the command has room (see
+// nextLevel). Whatever it cannot write, the command fails as the I/O error
+// it is: exit 1, naming the full disk; never a conflict (exit 5, "moved
 // meanwhile") and never a repair to make by hand. Once space is freed the
 // next command finds git and the state agreeing (the change is in both or
 // in neither, the checkout of main clean), and the command, retried if it
@@ -47,8 +47,8 @@ func TestGitCommandsOnFullDisk(t *testing.T) {
 	n := 0
 	for _, op := range []string{"merge", "reject", "branch"} {
 		levels, done := 0, 0
-		for free := 0; done < 2; free++ {
-			if free > 100 {
+		for free := 0; done < 2; free = nextLevel(free) {
+			if free > 400 {
 				t.Fatalf("%s never succeeded with up to %d pages free", op, free)
 			}
 			n++
@@ -60,6 +60,17 @@ func TestGitCommandsOnFullDisk(t *testing.T) {
 		t.Logf("%s: %d levels of free space, from none", op, levels)
 	}
 	mustBaton(t, dir, "verify")
+}
+
+// nextLevel is the free space tried after free pages: a page at a time at
+// first, where a command's smallest writes fail, then 16 pages at a time
+// (a command writes each state file it changes twice, the file and its
+// recorded copy, and the files grow as the test goes on).
+func nextLevel(free int) int {
+	if free < 32 {
+		return free + 1
+	}
+	return free + 16
 }
 
 // onFullDisk runs op (the n-th) with free pages left on the file system,

@@ -91,8 +91,9 @@ func exitCode(err error) int {
 }
 
 // A committed journal left while a writer holds the lock (or a user may
-// not write) is read through: readers see the committed state without
-// waiting for the lock to finish it.
+// not write) is read through, its staged file and its audit entry:
+// readers see the committed state without waiting for the lock to finish
+// it.
 func TestReadersReadThroughAJournal(t *testing.T) {
 	dir := readerProject(t)
 	old := readState(t, dir, featuresName)
@@ -105,7 +106,7 @@ func TestReadersReadThroughAJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	journal, _ := json.Marshal(journalDoc{Files: []journalEntry{{Tmp: f.Name(), Dst: filepath.Join(dir, featuresName)}}})
+	journal, _ := json.Marshal(journalDoc{Files: []journalEntry{{Tmp: f.Name(), Dst: filepath.Join(dir, featuresName)}}, Append: nextEntry(t, dir, featuresName, staged)})
 	fl := flock.New(filepath.Join(dir, ".baton", "lock"))
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		t.Fatalf("taking the lock: %v", err)
@@ -123,4 +124,22 @@ func TestReadersReadThroughAJournal(t *testing.T) {
 	if got := readState(t, dir, featuresName); !bytes.Equal(got, old) {
 		t.Fatal("a reader applied the journal without the lock")
 	}
+}
+
+// nextEntry is the journal's record of appending an entry after the log's
+// last that records name with content data: what a writer stopped after
+// its commit point leaves.
+func nextEntry(t *testing.T, dir, name string, data []byte) *appendDoc {
+	t.Helper()
+	path := filepath.Join(dir, ".baton", "events.jsonl")
+	log := readState(t, dir, ".baton/events.jsonl")
+	lines := bytes.Split(bytes.TrimRight(log, "\n"), []byte("\n"))
+	var e map[string]any
+	if err := json.Unmarshal(lines[len(lines)-1], &e); err != nil {
+		t.Fatal(err)
+	}
+	e["seq"] = e["seq"].(float64) + 1
+	e["metadata"].(map[string]any)["files"].(map[string]any)[name] = contentHash(data)
+	line, _ := json.Marshal(e)
+	return &appendDoc{Path: path, Offset: int64(len(log)), Data: append(line, '\n')}
 }

@@ -3,16 +3,11 @@
 // the medians and 90th percentiles with the ratios the performance targets
 // are stated in:
 //
-//   - a --field read costs no more than 1.2× `baton --version` measured in the
-//     same run, and about the same on the small state as on the large one
-//     (a read must not parse what it does not return);
 //   - `progress add-session` on the large state takes under 50 ms (median);
-//   - --version and --field reads take at most 2× a Go hello-world (built
-//     here, the floor any Go process pays);
-//   - a --field read of a file baton did not write (first contact: the
-//     files are restored as copies) takes at most 1.5× the trusted read;
-//   - add-session, add-review, add-fix and session end on 50,000 sessions
-//     take at most 1.5× the same write on 10 (-growth);
+//   - --version takes at most 2× a Go hello-world (built here, the floor
+//     any Go process pays);
+//   - add-session, add-review, add-fix and session end on 10, 1,000 and
+//     5,000 sessions, to show how writes grow with the files (-growth);
 //   - 8 concurrent writers get ≥ 300 transactions/s through on 10 sessions
 //     and ≥ 200/s on 10,000, losing none (-throughput, 1 to 16 writers);
 //   - with -predecessor DIR (a checkout of the predecessor's repository),
@@ -51,12 +46,8 @@ import (
 	"github.com/baton-cli/baton/internal/reviews"
 )
 
-// The targets, reported (never enforced through the exit status).
-const (
-	maxFieldVsVersion = 1.2
-	maxLargeVsSmall   = 1.5 // what "about the same" is taken to mean
-	addSessionBudget  = 50 * time.Millisecond
-)
+// The target, reported (never enforced through the exit status).
+const addSessionBudget = 50 * time.Millisecond
 
 type options struct {
 	baton        string
@@ -106,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.large.Fixes, "fixes", o.large.Fixes, "fixes in the large state")
 	fs.IntVar(&o.large.Features, "features", o.large.Features, "features in the large state")
 	fs.StringVar(&o.predecessor, "predecessor", os.Getenv("BATON_PREDECESSOR"), "a checkout of the predecessor's repository (its scripts/*.py) to time against (default $BATON_PREDECESSOR; none: skipped)")
-	fs.BoolVar(&o.growth, "growth", true, "time the writes on 10 to 50,000 sessions")
+	fs.BoolVar(&o.growth, "growth", true, "time the writes on 10 to 5,000 sessions")
 	fs.IntVar(&o.growthRuns, "growth-runs", 5, "timed runs of each write on each history size")
 	fs.BoolVar(&o.growthOnly, "growth-only", false, "time only the writes as history grows (g), nothing else")
 	fs.BoolVar(&o.throughput, "throughput", true, "measure transactions a second with 1 to 16 concurrent writers")
@@ -489,9 +480,9 @@ func bench(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	trusted := summarize(res)
-	report(stdout, trusted)
-	if err := benchMore(stdout, r, states, o, trusted); err != nil {
+	timed := summarize(res)
+	report(stdout, timed)
+	if err := benchMore(stdout, r, states, o, timed); err != nil {
 		return err
 	}
 	if load0 != "" {
@@ -504,18 +495,13 @@ func bench(o options, stdout io.Writer) error {
 }
 
 // benchMore runs and reports the parts after the command table.
-func benchMore(w io.Writer, r *runner, states []*state, o options, trusted map[key]stats) error {
-	first, err := measureFirstContact(r, states, o)
-	if err != nil {
-		return err
-	}
-	reportFirstContact(w, trusted, first)
+func benchMore(w io.Writer, r *runner, states []*state, o options, timed map[key]stats) error {
 	if o.predecessor != "" {
 		pred, err := measurePredecessor(states, o)
 		if err != nil {
 			return err
 		}
-		reportPredecessor(w, pred, trusted, first)
+		reportPredecessor(w, pred, timed)
 	} else {
 		fmt.Fprintf(w, "\n(e) the predecessor's scripts: not timed (give -predecessor DIR or BATON_PREDECESSOR, a checkout of them)\n")
 	}
@@ -568,20 +554,10 @@ func report(w io.Writer, s map[key]stats) {
 }
 
 func reportTargets(w io.Writer, s map[key]stats) {
-	fmt.Fprintf(w, "\n(a) --field reads, medians: vs --version in the same state (target ≤ %.1f×), large vs small (target ≤ %.1f×)\n", maxFieldVsVersion, maxLargeVsSmall)
-	for i, c := range commands {
-		if c.kind != fieldRead {
-			continue
-		}
-		sm, lg := s[key{i, "small"}].median, s[key{i, "large"}].median
-		vs, vl := stat.Ratio(sm, s[key{versionIdx, "small"}].median), stat.Ratio(lg, s[key{versionIdx, "large"}].median)
-		ls := stat.Ratio(lg, sm)
-		fmt.Fprintf(w, "  %-44s small %5.2f×  large %5.2f× %-6s  large/small %5.2f× %s\n", c.label,
-			vs, vl, stat.Verdict(vs <= maxFieldVsVersion && vl <= maxFieldVsVersion), ls, stat.Verdict(ls <= maxLargeVsSmall))
-	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "(c) start-up against a Go hello-world, medians (target ≤ %.1f×)\n", maxVsHello)
 	for i, c := range commands {
-		if c.kind != baseline && c.kind != fieldRead {
+		if c.kind != baseline {
 			continue
 		}
 		fmt.Fprintf(w, "  %-44s", c.label)

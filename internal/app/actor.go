@@ -48,7 +48,7 @@ func (st *state) openSessions() (*progress.OpenSessions, error) {
 	if st.open != nil {
 		return st.open, nil
 	}
-	o, ok, err := load(st, progress.OpenFileName, progress.ParseOpen, nil)
+	o, ok, err := load(st, progress.OpenFileName, progress.ParseOpen)
 	if err != nil {
 		return nil, err
 	}

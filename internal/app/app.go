@@ -32,9 +32,6 @@ type Env struct {
 	// Progress, when set, is told what a long operation is doing (init
 	// adopting a large history), for the front end to show.
 	Progress func(format string, args ...any)
-	// OneShot is set when the process exits after this one call: the
-	// state files a read maps stay mapped until the exit (store.KeepMapped).
-	OneShot bool
 }
 
 // Options are the front end's settings that every operation reads: where

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,6 +30,13 @@ type snapshot struct {
 	problems []Problem
 	// adoption caches pendingAdoption (nil: not computed yet).
 	adoption **migrate.Plan
+	// edited are the state files read that are not the version the log
+	// recorded (see replaced)
+	edited []store.Drift
+	// intent is the git change of a transaction not committed yet (nil:
+	// none); flight is that change when it explains main's head (see
+	// mergeInFlight).
+	intent, flight *gitIntent
 }
 
 // Problem is one thing verify (or status) found wrong: the check, the file
@@ -44,7 +52,33 @@ type Problem struct {
 // and the files are seen at one moment (a writer committing between the two
 // reads would look like an edit made outside baton). A reader never waits
 // for a writer, and works for a user who may not write the state directory.
+// A state file that does not parse, or that is not the version the log
+// recorded, is not answered from: the command refuses (exit 6), as every
+// write would.
 func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
+	return a.readSnapshots(ctx, func(sn *snapshot) error {
+		if err := sn.refusal(); err != nil {
+			return err
+		}
+		return fn(sn)
+	})
+}
+
+// reportingSnapshot is snapshot for the people's commands that show what
+// is wrong rather than refuse: verify and status report a state file
+// another command would refuse among their problems; log, show and report
+// answer with a warning saying so.
+func (a *App) reportingSnapshot(ctx context.Context, warn bool, fn func(sn *snapshot) error) error {
+	return a.readSnapshots(ctx, func(sn *snapshot) error {
+		if err := sn.refusal(); err != nil && warn {
+			a.warn("%v", err)
+		}
+		return fn(sn)
+	})
+}
+
+// readSnapshots is the reading both share.
+func (a *App) readSnapshots(ctx context.Context, fn func(sn *snapshot) error) error {
 	s, err := a.openStore("")
 	if err != nil {
 		return err
@@ -61,54 +95,28 @@ func (a *App) snapshot(ctx context.Context, fn func(sn *snapshot) error) error {
 	})
 }
 
-// recordedSnapshot is snapshot for the commands that decide what runs
-// next (next, status, run): a state file changed outside baton is never
-// believed — the version the last event recorded is read instead, and the
-// change is a problem; without that version the command refuses (exit 6).
-func (a *App) recordedSnapshot(ctx context.Context, fn func(sn *snapshot) error) error {
-	return a.snapshot(ctx, func(sn *snapshot) error {
-		drifts, _, err := sn.s.CheckDrift(true)
-		if err != nil {
-			return err
-		}
-		for _, d := range drifts { // verify reports them
-			if d.File != progress.FileName && d.File != reviews.FileName && d.File != features.FileName {
-				continue
-			}
-			b, ok := sn.s.Recorded(d.File, d.Recorded)
-			if !ok && d.Recorded != "" {
-				return errs.New(errs.Invalid, "%s — the phase is computed from what baton recorded, and that version is not kept; a person must reconcile this", d.Message())
-			}
-			if err := sn.useRecorded(d.File, b); err != nil {
-				return err
-			}
-		}
-		return fn(sn)
-	})
+// refusal is why a command may not answer from the snapshot: the first
+// state file that does not parse, or that is not the version the log
+// recorded, or a log put back behind its anchors (nil when none).
+func (sn *snapshot) refusal() error {
+	if len(sn.problems) > 0 {
+		return errs.New(errs.Invalid, "%s", sn.problems[0].Message)
+	}
+	if len(sn.edited) > 0 {
+		return replacedError(sn.edited[0])
+	}
+	if sn.prog != nil || sn.rev != nil || sn.feat != nil {
+		return logBehind(sn.s, "the state")
+	}
+	return nil
 }
 
-// useRecorded replaces a state file of the snapshot with its recorded
-// version (nil: the file did not exist).
-func (sn *snapshot) useRecorded(name string, b []byte) error {
-	var err error
-	switch name {
-	case progress.FileName:
-		sn.prog = nil
-		if b != nil {
-			sn.prog, err = progress.Parse(b)
-		}
-	case reviews.FileName:
-		sn.rev = nil
-		if b != nil {
-			sn.rev, err = reviews.Parse(b)
-		}
-	case features.FileName:
-		sn.feat = nil
-		if b != nil {
-			sn.feat, err = features.Parse(b)
-		}
+// compare notes a state file read (data; nil: missing) that is not the
+// version the log recorded.
+func (sn *snapshot) compare(name string, data []byte) {
+	if d, err := sn.s.Replaced(name, data); err == nil && d != nil && !initializersList(name, d) {
+		sn.edited = append(sn.edited, *d)
 	}
-	return err
 }
 
 func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, error) {
@@ -117,6 +125,12 @@ func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, erro
 		return nil, err
 	}
 	sn := &snapshot{s: s, cfg: cfg}
+	if b := s.PendingIntent(); b != nil {
+		var in gitIntent
+		if json.Unmarshal(b, &in) == nil {
+			sn.intent = &in
+		}
+	}
 	read := func(name string, parse func([]byte) error) {
 		data, err := s.ReadFile(ctx, name)
 		if err != nil {
@@ -124,11 +138,13 @@ func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, erro
 			return
 		}
 		if data == nil {
+			sn.compare(name, nil)
 			return
 		}
 		if err := parse(data); err != nil {
 			sn.problems = append(sn.problems, Problem{"files", name, invalidFile(s, name, data, err).Error()})
 		}
+		sn.compare(name, data)
 	}
 	read(progress.FileName, func(b []byte) (err error) { sn.prog, err = progress.Parse(b); return })
 	read(reviews.FileName, func(b []byte) (err error) { sn.rev, err = reviews.Parse(b); return })
@@ -165,17 +181,36 @@ func (sn *snapshot) verify() VerifyResult {
 	for _, p := range store.CheckChain(events) {
 		res.Problems = append(res.Problems, Problem{"chain", store.EventsName, fmt.Sprintf("line %d (seq %d): %s", p.Line, p.Seq, p.Problem)})
 	}
-	drifts, _, err := sn.s.CheckDrift(false)
+	res.Problems = append(res.Problems, anchorProblems(sn.s, events)...)
+	drifts, _, err := sn.s.CheckDrift()
 	if err != nil {
 		res.Problems = append(res.Problems, Problem{"files", "", err.Error()})
 	}
 	for _, d := range drifts {
+		if note := sn.mergeInFlight(d); note != "" {
+			res.Notes = append(res.Notes, note)
+			continue
+		}
 		res.Problems = append(res.Problems, Problem{"edited", d.File, d.Message()})
 	}
 	res.Problems = append(res.Problems, sn.passingWithoutReview()...)
 	res.Problems = append(res.Problems, sn.doneTooSoon()...)
 	res.OK = len(res.Problems) == 0
 	return res
+}
+
+// mergeInFlight says, for main's head moved from what the log recorded,
+// whether baton's own merge in flight moved it (the intent a merge writes
+// before it moves main, from exactly that commit to this one), and then
+// what is happening ("" otherwise). The state lock's holder commits or
+// undoes it; a killed one's is undone by the next command, before it reads.
+func (sn *snapshot) mergeInFlight(d store.Drift) string {
+	in := sn.intent
+	if d.File != mainRef || in == nil || in.Op != "merge" || in.Commit != d.Now || in.Previous != d.Recorded {
+		return ""
+	}
+	sn.flight = in
+	return fmt.Sprintf("a merge is in flight: baton's own 'reviews merge' moved %s from %s to %s (merging %s) and has not committed it to the state files yet (.baton/intent.json says so); the command holding the state lock commits or undoes it. Run verify again once it has finished", in.Into, gitops.Short(in.Previous), gitops.Short(in.Commit), in.Branch)
 }
 
 // doneTooSoon reports a status of DONE while work is pending.
@@ -298,6 +333,9 @@ type StatusResult struct {
 
 func (sn *snapshot) status() StatusResult {
 	res := StatusResult{StateDir: sn.s.Dir, Next: sn.next(), OpenSessions: sn.open.Open, Problems: sn.verify().Problems}
+	if err := sn.refusal(); err != nil { // the problems say which file and why
+		res.Next = NextResult{Phase: "UNKNOWN", Features: []string{}, Rule: "state-not-recorded", Reason: "not computed: " + err.Error()}
+	}
 	if p, err := sn.prog.Project(); err == nil {
 		res.Project = p.Name
 		res.Total = p.TotalFeatures
@@ -353,6 +391,9 @@ type gitRecords struct {
 	unmerged []string
 	// log is what the audit log records of main's merges.
 	log logRecords
+	// flight is baton's own merge in flight (see mergeInFlight): main is
+	// checked at the commit it moved from.
+	flight *gitIntent
 }
 
 // passingOf lists the features of a review's feature_id that pass now.
@@ -374,7 +415,7 @@ func (sn *snapshot) passingOf(ids string) []string {
 }
 
 func (sn *snapshot) gitRecords() gitRecords {
-	g := gitRecords{unmerged: sn.unmergedAtDone()}
+	g := gitRecords{unmerged: sn.unmergedAtDone(), flight: sn.flight}
 	add := func(where string, v gjson.Result) {
 		if v.Type == gjson.String && strings.TrimSpace(v.Str) != "" {
 			g.hashes = append(g.hashes, recordedHash{where, strings.TrimSpace(v.Str)})
@@ -458,6 +499,9 @@ func mainProblems(r gitops.Repo, g gitRecords, base *gitBaseline, cfg store.Conf
 		name = cfg.MainBranch
 	}
 	head, err := r.Branch(name)
+	if f := g.flight; err == nil && f != nil && f.Into == name && f.Commit == head {
+		head = f.Previous
+	}
 	if err != nil {
 		if base.MainHead == nil {
 			return nil // still no commit on main
@@ -543,14 +587,16 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	var recs gitRecords
 	var base *gitBaseline
 	var cfg store.Config
-	if err := a.snapshot(ctx, func(sn *snapshot) error {
+	if err := a.reportingSnapshot(ctx, false, func(sn *snapshot) error {
 		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
 		events, _ := sn.s.ReadEvents()
 		recs.log = logRecordsOf(events)
-		res.Problems = append(res.Problems, movedProblems(sn.s, events)...)
+		moved, copies := movedProblems(sn.s, events)
+		res.Problems = append(res.Problems, moved...)
 		auth := a.checkAudit(sn, events)
 		res.Problems = append(res.Problems, auth.problems...)
-		res.Notes, res.Authenticated = append(auth.notes, migrationNotes(events)...), auth.authenticated
+		notes := append(append(append(auth.notes, migrationNotes(events)...), rewrittenNotes(events)...), copies...)
+		res.Notes, res.Authenticated = append(notes, res.Notes...), auth.authenticated
 		var err error
 		if base, err = readBaseline(sn.s); err != nil {
 			res.Problems = append(res.Problems, Problem{"git-main", gitBaselineName, err.Error()})
@@ -578,7 +624,7 @@ func (a *App) Next(ctx context.Context, c Caller) (NextResult, error) {
 	}
 	a = a.as(c)
 	var n NextResult
-	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
+	err := a.snapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 		}
@@ -596,7 +642,7 @@ func (a *App) Status(ctx context.Context, c Caller) (StatusResult, error) {
 	}
 	a = a.as(c)
 	var res StatusResult
-	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
+	err := a.reportingSnapshot(ctx, false, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 		}

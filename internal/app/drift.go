@@ -284,7 +284,7 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 		if err != nil {
 			return err
 		}
-		drifts, _, err := st.tx.Store().CheckDrift(false)
+		drifts, _, err := st.tx.Store().CheckDrift()
 		if err != nil {
 			return err
 		}

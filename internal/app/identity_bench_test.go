@@ -1,7 +1,6 @@
 package app
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,7 +9,7 @@ import (
 )
 
 // The per-command cost of identity: binding a credential, loading the key,
-// the entry's MAC and the two anchors. (go test -run='^$' -bench=Identity ./app)
+// the entry's MAC. (go test -run='^$' -bench=Identity ./app)
 func BenchmarkIdentity(b *testing.B) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	open := &progress.OpenSessions{}
@@ -42,16 +41,6 @@ func BenchmarkIdentity(b *testing.B) {
 	b.Run("entry-mac", func(b *testing.B) {
 		for b.Loop() {
 			store.EventMAC(sessionEventKey(cred), "3f1c0ab2d4e5f60718293a4b5c6d7e8f3f1c0ab2d4e5f60718293a4b5c6d7e8f")
-		}
-	})
-	s := store.New(filepath.Join(dir, "state"))
-	s.AnchorPath = filepath.Join(dir, "state-home", "anchor.json")
-	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("anchors", func(b *testing.B) {
-		for b.Loop() {
-			store.WriteAnchorForBench(s, 42, "3f1c")
 		}
 	})
 }

@@ -108,7 +108,7 @@ func (a *App) AnchorPaths(dir string) []string {
 // nextStep reads what runs next.
 func (a *App) nextStep(ctx context.Context) (NextResult, error) {
 	var n NextResult
-	err := a.recordedSnapshot(ctx, func(sn *snapshot) error {
+	err := a.snapshot(ctx, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, "baton init"))
 		}

@@ -51,12 +51,15 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 	}
 	// baton's own state whose log is gone is no predecessor's: adopting it
 	// would launder whatever the missing log recorded
-	if anchors, err := s.Anchors(); err != nil || len(anchors) > 0 {
+	if anchors, broken := s.Anchors(); len(anchors) > 0 || len(broken) > 0 {
+		where := ""
 		if len(anchors) > 0 {
-			an := anchors[0]
-			st.app.warn("the audit log %s is missing, but %s records its head at seq %d: this is baton's state with its log deleted, not a predecessor's, so nothing was adopted or imported; run 'baton verify'", s.EventsPath(), an.Path, an.Seq)
+			where = fmt.Sprintf("%s records its head at seq %d", anchors[0].Path, anchors[0].Seq)
+		} else {
+			where = fmt.Sprintf("baton left an anchor at %s (%s)", broken[0].Path, broken[0].Problem)
 		}
-		return nil, err
+		st.app.warn("the audit log %s is missing, but %s: this is baton's state with its log deleted, not a predecessor's, so nothing was adopted or imported; run 'baton verify'", s.EventsPath(), where)
+		return nil, nil
 	}
 	st.tellProgress("adopting the predecessor's state: reading its files")
 	in, err := st.migrateInput(scriptsDir)
@@ -281,8 +284,8 @@ func (sn *snapshot) unlogged() bool {
 	if fi, err := os.Stat(sn.s.EventsPath()); err == nil && fi.Size() > 0 {
 		return false
 	}
-	anchors, err := sn.s.Anchors()
-	return err == nil && len(anchors) == 0
+	anchors, broken := sn.s.Anchors()
+	return len(anchors) == 0 && len(broken) == 0
 }
 
 // Before init adopts a predecessor's state, next and status show the

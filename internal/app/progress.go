@@ -433,31 +433,16 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 	return nil
 }
 
-// GetStatus is progress.json's status (read without the lock, from the
-// mapped file). A field named but missing is an invalid file's error when
-// the file is invalid, else it is left to the caller.
+// GetStatus is progress.json's status, read without the lock.
 func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Result, error) {
 	if a.remote != nil {
 		return remoteRecord(ctx, a, c, "progress.get-status", FieldInput{Field: field})
 	}
-	return a.as(c).readMapped(ctx, progress.FileName, progressHint, progress.Validate, func(m *mapped) (gjson.Result, error) {
-		status, err := m.member("status")
-		if err != nil {
-			return gjson.Result{}, err
-		}
-		if !status.IsObject() {
-			if err := m.invalid(); err != nil {
-				return gjson.Result{}, err
-			}
-			return gjson.Result{}, invalidFile(m.s, m.name, m.data, &jsondoc.InvalidError{Path: "status", Msg: "missing or not an object"})
-		}
-		if field != "" && !status.Get(field).Exists() {
-			if err := m.invalid(); err != nil {
-				return gjson.Result{}, err
-			}
-		}
-		return gjson.Parse(strings.Clone(status.Raw)), nil
-	})
+	p, err := readFile(ctx, a.as(c), progress.FileName, progressHint, progress.Parse)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	return gjson.ParseBytes(p.StatusRaw()), nil
 }
 
 // GetSession is a session record: id, or -1 for the last.
@@ -465,32 +450,18 @@ func (a *App) GetSession(ctx context.Context, c Caller, id int) (gjson.Result, e
 	if a.remote != nil {
 		return remoteRecord(ctx, a, c, "progress.get-session", SessionRefInput{Session: id})
 	}
-	return a.as(c).readMapped(ctx, progress.FileName, progressHint, progress.Validate, func(m *mapped) (gjson.Result, error) {
-		var raw string
-		var err error
-		if id == -1 {
-			last, ok, err := m.last("sessions")
-			if err != nil {
-				return gjson.Result{}, err
-			}
-			if ok && last != nil {
-				raw = string(last)
-			}
-		}
-		if raw == "" {
-			var data []byte
-			if data, err = m.all(); err == nil {
-				raw, err = findSession(data, id)
-			}
-		}
-		if err != nil {
-			if ierr := m.invalid(); ierr != nil {
-				return gjson.Result{}, ierr
-			}
-			return gjson.Result{}, err
-		}
-		return gjson.Parse(strings.Clone(raw)), nil
+	data, err := readFile(ctx, a.as(c), progress.FileName, progressHint, func(b []byte) ([]byte, error) {
+		_, err := progress.Parse(b)
+		return b, err
 	})
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	raw, err := findSession(data, id)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	return gjson.Parse(raw), nil
 }
 
 // GetReviewType says whether REVIEW reviews a FEATURE or an

@@ -114,7 +114,7 @@ func (a *App) Report(ctx context.Context, c Caller) (ReportData, error) {
 	}
 	a = a.as(c)
 	var d ReportData
-	if err := a.snapshot(ctx, func(sn *snapshot) error {
+	if err := a.reportingSnapshot(ctx, true, func(sn *snapshot) error {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, "progress.json", progressHint))
 		}

@@ -491,33 +491,20 @@ func (a *App) Reviews(ctx context.Context, c Caller) (*reviews.File, error) {
 	return readFile(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
 }
 
-// LastReview is the last review recorded, read from the mapped file.
+// LastReview is the last review recorded, read without the lock.
 func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 	if a.remote != nil {
 		return remoteRecord(ctx, a, c, "reviews.get-last", nil)
 	}
-	return a.as(c).readMapped(ctx, reviews.FileName, reviewsHint, reviews.Validate, func(m *mapped) (gjson.Result, error) {
-		rec, ok, err := m.last("reviews")
-		if err != nil {
-			return gjson.Result{}, err
-		}
-		if ok && rec != nil {
-			return gjson.ParseBytes(append([]byte(nil), rec...)), nil
-		}
-		data, err := m.all()
-		if err != nil {
-			return gjson.Result{}, err
-		}
-		var last gjson.Result
-		gjson.GetBytes(data, "reviews").ForEach(func(_, v gjson.Result) bool { last = v; return true })
-		if !last.Exists() {
-			if err := m.invalid(); err != nil {
-				return last, err
-			}
-			return last, errs.New(errs.NotFound, "No reviews found in %s", m.s.Path(reviews.FileName))
-		}
-		return gjson.Parse(strings.Clone(last.Raw)), nil
-	})
+	r, s, err := readFileIn(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	rv := r.Reviews()
+	if len(rv) == 0 {
+		return gjson.Result{}, errs.New(errs.NotFound, "No reviews found in %s", s.Path(reviews.FileName))
+	}
+	return rv[len(rv)-1], nil
 }
 
 // MarkMerged marks a fix as merged to main (at mergeCommit, when given).

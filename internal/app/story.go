@@ -148,7 +148,7 @@ func (a *App) Log(ctx context.Context, c Caller, o LogInput) (LogResult, error) 
 	a = a.as(c)
 	var lines []LogLine
 	var fl logFilter
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.reportingSnapshot(ctx, true, func(sn *snapshot) error {
 		var err error
 		if lines, err = readLog(sn.s); err != nil {
 			return err
@@ -181,7 +181,7 @@ func (a *App) Show(ctx context.Context, c Caller, id string) (Story, error) {
 	}
 	a = a.as(c)
 	var st Story
-	err := a.snapshot(ctx, func(sn *snapshot) error {
+	err := a.reportingSnapshot(ctx, true, func(sn *snapshot) error {
 		lines, err := readLog(sn.s)
 		if err != nil {
 			return err

@@ -41,7 +41,6 @@ type entryPayload struct {
 func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	c := authCheck{notes: []string{}}
 	c.problems = append(c.problems, presenceProblems(sn, events)...)
-	c.problems = append(c.problems, anchorProblems(sn.s, events)...)
 	key, _ := a.loadKey()
 	if key == nil {
 		path, _ := a.keyPath()
@@ -191,14 +190,26 @@ func presenceProblems(sn *snapshot, events []store.Event) []Problem {
 	return []Problem{{"log", store.EventsName, fmt.Sprintf("the audit log %s is missing or empty while state files exist: it was deleted or emptied", sn.s.EventsPath())}}
 }
 
+// rewrittenNotes are the anchors the log's entries record they rewrote
+// though they did not hold the log's head.
+func rewrittenNotes(events []store.Event) []string {
+	var out []string
+	for _, e := range events {
+		for _, n := range e.Metadata.Rewritten {
+			out = append(out, fmt.Sprintf("entry %d rewrote the anchor %s: %s", e.Seq, n.Path, n.Problem))
+		}
+	}
+	return out
+}
+
 // anchorProblems compares the log with the heads anchored in .baton and
 // outside the project.
 func anchorProblems(s *store.Store, events []store.Event) []Problem {
-	anchors, err := s.Anchors()
-	if err != nil {
-		return []Problem{{"anchor", "", err.Error()}}
-	}
+	anchors, broken := s.Anchors()
 	var out []Problem
+	for _, b := range broken {
+		out = append(out, Problem{"anchor", b.Path, fmt.Sprintf("%s is %s: it does not record the log's head, so a truncation of the log's end would not show. The next baton write rewrites it from the log and records that in its entry; before that, check with 'baton log' that the log ends with the last change you know of", b.Path, b.Problem)})
+	}
 	for _, an := range anchors {
 		p := an.Path
 		switch {

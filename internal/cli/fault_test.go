@@ -54,31 +54,7 @@ func mustIn(t *testing.T, dir string, args ...string) string {
 
 // afterCommitPoint are the steps at which the change is already durable.
 var afterCommitPoint = map[string]bool{store.StepBackup: true, store.StepRename: true, store.StepAppend: true,
-	store.StepApplySync: true, store.StepJournalRemove: true, store.StepStamps: true,
-	store.StepBackupPatch: true, store.StepPatch: true, store.StepTruncate: true, store.StepPatchSync: true}
-
-// patchSteps are the steps of an in-place patch: reached when the files
-// are patched, which the tests make them at any size.
-var patchSteps = map[string]bool{store.StepBackupPatch: true, store.StepPatch: true, store.StepTruncate: true, store.StepPatchSync: true}
-
-// replaceSteps are the steps of a replacement by rename: reached when the
-// files are replaced whole, which the tests make them when patching is off.
-var replaceSteps = map[string]bool{store.StepTemp: true, store.StepSyncTemps: true, store.StepRename: true, store.StepApplySync: true}
-
-// patchingAt makes files baton wrote patched in place from any size when
-// step is a patch step, and replaced whole when it is a step of a
-// replacement; the returned function undoes it.
-func patchingAt(step string) func() {
-	switch {
-	case patchSteps[step]:
-		old := store.SetPatchFrom(0)
-		return func() { store.SetPatchFrom(old) }
-	case replaceSteps[step]:
-		old := store.SetPatching(false)
-		return func() { store.SetPatching(old) }
-	}
-	return func() {}
-}
+	store.StepApplySync: true, store.StepJournalRemove: true, store.StepAnchor: true}
 
 func readState(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
@@ -114,7 +90,6 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 	defer store.SetFaultHook(nil)
 	for _, step := range store.CommitSteps {
 		t.Run(step, func(t *testing.T) {
-			defer patchingAt(step)()
 			dir := t.TempDir()
 			mustIn(t, dir, "init")
 			mustIn(t, dir, asPerson("progress", "add-session", "-a", "IMPLEMENT", "-s", "first", "-o", "SUCCESS")...)
@@ -126,8 +101,8 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 				t.Fatalf("step %s was never reached", step)
 			}
 			if afterCommitPoint[step] {
-				// the backup and the stamps are best effort: no warning
-				warned := strings.Contains(out, "WARNING: the change is committed") || step == store.StepBackup || step == store.StepBackupPatch || step == store.StepStamps
+				// the backup and the anchors are best effort: no warning
+				warned := strings.Contains(out, "WARNING: the change is committed") || step == store.StepBackup || step == store.StepAnchor
 				if code != 0 || !warned {
 					t.Fatalf("fault after the commit point: exit %d, want 0 with a warning\n%s", code, out)
 				}
@@ -164,7 +139,6 @@ func TestFaultAtEachCommitStep(t *testing.T) {
 // next command discards it, and its audit entry is never appended.
 func TestJournalWithoutTempsIsDiscarded(t *testing.T) {
 	defer store.SetFaultHook(nil)
-	defer patchingAt(store.StepTemp)() // temp files: the files are replaced whole
 	dir := t.TempDir()
 	mustIn(t, dir, "init")
 	before := readState(t, dir)
@@ -218,8 +192,8 @@ func TestJournalWithoutTempsIsDiscarded(t *testing.T) {
 	mustIn(t, dir, "verify")
 }
 
-// A real full disk: a small tmpfs is filled at the journal, at the rename
-// and at the audit-log append. The feature list appended names so many
+// A real full disk: a small tmpfs is filled at the staging of the files,
+// at the journal and at the audit-log append. The feature list appended names so many
 // features that its audit entry needs a page of its own, so the append
 // cannot fit in the log's last page.
 func TestDiskFull(t *testing.T) {
@@ -227,9 +201,8 @@ func TestDiskFull(t *testing.T) {
 		t.Skip("skipped: mounting a tmpfs to fill needs root (CI runs as root)")
 	}
 	defer store.SetFaultHook(nil)
-	for _, step := range []string{store.StepJournal, store.StepRename, store.StepPatch, store.StepAppend} {
+	for _, step := range []string{store.StepTemp, store.StepJournal, store.StepAppend} {
 		t.Run(step, func(t *testing.T) {
-			defer patchingAt(step)()
 			dir := t.TempDir()
 			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir).CombinedOutput(); err != nil {
 				t.Skipf("skipped: cannot mount a tmpfs at %s: %v %s", dir, err, out)
@@ -261,7 +234,7 @@ func TestDiskFull(t *testing.T) {
 			if err := os.Remove(filler); err != nil {
 				t.Fatal(err)
 			}
-			if step == store.StepJournal {
+			if step == store.StepTemp || step == store.StepJournal {
 				if code != 1 {
 					t.Fatalf("disk full before the commit point: exit %d, want 1\n%s", code, out)
 				}

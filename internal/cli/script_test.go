@@ -22,7 +22,6 @@ import (
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/cli"
 	"github.com/baton-cli/baton/internal/sandbox"
-	"github.com/baton-cli/baton/internal/store"
 )
 
 func TestMain(m *testing.M) {
@@ -102,7 +101,6 @@ func TestScripts(t *testing.T) {
 			"schemavalid": cmdSchemaValid,
 			"rebind":      cmdRebind,
 			"forgelog":    cmdForgeLog,
-			"pointstamp":  cmdPointStamp,
 		},
 		// [landlock]: the kernel offers the sandbox baton run --sandbox
 		// uses; [landlock_abiN]: at least ABI N
@@ -372,14 +370,4 @@ func (e orderedEvent) MarshalJSON() ([]byte, error) {
 func asRaw(v any) json.RawMessage {
 	r, _ := v.(json.RawMessage)
 	return r
-}
-
-// cmdPointStamp points the stamp of each file named at the file as it is
-// now and reseals .baton/stamps.json, as an agent that can write .baton/
-// can (pointstamp FILE...).
-func cmdPointStamp(ts *testscript.TestScript, neg bool, args []string) {
-	s := store.New(ts.Getenv("WORK"))
-	for _, f := range args {
-		ts.Check(s.PointStamp(f))
-	}
 }

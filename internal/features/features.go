@@ -55,14 +55,6 @@ type File struct {
 	doc   *jsondoc.Doc
 	items []Feature
 	index map[string]int
-	// light marks the items of a trusted read that hold only their id,
-	// type and passes (nil: every item is whole); item reads the rest of
-	// one when it is asked for: from recs, the records' ranges in the file
-	// as the index gave them (nil when the array was split, or once it
-	// changes).
-	light []bool
-	recs  [][2]int
-	data  []byte
 }
 
 // New returns an empty feature list.
@@ -80,60 +72,9 @@ func Parse(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parse(doc, false)
-}
-
-// ParseTrusted reads a feature list baton itself wrote (or validated in
-// full): neither the JSON nor the records' shapes are checked again; the
-// records are still read. With the facts its stamp recorded, the list is
-// found where they say (the document around it is read, not the list
-// scanned twice); facts that do not fit the data are not used.
-func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
-	return ParseTrustedIndexed(data, facts, nil)
-}
-
-// ParseTrustedIndexed is ParseTrusted given the list's index (IndexName's
-// bytes, nil when there are none), which it reads the items from when the
-// facts name it; else the list is read as ParseTrusted reads it.
-func ParseTrustedIndexed(data []byte, facts jsondoc.Facts, index func() []byte) (*File, error) {
-	doc, err := jsondoc.ParseDocTrusted(data, facts, "features")
-	if err != nil {
-		return nil, err
-	}
-	if known := facts["features"]; known.Digest != "" && index != nil {
-		if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
-			return nil, err
-		}
-		if f, ok := parseIndexed(doc, data, known, index()); ok {
-			f.data = data
-			return f, nil
-		}
-	}
-	return parse(doc, true)
-}
-
-// Facts returns what the last Bytes wrote, for the next command.
-func (f *File) Facts() jsondoc.Facts { return f.doc.Facts() }
-
-// StampFacts are the facts a transaction that validated the list in full
-// records with its stamp, for the transactions after it: ParseTrusted
-// reads the records again and needs no more than that they were valid.
-func (f *File) StampFacts() jsondoc.Facts { return f.doc.ReadFacts() }
-
-func parse(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	if err := doc.Top.Check("", "an empty list is {\"features\": []}", topShape); err != nil {
 		return nil, err
 	}
-	if trusted {
-		if f, ok := parseLight(doc); ok {
-			return f, nil
-		}
-	}
-	return parseItems(doc, trusted)
-}
-
-// parseItems reads every item whole.
-func parseItems(doc *jsondoc.Doc, trusted bool) (*File, error) {
 	f := &File{doc: doc, index: map[string]int{}}
 	arr := doc.Array("features")
 	for i, raw := range arr.Elems() {
@@ -141,10 +82,8 @@ func parseItems(doc *jsondoc.Doc, trusted bool) (*File, error) {
 		if err != nil {
 			return nil, arr.Invalid("features", i, err.field, "%s", err.msg)
 		}
-		if !trusted {
-			if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
-				return nil, err
-			}
+		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
+			return nil, err
 		}
 		if _, dup := f.index[item.ID]; dup {
 			return nil, arr.Invalid("features", i, "id", "duplicate feature id %q", item.ID)
@@ -168,7 +107,7 @@ var (
 type fieldError struct{ field, msg string }
 
 func parseItem(raw []byte) (Feature, *fieldError) {
-	r := jsondoc.View(raw) // read in one pass; what the item keeps is copied out
+	r := gjson.ParseBytes(raw)
 	if !r.IsObject() {
 		return Feature{}, &fieldError{"", "a feature must be a JSON object"}
 	}
@@ -194,7 +133,7 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 		}
 		return true
 	})
-	item := Feature{Name: strings.Clone(name.String()), Type: strings.Clone(typ.String())}
+	item := Feature{Name: name.String(), Type: typ.String()}
 	switch passes.Type {
 	case gjson.True:
 		item.Passes = true
@@ -205,11 +144,11 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 	if id.Type != gjson.String || strings.TrimSpace(id.Str) == "" {
 		return item, &fieldError{"id", "every feature needs a non-empty string id"}
 	}
-	item.ID = strings.Clone(id.Str)
+	item.ID = id.Str
 	if source.Exists() {
-		item.SourceReview = gjson.Parse(strings.Clone(source.Raw)).Value()
+		item.SourceReview = source.Value()
 	}
-	item.FailureReason = strings.Clone(reason.String())
+	item.FailureReason = reason.String()
 	return item, nil
 }
 
@@ -218,11 +157,7 @@ func (f *File) Bytes() []byte { return f.doc.Bytes() }
 
 // All returns every feature in file order.
 func (f *File) All() []Feature {
-	out := make([]Feature, len(f.items))
-	for i := range f.items {
-		out[i] = f.item(i)
-	}
-	return out
+	return append([]Feature(nil), f.items...)
 }
 
 // Raw returns the stored record of id.
@@ -231,16 +166,7 @@ func (f *File) Raw(id string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return f.record(i), true
-}
-
-// record is the raw record of item i.
-func (f *File) record(i int) []byte {
-	if f.recs != nil {
-		r := f.recs[i]
-		return f.data[r[0]:r[1]:r[1]]
-	}
-	return f.doc.Array("features").Elems()[i]
+	return f.doc.Array("features").Elems()[i], true
 }
 
 // Get returns the feature id, or a NotFound error.
@@ -249,7 +175,7 @@ func (f *File) Get(id string) (Feature, error) {
 	if !ok {
 		return Feature{}, errs.New(errs.NotFound, "Feature %s not found in %s", id, FileName)
 	}
-	return f.item(i), nil
+	return f.items[i], nil
 }
 
 // Has reports whether id exists.
@@ -322,9 +248,9 @@ func NormalizeKind(t string) (string, error) {
 // order.
 func (f *File) Pending(kind string) []Feature {
 	var out []Feature
-	for i, it := range f.items {
+	for _, it := range f.items {
 		if !it.Passes && (kind == "" || it.Kind() == kind) {
-			out = append(out, f.item(i))
+			out = append(out, it)
 		}
 	}
 	return out
@@ -353,7 +279,6 @@ func (f *File) SetPasses(ids []string, passes bool, stamp, reason string) (alrea
 	if err := f.CheckIDs(ids); err != nil {
 		return nil, err
 	}
-	f.recs = nil // the records are split and changed from here
 	arr := f.doc.Array("features")
 	done := map[string]bool{}
 	for _, id := range ids {
@@ -428,7 +353,6 @@ func nextID(kind string, ids []string) string {
 // An entry without an id gets the next id of its type; a duplicate id is a
 // usage error naming the entry. All or nothing.
 func (f *File) Append(entries [][]byte, source string) ([]string, error) {
-	f.recs = nil // the records are split and changed from here
 	recs := make([]*jsondoc.Object, len(entries))
 	items := make([]Feature, len(entries))
 	var taken []string
@@ -490,9 +414,6 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 		}
 		f.index[items[i].ID] = len(f.items)
 		f.items = append(f.items, items[i])
-		if f.light != nil {
-			f.light = append(f.light, false) // read whole: it is new
-		}
 		arr.AppendRaw(rec.Bytes())
 		added[i] = items[i].ID
 	}

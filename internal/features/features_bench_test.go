@@ -31,37 +31,6 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkParseTrusted reads 1,000 features of a list baton wrote, as
-// every write that names a feature does.
-func BenchmarkParseTrusted(b *testing.B) {
-	data := largeState(b).Features
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := features.ParseTrusted(data, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkParseTrustedFacts is BenchmarkParseTrusted with the facts a
-// write's stamp records, as a write finds them.
-func BenchmarkParseTrustedFacts(b *testing.B) {
-	data := largeState(b).Features
-	f, err := features.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	facts := f.StampFacts()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := features.ParseTrusted(data, facts); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkPass is the domain side of `features pass`: parse, mark one
 // pending feature passing, encode.
 func BenchmarkPass(b *testing.B) {
@@ -93,27 +62,6 @@ func BenchmarkNext(b *testing.B) {
 	for b.Loop() {
 		if len(f.Pending("")) == 0 {
 			b.Fatal("nothing pending")
-		}
-	}
-}
-
-// BenchmarkParseTrustedIndexed is BenchmarkParseTrustedFacts with the
-// list's index, as a write finds it beside a list baton wrote.
-func BenchmarkParseTrustedIndexed(b *testing.B) {
-	data := largeState(b).Features
-	f, err := features.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	idx, facts, ok := features.Index(data, f.StampFacts())
-	if !ok {
-		b.Fatal("no index")
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := features.ParseTrustedIndexed(data, facts, func() []byte { return idx }); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

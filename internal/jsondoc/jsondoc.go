@@ -1,8 +1,11 @@
-// Package jsondoc keeps JSON documents as ordered members with raw values, so
-// that baton can change one field of one record without decoding, re-encoding
-// or losing anything else in the file. Unknown fields survive every rewrite
-// with their values byte-for-byte, and a record that is not touched is copied
-// through unchanged — which is also what keeps writes to a large file cheap.
+// Package jsondoc keeps a JSON document as its members in order with their
+// values raw, so that baton can change one field of one record and write
+// the file back with everything else — unknown fields, their order, their
+// values — as it was, and it checks a state file strictly: its syntax, a
+// key given twice, invalid UTF-8. encoding/json decodes into maps or structs,
+// which lose the members' order and every field the struct does not name,
+// and neither it nor gjson refuses a duplicate key: that is what this
+// package adds.
 //
 // Output is indented with two spaces per level, as the seed files are.
 package jsondoc
@@ -12,11 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -59,7 +59,7 @@ func NewObject(depth int) *Object { return &Object{Depth: depth} }
 // ParseObject splits a raw JSON object into its members. The input must
 // already be known to be valid JSON (see Check).
 func ParseObject(raw []byte, depth int) (*Object, error) {
-	r := parseShared(raw)
+	r := gjson.ParseBytes(raw)
 	if !r.IsObject() {
 		return nil, fmt.Errorf("expected a JSON object, found %s", describe(r))
 	}
@@ -71,22 +71,8 @@ func ParseObject(raw []byte, depth int) (*Object, error) {
 	return o, nil
 }
 
-// parseShared parses raw without copying it: the results' strings point
-// into raw, which baton never modifies after reading.
-func parseShared(raw []byte) gjson.Result {
-	if len(raw) == 0 {
-		return gjson.Result{}
-	}
-	return gjson.Parse(unsafe.String(&raw[0], len(raw)))
-}
-
-// View parses raw for a look without copying it: the result's strings point
-// into raw, so nothing taken from it may be kept beyond raw's life (a
-// mapped file is unmapped after the read). For checks that keep nothing.
-func View(raw []byte) gjson.Result { return parseShared(raw) }
-
-// sub returns v's raw bytes as a slice of raw (v came from parseShared on
-// raw), so that records are not copied.
+// sub returns v's raw bytes as a slice of raw (v came from parsing raw),
+// so that records are not copied.
 func sub(raw []byte, v gjson.Result) []byte {
 	if v.Index > 0 && v.Index+len(v.Raw) <= len(raw) {
 		return raw[v.Index : v.Index+len(v.Raw) : v.Index+len(v.Raw)]
@@ -125,24 +111,6 @@ func (o *Object) Raw(key string) []byte {
 		return o.Members[i].Raw
 	}
 	return nil
-}
-
-// MoveLast moves the named members, those present, to the end of the
-// object in the order given; the others keep their order before them.
-func (o *Object) MoveLast(keys ...string) {
-	var head, tail []Member
-	for _, m := range o.Members {
-		if slices.Contains(keys, m.Key) {
-			continue
-		}
-		head = append(head, m)
-	}
-	for _, k := range keys {
-		if i := o.index(k); i >= 0 {
-			tail = append(tail, o.Members[i])
-		}
-	}
-	o.Members = append(head, tail...)
 }
 
 // Has reports whether key is present.
@@ -252,7 +220,7 @@ func Pretty(v any) []byte {
 // SplitArray returns the raw elements of a JSON array and the byte offset of
 // each inside raw.
 func SplitArray(raw []byte) (elems [][]byte, offsets []int, err error) {
-	r := parseShared(raw)
+	r := gjson.ParseBytes(raw)
 	if !r.IsArray() {
 		return nil, nil, fmt.Errorf("expected a JSON array, found %s", describe(r))
 	}
@@ -303,36 +271,6 @@ func (e *InvalidError) Error() string {
 	}
 	return e.Path + ": " + e.Msg
 }
-
-// Check is the one validation of JSON syntax every state file, reader and
-// writer alike, passes: data must be one well-formed JSON value in valid
-// UTF-8 with no object holding a key twice. It returns an *InvalidError
-// carrying the offset of the first problem.
-func Check(data []byte) error {
-	if ok, _, dup := scan(data); ok {
-		if !utf8.Valid(data) {
-			return invalidUTF8(data)
-		}
-		return dup
-	}
-	var raw json.RawMessage
-	err := json.Unmarshal(data, &raw)
-	if se, ok := err.(*json.SyntaxError); ok {
-		off := int(se.Offset)
-		if off > 0 {
-			off-- // Offset counts the byte that failed; point at it
-		}
-		return &InvalidError{Offset: off, Msg: se.Error()}
-	}
-	if err != nil {
-		return &InvalidError{Offset: len(data), Msg: err.Error()}
-	}
-	return &InvalidError{Offset: 0, Msg: "not valid JSON"}
-}
-
-// maxDepth is encoding/json's nesting limit, which every baton reader
-// must be able to decode.
-const maxDepth = 10000
 
 // MaxID is the largest record id baton accepts: ids stay exact in every
 // JSON reader (2^53) and the next id never overflows.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/baton-cli/baton/bench/gen"
 	"github.com/baton-cli/baton/internal/jsondoc"
-	"github.com/baton-cli/baton/internal/progress"
 )
 
 // large is the generated 10,000-session state, made once per test binary.
@@ -89,19 +88,6 @@ func BenchmarkAppendRecord(b *testing.B) {
 		var a jsondoc.Array
 		if _, err := a.Append(rec); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkValidate is the one pass of a 10,000-session file: Check and
-// the shape of every record together.
-func BenchmarkValidate(b *testing.B) {
-	data := largeProgress(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, ok := jsondoc.Validate(data, progress.Layout); !ok {
-			b.Fatal("not accepted")
 		}
 	}
 }

@@ -68,7 +68,7 @@ func checkMembers(raw []byte, off int, wants []Want) *InvalidError {
 	}
 	found = found[:len(wants)]
 	left := len(wants)
-	parseShared(raw).ForEach(func(k, v gjson.Result) bool {
+	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
 		for i := range wants {
 			if wants[i].Key == k.Str && !found[i].Exists() {
 				found[i] = v
@@ -98,7 +98,7 @@ func (o *Object) Check(path, missing string, wants []Want) error {
 		var v gjson.Result
 		at := 0
 		if i := o.index(w.Key); i >= 0 {
-			v, at = parseShared(o.Members[i].Raw), o.Members[i].Offset
+			v, at = gjson.ParseBytes(o.Members[i].Raw), o.Members[i].Offset
 		}
 		if !v.Exists() && w.Required && missing != "" {
 			return &InvalidError{Offset: at, Path: join(path, w.Key), Msg: fmt.Sprintf("missing: the file must have %s %s here (%s)", article(w.Type), w.Type, missing)}

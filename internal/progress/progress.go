@@ -5,7 +5,6 @@
 package progress
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 
@@ -125,17 +124,6 @@ type File struct {
 	status *jsondoc.Object
 }
 
-// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
-// with the largest session id.
-func (f *File) ReadFacts() jsondoc.Facts {
-	facts := f.doc.ReadFacts()
-	if s, ok := facts["sessions"]; ok {
-		s.MaxID = f.maxID
-		facts["sessions"] = s
-	}
-	return facts
-}
-
 // New returns a fresh progress file; its status names IMPLEMENT next, as
 // the predecessor's init did (the initializer calls it).
 func New(name string, totalFeatures int, stamp string, head *string) *File {
@@ -158,49 +146,25 @@ func mustReparse(d *jsondoc.Doc) *jsondoc.Doc {
 }
 
 // Parse validates data and returns the file. Errors are
-// *jsondoc.InvalidError. The file is validated in one pass (Validate);
-// one that pass does not vouch for goes through ParseChecked, which
-// decides and words the error.
+// *jsondoc.InvalidError: the grammar, then every record looked at in turn,
+// each problem reported with its record, member and offset.
 func Parse(data []byte) (*File, error) {
-	facts, ok := jsondoc.Validate(data, Layout)
-	if !ok {
-		return ParseChecked(data)
-	}
-	f, err := split(data)
-	if err != nil {
+	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
-	f.maxID = facts["sessions"].MaxID
-	return f, nil
-}
-
-// split splits data, valid JSON, into the file's members and sessions.
-func split(data []byte) (*File, error) {
 	doc, err := jsondoc.ParseDoc(data, "sessions")
 	if err != nil {
 		return nil, err
 	}
-	return fromDoc(doc)
-}
-
-// ParseChecked is Parse through the full parser alone: the grammar, then
-// every record looked at in turn, each problem reported with its record,
-// member and offset. Parse uses it for the files its one pass does not
-// vouch for; the tests hold the one pass to it.
-func ParseChecked(data []byte) (*File, error) {
-	if err := jsondoc.Check(data); err != nil {
-		return nil, err
-	}
-	f, err := split(data)
+	f, err := fromDoc(doc)
 	if err != nil {
 		return nil, err
 	}
-	doc := f.doc
 	arr := doc.Array("sessions")
 	elems := arr.Elems()
 	seen := make(map[int]bool, len(elems))
 	for i, raw := range elems {
-		r := jsondoc.View(raw) // a look: nothing kept (the id is a number)
+		r := gjson.ParseBytes(raw)
 		if !r.IsObject() {
 			return nil, arr.Invalid("sessions", i, "", "a session must be a JSON object")
 		}
@@ -223,24 +187,6 @@ func ParseChecked(data []byte) (*File, error) {
 	if err := checkShape(doc); err != nil {
 		return nil, err
 	}
-	return f, nil
-}
-
-// ParseTrusted reads a file baton itself wrote, with the facts recorded
-// when it did: nothing is validated again and the sessions are not split.
-func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
-	if _, ok := facts["sessions"]; !ok {
-		return Parse(data)
-	}
-	doc, err := jsondoc.ParseDocTrusted(data, facts, "sessions")
-	if err != nil {
-		return nil, err
-	}
-	f, err := fromDoc(doc)
-	if err != nil {
-		return nil, err
-	}
-	f.maxID = facts["sessions"].MaxID
 	return f, nil
 }
 
@@ -320,15 +266,6 @@ func fromDoc(doc *jsondoc.Doc) (*File, error) {
 	return f, nil
 }
 
-// Facts returns what the last Bytes wrote, for the next command.
-func (f *File) Facts() jsondoc.Facts {
-	facts := f.doc.Facts()
-	s := facts["sessions"]
-	s.MaxID = f.maxID
-	facts["sessions"] = s
-	return facts
-}
-
 func orMissing(r gjson.Result) string {
 	if !r.Exists() {
 		return "nothing"
@@ -345,18 +282,10 @@ func memberOffset(o *jsondoc.Object, key string) int {
 	return 0
 }
 
-// Bytes encodes the file.
-func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
-
-// Segments encodes the file in pieces that share the bytes it was read
-// from (see jsondoc.Doc.Segments). The sessions and then the status come
-// last (a file in another order is rewritten so once): what a routine
-// write changes — a session appended, the status — is then the file's
-// tail, which the commit patches in place.
-func (f *File) Segments() [][]byte {
+// Bytes encodes the file, with the status as it is now.
+func (f *File) Bytes() []byte {
 	f.doc.Top.SetRaw("status", f.status.Bytes())
-	f.doc.Top.MoveLast("sessions", "status")
-	return f.doc.Segments()
+	return f.doc.Bytes()
 }
 
 // NextSessionID is the id the next session gets.
@@ -489,19 +418,4 @@ func (f *File) TrailingErrors(role string, canonical func(string) string) int {
 		return true
 	})
 	return n
-}
-
-// Layout is the shape of progress.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Inner("project", jsondoc.NewShape(projectShape)).
-	Inner("status", jsondoc.NewShape(statusShape)).
-	Records("sessions", "session_id", jsondoc.NewShape(sessionShape))
-
-// Validate validates data as Parse does and returns the facts of the file
-// as read (see ReadFacts), for a reader that keeps nothing else: in one
-// pass over the bytes (jsondoc.Validate), and through ParseChecked when
-// that pass cannot tell, so that a bad file is reported as it always was.
-func Validate(data []byte) (jsondoc.Facts, error) {
-	return jsondoc.ValidateOr(data, Layout, ParseChecked)
 }

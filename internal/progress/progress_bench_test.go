@@ -79,17 +79,3 @@ func BenchmarkBytes(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkValidate is what a reader's first contact with a 10,000-session
-// progress.json baton did not write costs to validate (before the one
-// pass, Parse).
-func BenchmarkValidate(b *testing.B) {
-	data := largeProgress(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := progress.Validate(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -41,13 +41,12 @@ func TestParseSeed(t *testing.T) {
 	if f.Len() != 2 || f.NextSessionID() != 3 {
 		t.Errorf("Len %d NextSessionID %d, want 2 and 3", f.Len(), f.NextSessionID())
 	}
-	// an untouched file is written in baton's order (sessions, then the
-	// status, last), every member as it was
+	// an untouched file is written in its own order, every member as it was
 	got := f.Bytes()
 	if !jsonEqual(t, got, []byte(seedProgress)) || string(mustParse(t, string(got)).Bytes()) != string(got) {
 		t.Errorf("untouched seed changed on encoding:\n%s", got)
 	}
-	if i, j, k := bytes.Index(got, []byte(`"project"`)), bytes.Index(got, []byte(`"sessions"`)), bytes.Index(got, []byte(`"status"`)); !(i < j && j < k) {
+	if i, j, k := bytes.Index(got, []byte(`"project"`)), bytes.Index(got, []byte(`"status"`)), bytes.Index(got, []byte(`"sessions"`)); !(i < j && j < k) {
 		t.Errorf("member order:\n%s", got)
 	}
 	p, err := f.Project()
@@ -264,8 +263,8 @@ func TestNew(t *testing.T) {
 	if st.CurrentFeature != nil || !strings.Contains(string(out), `"current_branch": null`) {
 		t.Errorf("nulls not written as null:\n%s", out)
 	}
-	// What routine writes change comes last: the sessions, then the status.
-	if i, j, k := bytes.Index(out, []byte(`"project"`)), bytes.Index(out, []byte(`"sessions"`)), bytes.Index(out, []byte(`"status"`)); !(i < j && j < k) {
+	// the seed's order: the project, the status, the sessions
+	if i, j, k := bytes.Index(out, []byte(`"project"`)), bytes.Index(out, []byte(`"status"`)), bytes.Index(out, []byte(`"sessions"`)); !(i < j && j < k) {
 		t.Errorf("member order:\n%s", out)
 	}
 }

@@ -4,7 +4,6 @@
 package reviews
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/progress"
 )
@@ -87,27 +87,6 @@ type File struct {
 	maxFix  int
 	reviews []gjson.Result // parsed views of the raw records, same order (nil until needed)
 	fixes   []gjson.Result
-	// idx is the index of the records (index.go), nil until needed: then
-	// read from idxSource when its digest is the one the trusted facts
-	// name (digest), else built from the records.
-	idx       *Index
-	digest    string
-	idxSource func() []byte
-	idxSegs   [][]byte // the index as the last Facts encoded it
-	trusted   bool     // read with the facts baton wrote: its arrays are split only when needed
-}
-
-// ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
-// with the largest review and fix ids.
-func (f *File) ReadFacts() jsondoc.Facts {
-	facts := f.doc.ReadFacts()
-	for name, max := range map[string]int{"reviews": f.maxRev, "fixes": f.maxFix} {
-		if a, ok := facts[name]; ok {
-			a.MaxID = max
-			facts[name] = a
-		}
-	}
-	return facts
 }
 
 // New returns an empty reviews file.
@@ -118,26 +97,9 @@ func New() *File {
 }
 
 // Parse validates data and returns the file. Errors are
-// *jsondoc.InvalidError. The file is validated in one pass (Validate);
-// one that pass does not vouch for goes through ParseChecked, which
-// decides and words the error.
+// *jsondoc.InvalidError: the grammar, then every record looked at in turn,
+// each problem reported with its record, member and offset.
 func Parse(data []byte) (*File, error) {
-	facts, ok := jsondoc.Validate(data, Layout)
-	if !ok {
-		return ParseChecked(data)
-	}
-	doc, err := jsondoc.ParseDoc(data, "reviews", "fixes")
-	if err != nil {
-		return nil, err
-	}
-	return &File{doc: doc, maxRev: facts["reviews"].MaxID, maxFix: facts["fixes"].MaxID}, nil
-}
-
-// ParseChecked is Parse through the full parser alone: the grammar, then
-// every record looked at in turn, each problem reported with its record,
-// member and offset. Parse uses it for the files its one pass does not
-// vouch for; the tests hold the one pass to it.
-func ParseChecked(data []byte) (*File, error) {
 	if err := jsondoc.Check(data); err != nil {
 		return nil, err
 	}
@@ -227,98 +189,6 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 	return nil
 }
 
-// ParseTrusted reads a file baton itself wrote, with the facts recorded
-// when it did: nothing is validated again and the records are split only
-// when a command needs them.
-func ParseTrusted(data []byte, facts jsondoc.Facts) (*File, error) {
-	rf, ok1 := facts["reviews"]
-	ff, ok2 := facts["fixes"]
-	if !ok1 || !ok2 {
-		return Parse(data)
-	}
-	doc, err := jsondoc.ParseDocTrusted(data, facts, "reviews", "fixes")
-	if err != nil {
-		return nil, err
-	}
-	return &File{doc: doc, maxRev: rf.MaxID, maxFix: ff.MaxID, digest: rf.Digest, trusted: true}, nil
-}
-
-// SetIndexSource gives the file where to read its index from (the bytes
-// of IndexName, nil when there are none). The index is used only when its
-// digest is the one the facts the file was trusted with name.
-func (f *File) SetIndexSource(read func() []byte) { f.idxSource = read }
-
-// index returns the index of the records as they are now.
-func (f *File) index() *Index {
-	if f.idx != nil {
-		return f.idx
-	}
-	if f.digest != "" && f.idxSource != nil {
-		if raw := f.idxSource(); raw != nil {
-			if x := parseIndex(raw, f.digest); x != nil && x.head.Reviews == f.doc.Array("reviews").Len() && x.head.Fixes == f.doc.Array("fixes").Len() {
-				f.idx = x
-				return x
-			}
-		}
-	}
-	return f.rebuildIndex()
-}
-
-// rebuildIndex builds the index from the records as they are now.
-func (f *File) rebuildIndex() *Index {
-	f.digest = ""
-	f.idx = buildIndex(f.rv(), f.fx())
-	return f.idx
-}
-
-// ask answers q from the index, and again from one built from the
-// records when a part q read did not match its digest.
-func ask[T any](f *File, q func(x *Index) T) T {
-	x := f.index()
-	v := q(x)
-	if x.broken {
-		v = q(f.rebuildIndex())
-	}
-	return v
-}
-
-// encodeIndex encodes the index, built again from the records when a part
-// its encoding read (the fold) did not match its digest.
-func (f *File) encodeIndex() ([][]byte, string) {
-	x := f.index()
-	segs, d := x.segments()
-	if x.broken {
-		segs, d = f.rebuildIndex().segments()
-	}
-	return segs, d
-}
-
-// IndexSegments is the index as the last Facts encoded it (in pieces,
-// some of them the bytes it was read from), to be written to IndexName
-// with the file.
-func (f *File) IndexSegments() [][]byte {
-	if f.idxSegs == nil {
-		f.idxSegs, _ = f.encodeIndex()
-	}
-	return f.idxSegs
-}
-
-// IndexBytes is the index of the records as they are now, encoded.
-func (f *File) IndexBytes() []byte {
-	segs, _ := f.encodeIndex()
-	return bytes.Join(segs, nil)
-}
-
-// Facts returns what the last Bytes wrote, for the next command.
-func (f *File) Facts() jsondoc.Facts {
-	facts := f.doc.Facts()
-	r, x := facts["reviews"], facts["fixes"]
-	r.MaxID, x.MaxID = f.maxRev, f.maxFix
-	f.idxSegs, r.Digest = f.encodeIndex()
-	facts["reviews"], facts["fixes"] = r, x
-	return facts
-}
-
 func views(arr *jsondoc.Array) []gjson.Result {
 	elems := arr.Elems()
 	out := make([]gjson.Result, len(elems))
@@ -370,14 +240,7 @@ func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error
 }
 
 // Bytes encodes the file.
-func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
-
-// Segments encodes the file in pieces that share the bytes it was read
-// from (see jsondoc.Doc.Segments).
-func (f *File) Segments() [][]byte {
-	f.doc.Gap("reviews")
-	return f.doc.Segments()
-}
+func (f *File) Bytes() []byte { return f.doc.Bytes() }
 
 // NextReviewID is the id the next review gets.
 func (f *File) NextReviewID() int { return f.maxRev + 1 }
@@ -403,12 +266,8 @@ func (f *File) Review(id int) (gjson.Result, error) {
 		}
 		return !found
 	}
-	if f.reviews != nil || !f.trusted { // split already: views built once serve every call
-		rv := f.rv()
-		for i := len(rv) - 1; i >= 0 && match(rv[i]); i-- {
-		}
-	} else {
-		f.doc.Array("reviews").FromEnd(func(raw []byte) bool { return match(gjson.ParseBytes(raw)) })
+	rv := f.rv()
+	for i := len(rv) - 1; i >= 0 && match(rv[i]); i-- {
 	}
 	if found {
 		return out, nil
@@ -459,17 +318,12 @@ func (f *File) AddReview(in NewReview) (Review, error) {
 	if in.AgentType == "ARCHITECTURE" {
 		rv.HealthStatus = Health(ReadIssues(gjson.ParseBytes(issues)), in.Coverage)
 	}
-	x := f.index() // of the records before this one, which it then follows
 	raw, err := f.doc.Array("reviews").Append(rv)
 	if err != nil {
 		return Review{}, err
 	}
-	view := gjson.ParseBytes(raw)
 	if f.reviews != nil {
-		f.reviews = append(f.reviews, view)
-	}
-	if !x.addReview(view) || x.broken {
-		f.idx, f.digest = nil, ""
+		f.reviews = append(f.reviews, gjson.ParseBytes(raw))
 	}
 	f.maxRev = id
 	return rv, nil
@@ -524,17 +378,12 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 			fix.Branch = &b.Str
 		}
 	}
-	x := f.index()
 	raw, err := f.doc.Array("fixes").Append(fix)
 	if err != nil {
 		return Fix{}, err
 	}
-	view := gjson.ParseBytes(raw)
 	if f.fixes != nil {
-		f.fixes = append(f.fixes, view)
-	}
-	if x.addFix(view); x.broken {
-		f.idx, f.digest = nil, ""
+		f.fixes = append(f.fixes, gjson.ParseBytes(raw))
 	}
 	f.maxFix = fix.FixID
 	return fix, nil
@@ -544,7 +393,39 @@ func (f *File) AddFix(in NewFix) (Fix, error) {
 // rejection (a rejected feature is re-implemented and starts its fix cycles
 // afresh): a fix counts when its feature ids and the asked ids share one.
 func (f *File) FixCount(featureIDs string) int {
-	return ask(f, func(x *Index) int { return x.fixCount(featureIDs) })
+	shares := sharesAny(featureIDs)
+	after := int64(0)
+	rv := f.rv()
+	for i := len(rv) - 1; i >= 0; i-- { // the last rejection: looked for from the end
+		r := rv[i]
+		if shares(r.Get("feature_id").String()) && (VerdictOf(r) == "REJECT" || r.Get("decision.reject").Bool()) {
+			after = r.Get("review_id").Int()
+			break
+		}
+	}
+	n := 0
+	for _, fx := range f.fx() {
+		if (after == 0 || fx.Get("review_id").Int() > after) && shares(fx.Get("feature_id").String()) {
+			n++
+		}
+	}
+	return n
+}
+
+// sharesAny returns whether a batch of feature ids shares one with ids.
+func sharesAny(ids string) func(batch string) bool {
+	want := map[string]bool{}
+	for _, id := range features.SplitIDs(ids) {
+		want[id] = true
+	}
+	return func(batch string) bool {
+		for _, id := range features.SplitIDs(batch) {
+			if want[id] {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Field is one field to set on a stored record.
@@ -572,7 +453,6 @@ func (f *File) SetReviewFields(id int, fields ...Field) error {
 	if !f.setFields("reviews", "review_id", f.rv(), id, fields) {
 		return errs.New(errs.NotFound, "Review R%d not found in %s (see 'baton reviews list')", id, FileName)
 	}
-	f.idx, f.digest = nil, "" // its verdict's effect may have changed: built again
 	return nil
 }
 
@@ -619,10 +499,14 @@ func Merged(r gjson.Result) bool {
 // PassedFeatures returns the feature ids that have a passing review (of
 // their work: an ARCHITECTURE review passes no feature, whatever it names).
 func (f *File) PassedFeatures() map[string]bool {
-	passed := f.index().head.Passed
-	out := make(map[string]bool, len(passed)) // sized: every write's counters ask
-	for _, id := range passed {
-		out[id] = true
+	out := map[string]bool{}
+	for _, r := range f.rv() {
+		if !Merged(r) || r.Get("agent_type").String() == "ARCHITECTURE" {
+			continue
+		}
+		for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
+			out[id] = true
+		}
 	}
 	return out
 }
@@ -631,12 +515,32 @@ func (f *File) PassedFeatures() map[string]bool {
 // batch, or "") of each review after the last architecture review that let
 // its features through (see Merged), in order.
 func (f *File) MergedSinceArchitecture() []string {
-	return slices.Clone(f.index().head.SinceArch)
+	out := []string{}
+	for _, r := range f.rv() {
+		switch {
+		case r.Get("agent_type").String() == "ARCHITECTURE":
+			out = []string{}
+		case Merged(r):
+			out = append(out, r.Get("feature_id").String())
+		}
+	}
+	return out
 }
 
 // BranchFeatures returns the feature ids the reviews of branch named.
 func (f *File) BranchFeatures(branch string) []string {
-	return ask(f, func(x *Index) []string { return x.branchFeatures(branch) })
+	var out []string
+	for _, r := range f.rv() {
+		if branch == "" || r.Get("branch").String() != branch {
+			continue
+		}
+		for _, id := range features.SplitIDs(r.Get("feature_id").String()) {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // IssueCount counts a stored review's issues in either form.
@@ -695,18 +599,4 @@ func Health(issues []Issue, coverage *float64) string {
 		return "GOOD"
 	}
 	return "FAIR"
-}
-
-// Layout is the shape of reviews.json as the one-pass validation checks
-// it (see Validate); the tests hold it to Parse.
-var Layout = jsondoc.NewShape(topShape).
-	Records("reviews", "review_id", jsondoc.NewShape(reviewShape).Inner("issues", jsondoc.NewShape(issuesShape))).
-	Records("fixes", "fix_id", jsondoc.NewShape(fixShape))
-
-// Validate validates data as Parse does and returns the facts of the file
-// as read (see ReadFacts), for a reader that keeps nothing else: in one
-// pass over the bytes (jsondoc.Validate), and through ParseChecked when
-// that pass cannot tell, so that a bad file is reported as it always was.
-func Validate(data []byte) (jsondoc.Facts, error) {
-	return jsondoc.ValidateOr(data, Layout, ParseChecked)
 }

@@ -31,19 +31,6 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkValidate is what a reader's first contact with that file, not
-// written by baton, costs to validate (before the one pass, Parse).
-func BenchmarkValidate(b *testing.B) {
-	data := largeReviews(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := reviews.Validate(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 const benchIssues = `{"major":[{"description":"Missing error handling for database connection failure","location":"backend/app/routes/health.py:15","suggestion":"Add a try/except block"}],"minor":[{"description":"Magic number for the timeout","location":"backend/app/config.py:40"}]}`
 
 // BenchmarkAddReview is the domain side of `reviews add-review`: parse,

@@ -1,18 +1,13 @@
 package store
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/internal/errs"
 )
@@ -21,7 +16,10 @@ import (
 // deleting or truncating the log shows: in .baton/head.json, and in
 // AnchorPath, a file outside the project (the person's state directory),
 // which 'rm -rf .baton' leaves in place. Each commit that appends an entry
-// rewrites both; verify compares the log with them.
+// replaces both whole; verify compares the log with them. An anchor that
+// cannot be read (emptied, cut, replaced by something else) is rewritten by
+// the next commit, which records that in its entry: deleting an anchor
+// has the same effect, and a write is never refused for it.
 
 // HeadName is the in-project anchor inside .baton/.
 const HeadName = "head.json"
@@ -35,6 +33,23 @@ type Anchor struct {
 	// wherever the project is moved, so that verify finds the anchors a
 	// log left under its earlier paths.
 	Genesis string `json:"genesis,omitempty"`
+	// Base is the log's head when the anchor's path first recorded an
+	// entry (seq 0: the log began there): what came before was written
+	// under another path, which a move or a copy left behind.
+	Base *AnchorBase `json:"base,omitempty"`
+}
+
+// AnchorBase is an entry of the log, by sequence number and hash.
+type AnchorBase struct {
+	Seq  int    `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// AnchorNote is an anchor a commit rewrote though it did not hold the
+// log's head, and why.
+type AnchorNote struct {
+	Path    string `json:"anchor"`
+	Problem string `json:"problem"`
 }
 
 // anchorPaths are the anchors every append writes (creating them), then
@@ -59,51 +74,65 @@ func (s *Store) anchorPaths() (write, watch []string) {
 	return write, s.WatchAnchors
 }
 
-// anchorSize is the fixed length of an anchor file: each write overwrites
-// the whole record in place (one small write, no rename), padded with
-// spaces, so that it costs little on every command.
-const anchorSize = 512
-
-// writeAnchor records e as the log's head (best effort: a lost anchor only
-// weakens what verify can tell).
-func (s *Store) writeAnchor(e *Event) {
+// writeAnchors records e as the log's head (best effort: a lost anchor
+// only weakens what verify can tell). Each anchor is replaced whole (temp
+// file, sync, rename), so that a crash leaves the old head or the new one;
+// a watched anchor is replaced only where one exists. base is the log's
+// head before the transaction's entries: an anchor new to this log starts
+// its path's history there.
+func (s *Store) writeAnchors(e *Event, base AnchorBase) {
 	genesis := e.Hash
 	if e.Seq > 1 {
 		genesis = s.Genesis()
 	}
-	b, _ := json.Marshal(Anchor{Seq: e.Seq, Hash: e.Hash, Dir: s.Dir, Genesis: genesis})
-	if len(b) < anchorSize {
-		b = append(b, bytes.Repeat([]byte(" "), anchorSize-len(b)-1)...)
-		b = append(b, '\n')
+	if b := s.PathBase(); b != nil {
+		base = *b // the same log's: its path's history began where its anchors say
 	}
 	write, watch := s.anchorPaths()
 	for i, p := range append(write, watch...) {
-		if i >= len(write) {
-			if f, err := OpenFile(p, os.O_WRONLY|noFollow|nonBlock, 0); err == nil {
-				writeRegular(f, b)
-			}
+		if fault(StepAnchor) != nil {
 			continue
 		}
-		f, err := OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
-		if errors.Is(err, fs.ErrNotExist) {
-			_ = os.MkdirAll(filepath.Dir(p), 0o700)
-			f, err = OpenFile(p, os.O_WRONLY|os.O_CREATE|noFollow|nonBlock, 0o600)
-		}
-		if err != nil {
+		if i >= len(write) && !exists(p) {
 			continue
 		}
-		writeRegular(f, b)
+		an := Anchor{Seq: e.Seq, Hash: e.Hash, Dir: s.Dir, Genesis: genesis, Base: &base}
+		if old, problem := readAnchor(p); problem == "" && old != nil && old.Genesis == genesis && old.Base != nil {
+			an.Base = old.Base
+		}
+		b, _ := json.Marshal(an)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			continue
+		}
+		_ = WriteFileAtomic(p, append(b, '\n'), 0o600)
 	}
 }
 
-// writeRegular writes an anchor over the start of f, and closes it; a FIFO
-// or a device planted in an anchor's place is written nothing (verify
-// then reports the anchor unreadable).
-func writeRegular(f *os.File, b []byte) {
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		_, _ = f.WriteAt(b, 0)
+// readAnchor reads the anchor at p (nil when there is none), or says why
+// the file there is none.
+func readAnchor(p string) (*Anchor, string) {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
 	}
-	f.Close()
+	if err == nil && !fi.Mode().IsRegular() {
+		return nil, describeMode(fi.Mode()) + ", not a regular file"
+	}
+	var b []byte
+	if err == nil {
+		b, err = ReadRegular(p)
+	}
+	if err != nil {
+		return nil, "unreadable: " + err.Error()
+	}
+	if len(b) == 0 {
+		return nil, "empty (0 bytes)"
+	}
+	var a Anchor
+	if err := json.Unmarshal(b, &a); err != nil || a.Seq < 0 {
+		return nil, fmt.Sprintf("not an anchor (%d bytes that do not decode as one)", len(b))
+	}
+	return &a, ""
 }
 
 // LogHead returns the sequence and hash of the log's last entry (0 and ""
@@ -130,89 +159,22 @@ func (s *Store) anchorFiles() []string {
 	return paths
 }
 
-// Anchors returns each anchor found, in the order of their paths.
-func (s *Store) Anchors() ([]AnchorAt, error) {
+// Anchors returns each anchor found, in the order of their paths, and the
+// anchor files that are none (see readAnchor).
+func (s *Store) Anchors() ([]AnchorAt, []AnchorNote) {
 	var out []AnchorAt
+	var broken []AnchorNote
 	for _, p := range s.anchorFiles() {
-		b, err := ReadRegular(p) // a FIFO here would block a plain read
-		if err != nil {
-			return out, err
+		a, problem := readAnchor(p)
+		switch {
+		case problem != "":
+			broken = append(broken, AnchorNote{Path: p, Problem: problem})
+		case a != nil:
+			out = append(out, AnchorAt{Path: p, Anchor: *a})
 		}
-		if b == nil {
-			continue
-		}
-		var a Anchor
-		if err := json.Unmarshal(b, &a); err != nil {
-			return out, errors.New(p + ": unreadable anchor: " + err.Error())
-		}
-		out = append(out, AnchorAt{Path: p, Anchor: a})
 	}
-	return out, nil
+	return out, broken
 }
-
-// anchorHeads reads each anchor's sequence number and hash as Anchors
-// does, without decoding the rest (a reader's check needs no more); ok is
-// false when an anchor is not a plain one (another type, a number not
-// written as digits), which Anchors then decodes or refuses.
-func (s *Store) anchorHeads() ([]AnchorAt, bool) {
-	var out []AnchorAt
-	for _, p := range s.anchorFiles() {
-		b, err := ReadRegular(p)
-		if err != nil {
-			return nil, false
-		}
-		if b == nil {
-			continue
-		}
-		if !gjson.ValidBytes(b) {
-			return nil, false
-		}
-		o := gjson.ParseBytes(b)
-		m := lastMembers(o, "seq", "hash", "state_dir", "genesis")
-		if !o.IsObject() || !plainInt(m[0]) || !plainString(m[1]) || !stringOrNull(m[2]) || !stringOrNull(m[3]) {
-			return nil, false
-		}
-		seq, _ := strconv.Atoi(m[0].Raw)
-		out = append(out, AnchorAt{Path: p, Anchor: Anchor{Seq: seq, Hash: m[1].Str}})
-	}
-	return out, true
-}
-
-// plainString says whether r is absent, null, or a string of printable
-// ASCII without escapes, which encoding/json decodes as gjson does (it
-// replaces invalid UTF-8 and decodes escapes its own way).
-func plainString(r gjson.Result) bool {
-	if r.Type != gjson.String {
-		return stringOrNull(r)
-	}
-	for i := 0; i < len(r.Raw); i++ {
-		if c := r.Raw[i]; c < 0x20 || c > 0x7e || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
-// plainInt says whether r is a number written as an int's digits, which
-// encoding/json decodes into an int as it is.
-func plainInt(r gjson.Result) bool {
-	if r.Type != gjson.Number {
-		return false
-	}
-	d := strings.TrimPrefix(r.Raw, "-")
-	if d == "" || len(d) > 18 {
-		return false
-	}
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// WriteAnchorForBench records a head, for benchmarks of the write cost.
-func WriteAnchorForBench(s *Store, seq int, hash string) { s.writeAnchor(&Event{Seq: seq, Hash: hash}) }
 
 // LogGap is an anchor ahead of the log: the log ends before the head an
 // anchor recorded, or holds another entry at that sequence number. Entries
@@ -223,24 +185,21 @@ type LogGap struct {
 	Seq    int    `json:"log_seq"` // the log's last sequence number (0: empty or missing)
 }
 
-// logGap compares the log's last entry with every anchor. It reads the
-// entry at an anchor's sequence number only when the log reaches it and
-// its last entry is not that one.
+// logGap compares the log's last entry with every anchor that can be
+// read. It reads the entry at an anchor's sequence number only when the log
+// reaches it and its last entry is not that one.
 func (s *Store) logGap(last *Event) (*LogGap, error) {
 	seq, hash := 0, ""
 	if last != nil {
 		seq, hash = last.Seq, last.Hash
 	}
-	return s.logGapAt(seq, hash)
+	anchors, _ := s.Anchors()
+	return s.gapIn(anchors, seq, hash)
 }
 
-// logGapAt is logGap of a log whose last entry has sequence number seq and
-// hash hash (0 and "" for none).
-func (s *Store) logGapAt(seq int, hash string) (*LogGap, error) {
-	anchors, err := s.Anchors()
-	if err != nil {
-		return nil, errs.New(errs.Invalid, "%v: nothing was written; run 'baton verify'", err)
-	}
+// gapIn is logGap over anchors, for a log whose last entry has sequence
+// number seq and hash hash (0 and "" for none).
+func (s *Store) gapIn(anchors []AnchorAt, seq int, hash string) (*LogGap, error) {
 	for _, an := range anchors {
 		switch {
 		case an.Seq > seq:
@@ -284,49 +243,24 @@ func (s *Store) LogGap() (*LogGap, error) {
 	return s.logGap(last)
 }
 
-// LogAhead reports an anchor ahead of the log's last entry, or at it with
-// another hash: what a lock-free reader checks before it answers from a
-// file baton wrote (a state put back together with its log). The anchors
-// are read before the log, so that a write in between, which appends to
-// the log before it moves the anchors, never looks like a gap; an anchor
-// behind the log (left by calls with another state home) is left to the
-// writes and verify, which read the log whole to check it. The log's last
-// line is read, not decoded whole. An anchor is rewritten in place, so a
-// reader beside a write can read one torn (the new sequence number beside
-// part of the old hash): a gap is reported only when it is still there
-// after a few more reads, as one left by a put-back state is.
+// LogAhead reports an anchor ahead of the log's last committed entry, or
+// at it with another hash: what a lock-free reader checks before it
+// answers from a state file (a state put back together with its log). An
+// anchor behind the log (left by calls with another state home) is left to
+// the writes and verify, which read the log whole to check it; an anchor
+// that cannot be read is theirs to report too.
 func (s *Store) LogAhead() (*LogGap, error) {
-	g := s.logAheadOnce()
-	for i := 1; g != nil && i < 4; i++ {
-		time.Sleep(time.Duration(i) * 250 * time.Microsecond) // the writer finishes its anchors
-		g = s.logAheadOnce()
-	}
-	return g, nil
-}
-
-// logAheadOnce is one reading of the anchors and then the log for LogAhead.
-func (s *Store) logAheadOnce() *LogGap {
-	anchors, ok := s.anchorHeads()
-	if !ok {
-		var err error
-		if anchors, err = s.Anchors(); err != nil {
-			return nil // the write path and verify report what cannot be read
-		}
-	}
-	seq, hash, ok := s.lastSeqHash()
-	if !ok {
-		last, _, err := s.lastEvent()
-		if err != nil || last == nil {
-			return nil
-		}
-		seq, hash = last.Seq, last.Hash
+	anchors, _ := s.Anchors()
+	last, err := s.committedHead()
+	if err != nil || last == nil {
+		return nil, nil
 	}
 	for _, an := range anchors {
-		if an.Seq > seq || an.Seq == seq && seq > 0 && an.Hash != hash {
-			return &LogGap{Path: an.Path, Anchor: an.Anchor, Seq: seq}
+		if an.Seq > last.Seq || an.Seq == last.Seq && an.Hash != last.Hash {
+			return &LogGap{Path: an.Path, Anchor: an.Anchor, Seq: last.Seq}, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // gapError is the refusal of a write that would chain new entries to a log

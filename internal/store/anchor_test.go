@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/baton-cli/baton/internal/errs"
@@ -122,77 +121,4 @@ func dropLastLines(t *testing.T, path string, n int) {
 	must(t, err)
 	lines := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	must(t, os.WriteFile(path, bytes.Join(lines[:len(lines)-n], nil), 0o644))
-}
-
-// anchorHeadSeeds are anchor contents for TestAnchorHeads and its fuzz
-// target.
-var anchorHeadSeeds = []string{
-	`{"seq":12,"hash":"abc","state_dir":"/p"}`,
-	`{"seq":12,"hash":"abc","seq":13}`,
-	`{"SEQ":7,"Hash":"x"}`,
-	`{"seq":-3,"hash":null}`,
-	`{"hash":"no seq"}`,
-	`{"seq":1e3,"hash":"exp"}`,
-	`{"seq":1.0,"hash":"frac"}`,
-	`{"seq":"12","hash":"str"}`,
-	`{"seq":12,"hash":5}`,
-	`{"seq":12,"hash":"abc","state_dir":5}`,
-	`{"seq":12,"hash":"abc","genesis":[]}`,
-	`{"seq":12,"hash":"abc","other":[1,{"x":2}]}`,
-	"{\"seq\":0,\"hAsh\":\"\xd0\"}",
-	`{"seq":3,"hash":"\u0061\ud800"}`,
-	`{"seq":99999999999999999999,"hash":"big"}`,
-	`null`,
-	`[1]`,
-	`{"seq":12,"hash":"abc"`,
-	`{"seq":12,"hash":"abc"}` + strings.Repeat(" ", 400) + "\n",
-}
-
-// A reader's light reading of the anchors (anchorHeads) gives the sequence
-// number and hash Anchors decodes, or declines (and Anchors decides): never
-// another number or hash than encoding/json would read.
-func TestAnchorHeads(t *testing.T) {
-	s := anchorHeadsStore(t)
-	for _, content := range anchorHeadSeeds {
-		checkAnchorHeads(t, s, []byte(content))
-	}
-}
-
-func FuzzAnchorHeads(f *testing.F) {
-	for _, content := range anchorHeadSeeds {
-		f.Add([]byte(content))
-	}
-	s := anchorHeadsStore(f) // one state for every input: each is only an anchor rewritten
-	f.Fuzz(func(t *testing.T, content []byte) { checkAnchorHeads(t, s, content) })
-}
-
-// anchorHeadsStore is a state with its own head and an anchor outside it.
-func anchorHeadsStore(t testing.TB) *Store {
-	s := newTracked(t)
-	s.AnchorPath = filepath.Join(t.TempDir(), "anchor.json")
-	return s
-}
-
-// checkAnchorHeads compares anchorHeads with Anchors on the anchor outside
-// the state holding content (beside the state's own head).
-func checkAnchorHeads(t *testing.T, s *Store, content []byte) {
-	if err := os.WriteFile(s.AnchorPath, content, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	want, werr := s.Anchors()
-	got, ok := s.anchorHeads()
-	if !ok {
-		return // Anchors decides
-	}
-	if werr != nil {
-		t.Fatalf("%q: read lightly as %+v, which Anchors refuses: %v", content, got, werr)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%q: %d anchors, Anchors %d", content, len(got), len(want))
-	}
-	for i := range got {
-		if got[i].Path != want[i].Path || got[i].Seq != want[i].Seq || got[i].Hash != want[i].Hash {
-			t.Fatalf("%q: read lightly as %+v, Anchors %+v", content, got[i], want[i])
-		}
-	}
 }

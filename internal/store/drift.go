@@ -66,14 +66,11 @@ func dirListing(path string) (map[string]string, error) {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(path, e.Name()))
+		b, err := ReadRegular(filepath.Join(path, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		// plain sha256, as every log recorded it: a listing's files are
-		// never patched, so blocks would gain nothing
-		sum := sha256.Sum256(b)
-		out[e.Name()] = hex.EncodeToString(sum[:])
+		out[e.Name()] = HashContent(b)
 	}
 	return out, nil
 }
@@ -96,174 +93,94 @@ func listingHash(list map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// currentHash hashes a tracked file (or directory) as it is now. With
-// stamps, a file larger than copyLimit whose identity matches its stamp is
-// taken to hold the content the stamp hashed, unread. A smaller file is
-// always hashed: stamps.json is no secret, so an edit followed by a
-// rewritten, resealed stamp would otherwise pass the next write unseen (verify
-// hashes every file). The content read, if any, is returned when it is not
-// the stamped one.
-func (s *Store) currentHash(name string, stamps map[string]stamp) (string, []byte, error) {
-	h, r, err := s.hashNow(name, stamps)
-	if r.stamped {
-		return h, nil, err
-	}
-	return h, r.data, err
-}
-
-// hashNow is currentHash that also says which version of the file the
-// content read is (see driftRead).
-func (s *Store) hashNow(name string, stamps map[string]stamp) (string, driftRead, error) {
+// currentHash hashes a tracked file (or directory, or ref) as it is now,
+// as committed (see ReadPath), and returns the content of a file.
+func (s *Store) currentHash(name string) (string, []byte, error) {
 	if IsRef(name) {
 		if s.Probe == nil {
-			return "", driftRead{}, nil
+			return "", nil, nil
 		}
 		v, err := s.Probe(name)
-		return v, driftRead{}, err
+		return v, nil, err
 	}
-	path := s.Path(name)
 	if isDirName(name) {
-		list, err := dirListing(path)
-		return listingHash(list), driftRead{}, err
+		list, err := dirListing(s.Path(name))
+		return listingHash(list), nil, err
 	}
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", driftRead{}, nil
+	data, err := s.readCommitted(name)
+	if err != nil || data == nil {
+		return "", nil, err
 	}
-	if err != nil {
-		return "", driftRead{}, err
-	}
-	st, stamped := stamps[s.key(name)]
-	stamped = stamped && st.Hash != "" && st.ID == identity(fi)
-	if stamped && fi.Size() > copyLimit {
-		return st.Hash, driftRead{}, nil
-	}
-	r, err := readStableInto(path, s.takeRoom(name))
-	if err != nil || r.data == nil {
-		return "", driftRead{}, err
-	}
-	h, sums := contentHash(r.data)
-	r.sums = sums
-	if !stamped || h != st.Hash {
-		return h, r, nil
-	}
-	// as stamped: the transaction takes these bytes, not the file read
-	// again (an edit made since would be read unhashed), patches them in
-	// place, and may trust their facts when the log vouches for the stamp
-	// (verifiedStamp); a stamp with no facts (a file written without them,
-	// or hashed as it was when a transaction adopted it) gets them from the
-	// transaction that validates it (Drift vouches for it)
-	r.stamped, r.hash = true, st.Hash
-	return st.Hash, r, nil
+	return HashContent(data), data, nil
 }
 
-// CheckDrift compares every tracked file with the last event of the log and
-// returns the files that differ (with that event). A file the last event
-// does not record (a log older than the file's tracking) is not compared.
-// Verify calls it without the stamps, so that every file is read.
-func (s *Store) CheckDrift(useStamps bool) ([]Drift, *Event, error) {
-	d, last, _, err := s.checkDrift(useStamps)
+// CheckDrift compares every tracked file with the last committed event of
+// the log and returns the files that differ (with that event). A file the
+// last event does not record (a log older than the file's tracking) is not
+// compared.
+func (s *Store) CheckDrift() ([]Drift, *Event, error) {
+	d, last, _, err := s.checkDrift()
 	return d, last, err
 }
 
-func (s *Store) checkDrift(useStamps bool) ([]Drift, *Event, map[string]driftRead, error) {
-	last, _, err := s.lastEvent()
-	if err != nil {
-		return nil, last, nil, err
-	}
-	if last == nil {
-		if _, err := os.Stat(s.stampsPath()); err == nil {
+// checkDrift is CheckDrift that also gives the content of each file it read.
+func (s *Store) checkDrift() ([]Drift, *Event, map[string][]byte, error) {
+	last, err := s.committedHead()
+	if err != nil || last == nil {
+		if err == nil && s.hadLog() {
 			return []Drift{{File: ".baton/" + EventsName, Difference: "the audit log is gone (deleted or emptied) while baton's records of the files remain"}}, nil, nil, nil
 		}
-		return nil, nil, nil, nil
+		return nil, last, nil, err
 	}
-	var stamps map[string]stamp
-	read := map[string]driftRead{}
+	read := map[string][]byte{}
 	var out []Drift
-	sf, ok := s.loadStamps() // torn or rewritten stamps are lost: every file is read
-	if useStamps && ok && sf.Event == last.Hash {
-		stamps = sf.Files // written after the last event: not stale
-	}
 	for _, name := range s.Tracked {
 		want, ok := last.Metadata.Files[s.key(name)]
 		if !ok {
 			continue
 		}
-		now, r, err := s.hashNow(name, stamps)
+		now, data, err := s.currentHash(name)
 		if err != nil {
 			return nil, last, nil, err
 		}
-		if now != want && legacyMatch(want, r.data) {
-			now = want // as an older baton recorded it
-		}
-		if r.data != nil {
-			r.asRecorded = now == want && stamps != nil
-			read[name] = r
+		if data != nil {
+			read[name] = data
 		}
 		if now == want || now == Unknown {
 			continue
 		}
 		d := Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
-		d.Difference = s.difference(name, want, now, r.data)
+		d.Difference = s.difference(name, want, now, data)
 		out = append(out, d)
 	}
 	return out, last, read, nil
 }
 
+// hadLog says whether a log's commits left their traces here: the
+// anchor in .baton/, or a recorded copy (both written after a commit
+// point).
+func (s *Store) hadLog() bool {
+	if exists(filepath.Join(s.BatonDir(), HeadName)) {
+		return true
+	}
+	entries, _ := os.ReadDir(s.recordedDir())
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// recordedDir holds the versions of the tracked files the last event
+// recorded.
+func (s *Store) recordedDir() string { return filepath.Join(s.BatonDir(), "recorded") }
+
 // recordedPath is where the version of a file the last event recorded is
-// kept (a hard link made at commit).
+// kept: a copy written in the transaction that recorded it, so that a
+// change made outside baton since can be shown as a difference.
 func (s *Store) recordedPath(name string) string {
-	return filepath.Join(s.BatonDir(), "recorded", strings.NewReplacer("/", "_", "\\", "_").Replace(s.key(name)))
-}
-
-// copyLimit is the size up to which the recorded version is a copy; a
-// larger file is hard-linked (free, but an edit in place changes both).
-const copyLimit = 1 << 20
-
-// A copy is rewritten in place (Recorded checks it against the event's
-// hash, so a torn one is only not kept), which spares the file system an
-// inode per write; it is written from the content the transaction staged,
-// when it staged it (pieces), rather than read back.
-func (s *Store) linkRecorded(name string, pieces [][]byte) {
-	dst := s.recordedPath(name)
-	src := s.Path(name)
-	size := piecesSize(pieces)
-	if pieces == nil {
-		fi, err := os.Stat(src)
-		if err != nil {
-			os.Remove(dst) // no file: no recorded version
-			return
-		}
-		size = fi.Size()
-	}
-	if size > copyLimit {
-		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
-			os.Remove(dst)
-			_ = os.Link(src, dst)
-		}
-		return
-	}
-	if pieces == nil {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return
-		}
-		pieces = [][]byte{b}
-	}
-	if rewrite(dst, pieces, false) == nil {
-		return
-	}
-	if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
-		os.Remove(dst)
-		_ = os.WriteFile(dst, bytes.Join(pieces, nil), 0o644)
-	}
-}
-func piecesSize(pieces [][]byte) int64 {
-	n := int64(0)
-	for _, p := range pieces {
-		n += int64(len(p))
-	}
-	return n
+	return filepath.Join(s.recordedDir(), strings.NewReplacer("/", "_", "\\", "_").Replace(s.key(name)))
 }
 
 // difference summarizes how a file differs from its recorded version.
@@ -279,8 +196,8 @@ func (s *Store) difference(name, want, now string, data []byte) string {
 	}
 	if isDirName(name) {
 		var before map[string]string
-		if want != "" {
-			_ = json.Unmarshal(s.readStamps()[s.key(name)].Facts, &before)
+		if b, err := ReadRegular(s.recordedPath(name)); err != nil || json.Unmarshal(b, &before) != nil || listingHash(before) != want {
+			before = nil
 		}
 		after, _ := dirListing(s.Path(name))
 		return listingDifference(before, after)
@@ -291,12 +208,9 @@ func (s *Store) difference(name, want, now string, data []byte) string {
 	case now == "":
 		return "it was deleted"
 	}
-	if data == nil {
-		data, _ = os.ReadFile(s.Path(name))
-	}
-	old, err := os.ReadFile(s.recordedPath(name))
-	if err != nil || !sameContent(old, want) {
-		return fmt.Sprintf("its content was replaced in place (now %d bytes); the recorded version is in the audit log only as a hash", len(data))
+	old, ok := s.Recorded(name, want)
+	if !ok {
+		return fmt.Sprintf("its content changed (now %d bytes); the recorded version is in the audit log only as a hash", len(data))
 	}
 	return lineDifference(old, data)
 }
@@ -353,28 +267,13 @@ func lineDifference(old, now []byte) string {
 }
 
 // Drift compares, inside the lock, every tracked file with the last event
-// (see CheckDrift); the files it had to read are kept for the transaction.
+// (see CheckDrift); the files it read are the ones the transaction reads,
+// so that what it validates and writes over is what was compared.
 func (tx *Tx) Drift() ([]Drift, error) {
-	d, last, read, err := tx.s.checkDrift(true)
-	if last != nil {
-		tx.driftHead = last.Hash
-	}
-	for n, r := range read {
-		if r.stamped && r.id != "" {
-			if tx.driftBases == nil {
-				tx.driftBases = map[string]driftRead{}
-			}
-			tx.driftBases[n] = r // the base readBase takes: see hashNow
-			if v, ok := tx.verified(n); (!ok || v.Facts == nil) && r.asRecorded {
-				tx.vouch(n, r, r.hash) // its facts vouched for by no event: this one may
-			}
-			continue
-		}
+	d, _, read, err := tx.s.checkDrift()
+	for n, b := range read {
 		if _, ok := tx.read[n]; !ok {
-			tx.read[n] = r.data
-			if r.asRecorded && r.id != "" && last != nil {
-				tx.vouch(n, r, last.Metadata.Files[tx.s.key(n)])
-			}
+			tx.read[n] = b
 		}
 	}
 	return d, err
@@ -393,15 +292,38 @@ func (tx *Tx) Adopt(names ...string) {
 }
 
 // Recorded returns the version of a tracked file that the last event
-// recorded, when it is still kept in .baton/recorded (and has that hash):
-// what baton wrote, whatever was done to the file since.
+// recorded (hash), when it is still kept in .baton/recorded: what baton
+// wrote, whatever was done to the file since. It serves the difference a
+// drift message shows; no answer is computed from it.
 func (s *Store) Recorded(name, hash string) ([]byte, bool) {
 	if hash == "" {
 		return nil, false
 	}
 	b, err := ReadRegular(s.recordedPath(name))
-	if err != nil || !sameContent(b, hash) {
+	if err != nil || HashContent(b) != hash {
 		return nil, false
 	}
 	return b, true
+}
+
+// Replaced compares a state file a reader read (data; nil: missing) with
+// the version the last committed event recorded, and returns the
+// difference (nil when it is that version, or the log does not record it,
+// or records it as absent).
+func (s *Store) Replaced(name string, data []byte) (*Drift, error) {
+	last, err := s.committedHead()
+	if err != nil || last == nil {
+		return nil, nil // the log's own problems are verify's and the next write's to report
+	}
+	want, ok := last.Metadata.Files[s.key(name)]
+	if !ok || want == "" {
+		return nil, nil
+	}
+	now := HashContent(data)
+	if now == want {
+		return nil, nil
+	}
+	d := &Drift{File: s.key(name), Recorded: want, Now: now, EventID: last.EventID, Timestamp: last.Timestamp}
+	d.Difference = s.difference(name, want, now, data)
+	return d, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"testing"
 )
@@ -12,24 +13,31 @@ import (
 // the bytes the drift check hashed, and the edit is left for the next
 // drift check to find.
 func TestEditBetweenDriftAndRead(t *testing.T) {
-	s := stampTestStore(t)
-	first := []byte("[\n{\"who\":\"honest\"}")
-	keep := func(old []byte) ([][]byte, int64) { return [][]byte{old}, 2 }
-	stampTestWrite(t, s, func() {}, func([]byte) ([][]byte, int64) { return [][]byte{first}, 2 })
-	stampTestWrite(t, s, func() {}, keep)
-	evil := []byte("[\n{\"who\":\"EVIL!!\"}")
-	stampTestWrite(t, s, func() {
-		if err := os.WriteFile(s.Path("f.json"), evil, 0o644); err != nil {
+	s := newTracked(t)
+	evil := []byte("{\"who\": \"EVIL\"}\n")
+	err := s.Update(context.Background(), func(tx *Tx) error {
+		if d, err := tx.Drift(); err != nil || len(d) != 0 {
+			t.Fatalf("drift %v, %v before the edit", d, err)
+		}
+		if err := os.WriteFile(s.Path("state.json"), evil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}, func(old []byte) ([][]byte, int64) {
+		old, err := tx.Read("state.json")
+		if err != nil {
+			return err
+		}
 		if bytes.Contains(old, []byte("EVIL")) {
 			t.Errorf("the transaction read the edit made after its drift check: %s", old)
 		}
-		return [][]byte{old, []byte(",{}")}, 2
+		tx.Write("state.json", append(bytes.Clone(old), ' '))
+		tx.Log(Event{Type: "task"})
+		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ev, _, _ := s.lastEvent()
-	if ev.Metadata.Files["f.json"] == HashContent(append(bytes.Clone(evil), ",{}"...)) {
+	if ev.Metadata.Files["state.json"] == HashContent(append(bytes.Clone(evil), ' ')) {
 		t.Fatal("the log records the edit as baton's content")
 	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -13,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/baton-cli/baton/internal/errs"
 )
@@ -46,9 +44,6 @@ type Event struct {
 	MAC string `json:"mac,omitempty"`
 
 	macKey []byte // the key MAC is made with, set by LogSigned
-	// stamps gives, from the file hashes the entry records, the stamp
-	// digests it records (set on a transaction's own event only)
-	stamps func(files map[string]string) map[string]string
 }
 
 // EventMetadata carries what verify checks against the files.
@@ -56,11 +51,9 @@ type EventMetadata struct {
 	// Files maps each state file to the sha256 of its content after the
 	// transaction ("" when the file does not exist).
 	Files map[string]string `json:"files"`
-	// Stamps maps each file whose stamp the transaction leaves to the
-	// digest of that stamp's content-derived parts (see stampdigest.go):
-	// what makes a stamp's facts and hash states usable, since
-	// .baton/stamps.json itself is no secret.
-	Stamps map[string]string `json:"stamps,omitempty"`
+	// Rewritten are the anchors the transaction's commit rewrote though
+	// they did not hold the log's head (see AnchorNote).
+	Rewritten []AnchorNote `json:"anchors_rewritten,omitempty"`
 }
 
 // EventsPath is where the audit log lives.
@@ -110,42 +103,83 @@ func ChainHash(e Event) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// prepareEvents completes the staged events, each chained to the one before
-// (the first to the log's last entry), and returns their lines and the
-// log's size. staged holds the hashes of the files the transaction writes.
-func (s *Store) prepareEvents(events []*Event, staged map[string]string, adopt map[string]bool) ([]byte, int64, error) {
+// prepareAppend completes the staged events, each chained to the one
+// before (the first to the log's last entry), and returns the journal's
+// record of their append. files are what the transaction writes.
+func (tx *Tx) prepareAppend(events []*Event, files []staged) (*appendEntry, error) {
+	if err := fault(StepEvent); err != nil {
+		return nil, err
+	}
+	s := tx.s
 	last, size, err := s.lastEvent()
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	if len(events) > 0 && !s.AllowLogGap {
-		gap, err := s.logGap(last)
-		if err != nil {
-			return nil, 0, err
-		}
-		if gap != nil {
-			return nil, 0, gapError(s, gap)
-		}
+	if err := tx.checkAnchors(last); err != nil {
+		return nil, err
+	}
+	staged := map[string]string{}
+	for _, f := range files {
+		staged[f.name] = f.hash
 	}
 	var data []byte
 	hashed := map[string]string{} // the files do not change between the entries of one commit
 	for _, e := range events {
-		line, err := s.prepareEvent(e, last, staged, adopt, hashed)
+		if e == tx.event {
+			e.Metadata.Rewritten = tx.notes
+		}
+		line, err := tx.prepareEvent(e, last, staged, hashed)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		data, last = append(data, line...), e
 	}
-	return data, size, nil
+	return &appendEntry{Path: s.EventsPath(), Offset: size, Data: data}, nil
+}
+
+// checkAnchors compares the log's last entry with the anchors before the
+// commit chains entries to it (see LogGap), and notes the anchors it will
+// rewrite though they do not hold that entry: those that cannot be read,
+// and, where no state existed before, those an earlier project at the
+// same path left.
+func (tx *Tx) checkAnchors(last *Event) error {
+	s := tx.s
+	seq, hash := 0, ""
+	if last != nil {
+		seq, hash = last.Seq, last.Hash
+	}
+	tx.base = AnchorBase{Seq: seq, Hash: hash}
+	anchors, broken := s.Anchors()
+	tx.notes = broken
+	if last == nil && tx.fresh {
+		for _, an := range anchors {
+			if an.Seq > 0 {
+				tx.notes = append(tx.notes, AnchorNote{Path: an.Path, Problem: fmt.Sprintf("it recorded entry %d of another log, which an earlier project at %s left", an.Seq, an.Dir)})
+			}
+		}
+		anchors = nil
+	}
+	if s.AllowLogGap {
+		return nil
+	}
+	gap, err := s.gapIn(anchors, seq, hash)
+	if err != nil {
+		return err
+	}
+	if gap != nil {
+		return gapError(s, gap)
+	}
+	return nil
 }
 
 // prepareEvent completes a staged event: sequence and chain from the last
 // entry of the log, file hashes from the staged content or, for files this
 // transaction did not change, from the last entry (or the file itself when
-// the log does not record it yet, or the transaction adopts it; such names
-// are added to adopt). hashed holds the files hashed for earlier entries of
-// the same commit.
-func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, adopt map[string]bool, hashed map[string]string) ([]byte, error) {
+// the log does not record it yet, or the transaction adopts it: such files
+// are kept in tx.asIs with the content hashed). hashed holds the files
+// hashed for earlier entries of the same commit.
+func (tx *Tx) prepareEvent(e *Event, last *Event, staged, hashed map[string]string) ([]byte, error) {
+	s := tx.s
 	e.Seq = 1
 	if last != nil {
 		e.Seq = last.Seq + 1
@@ -170,7 +204,7 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, ad
 			e.Metadata.Files[k] = h
 			continue
 		}
-		if last != nil && !adopt[name] {
+		if last != nil && !tx.adopt[name] {
 			if h, ok := last.Metadata.Files[k]; ok {
 				e.Metadata.Files[k] = h
 				continue
@@ -178,11 +212,16 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, ad
 		}
 		h, ok := hashed[name]
 		if !ok {
+			var data []byte
 			var err error
-			if h, _, err = s.currentHash(name, nil); err != nil {
+			if h, data, err = tx.hashAsIs(name); err != nil {
 				return nil, err
 			}
 			hashed[name] = h
+			if tx.asIs == nil {
+				tx.asIs = map[string][]byte{}
+			}
+			tx.asIs[name] = data
 		}
 		if h == Unknown {
 			if last == nil || last.Metadata.Files[k] == "" {
@@ -191,11 +230,6 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, ad
 			continue
 		}
 		e.Metadata.Files[k] = h
-		adopt[name] = true // hashed as it is: its stamp may say so
-	}
-	e.Metadata.Stamps = nil // an imported entry's are not this log's
-	if e.stamps != nil {
-		e.Metadata.Stamps = e.stamps(e.Metadata.Files)
 	}
 	e.Hash = ChainHash(*e)
 	if e.macKey != nil {
@@ -206,6 +240,15 @@ func (s *Store) prepareEvent(e *Event, last *Event, staged map[string]string, ad
 		return nil, err
 	}
 	return append(line, '\n'), nil
+}
+
+// hashAsIs hashes a tracked file as it is now: the bytes the transaction
+// read of it (the drift check's) when it read it, else the file.
+func (tx *Tx) hashAsIs(name string) (string, []byte, error) {
+	if data, ok := tx.read[name]; ok && !isDirName(name) && !IsRef(name) {
+		return HashContent(data), data, nil
+	}
+	return tx.s.currentHash(name)
 }
 
 // lastEvent reads the final entry of the log (nil for an empty or missing
@@ -222,10 +265,6 @@ func (s *Store) lastEvent() (*Event, int64, error) {
 	size := fi.Size()
 	if size == 0 {
 		return nil, 0, nil
-	}
-	id := identity(fi)
-	if v, ok := s.parsed.get(s.EventsPath(), id); ok {
-		return v.(*Event), size, nil // the same log as read before: callers do not change it
 	}
 	for chunk := int64(4096); ; chunk *= 4 {
 		start := size - chunk
@@ -245,7 +284,6 @@ func (s *Store) lastEvent() (*Event, int64, error) {
 		if err := json.Unmarshal(buf[i+1:], &e); err != nil {
 			return nil, 0, errs.New(errs.Invalid, "%s: the last entry is unreadable (%v), so no entry can be chained to it: nothing was written; run 'baton verify'", s.EventsPath(), err)
 		}
-		s.parsed.put(s.EventsPath(), id, &e)
 		return &e, size, nil
 	}
 }
@@ -259,24 +297,24 @@ type appendEntry struct {
 }
 
 // applyAppend writes the journal's audit entry at its offset, unless it
-// is there already; it returns the log, open, for the caller to sync and
-// close (nil when the entry was there).
-func applyAppend(a appendEntry) (*os.File, error) {
-	f, err := OpenFile(a.Path, os.O_RDWR|os.O_CREATE, 0o644)
+// is there already, and syncs the log.
+func applyAppend(a appendEntry) error {
+	f, err := os.OpenFile(a.Path, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	defer f.Close()
 	there, err := appended(f, a)
-	if err == nil && !there {
-		if err = f.Truncate(a.Offset); err == nil {
-			_, err = f.WriteAt(a.Data, a.Offset)
-		}
-	}
 	if err != nil || there {
-		f.Close()
-		return nil, err
+		return err
 	}
-	return f, nil
+	if err := f.Truncate(a.Offset); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(a.Data, a.Offset); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // appended says whether f holds a's entry at its offset already (an error
@@ -304,31 +342,30 @@ func appended(f *os.File, a appendEntry) (bool, error) {
 	return false, nil
 }
 
-// ReadEvents reads the whole audit log. A line that does not parse is
-// returned as an error naming its line number.
+// ReadEvents reads the whole audit log as committed: with the entries a
+// pending journal appends (a writer stopped after its commit point) in
+// place of whatever of them the log holds so far. A line that does not
+// parse is returned as an error naming its line number.
 func (s *Store) ReadEvents() ([]Event, error) {
-	f, _, err := OpenRegular(s.EventsPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	data, err := ReadRegular(s.EventsPath())
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	if j := s.pendingJournal(); j != nil && j.Append != nil && int64(len(data)) >= j.Append.Offset {
+		data = append(data[:j.Append.Offset:j.Append.Offset], j.Append.Data...)
+	}
 	var out []Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		var e Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return out, errs.New(errs.Invalid, "%s: line %d: %v", s.EventsPath(), n, err)
+		if err := json.Unmarshal(line, &e); err != nil {
+			return out, errs.New(errs.Invalid, "%s: line %d: %v", s.EventsPath(), n+1, err)
 		}
 		out = append(out, e)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // ChainProblem is one break found by CheckChain.
@@ -357,19 +394,4 @@ func CheckChain(events []Event) []ChainProblem {
 		prev = e.Hash
 	}
 	return out
-}
-
-// FileHashes returns the current hash of each tracked file, sorted by name.
-func (s *Store) FileHashes() (map[string]string, []string, error) {
-	out := map[string]string{}
-	names := append([]string(nil), s.Tracked...)
-	sort.Strings(names)
-	for _, n := range names {
-		h, _, err := s.currentHash(n, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		out[n] = h
-	}
-	return out, names, nil
 }

@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// fileID is what identifies one version of a file without reading it:
+// identity is what identifies one version of a file without reading it:
 // device, inode, size, modification and change time. Any write changes the
 // change time, which no tool can set back.
-func fileID(fi os.FileInfo) string {
+func identity(fi os.FileInfo) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())

@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// fileID is what identifies one version of a file without reading it:
-// inode (where known), size and modification time.
-func fileID(fi os.FileInfo) string {
-	return fmt.Sprintf("%d:%d:%d", inode(fi), fi.Size(), fi.ModTime().UnixNano())
+// identity is what identifies one version of a file without reading it:
+// size and modification time.
+func identity(fi os.FileInfo) string {
+	return fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
 }

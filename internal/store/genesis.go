@@ -12,7 +12,7 @@ import (
 // Genesis returns the hash of the log's first entry ("" for none), reading
 // only the log's first line.
 func (s *Store) Genesis() string {
-	f, err := OpenFile(s.EventsPath(), os.O_RDONLY, 0)
+	f, err := os.Open(s.EventsPath())
 	if err != nil {
 		return ""
 	}
@@ -76,17 +76,26 @@ func (s *Store) StrayAnchors(dirs []string) []AnchorAt {
 				continue
 			}
 			seen[p] = true
-			b, err := os.ReadFile(p)
-			if err != nil || len(b) > 4096 {
-				continue
-			}
-			var a Anchor
-			if json.Unmarshal(b, &a) == nil && a.Genesis == genesis {
-				out = append(out, AnchorAt{Path: p, Anchor: a})
+			if a, problem := readAnchor(p); problem == "" && a != nil && a.Genesis == genesis {
+				out = append(out, AnchorAt{Path: p, Anchor: *a})
 			}
 		}
 	}
 	return out
+}
+
+// PathBase is where this path's history of the log began, as its own
+// anchors outside the project record it (nil when none does; the anchor in
+// .baton/ moves with the project, so it does not say).
+func (s *Store) PathBase() *AnchorBase {
+	genesis := s.Genesis()
+	write, watch := s.anchorPaths()
+	for _, p := range append(append([]string(nil), write[1:]...), watch...) {
+		if a, problem := readAnchor(p); problem == "" && a != nil && a.Genesis == genesis && a.Base != nil {
+			return a.Base
+		}
+	}
+	return nil
 }
 
 // AnchorDirs are the directories this store's anchors outside the project

@@ -35,6 +35,17 @@ func (tx *Tx) Intent(data []byte) error {
 	return nil
 }
 
+// PendingIntent is the intent of a transaction that has not committed (nil
+// for none): a writer between its outside change and its commit point, or
+// one killed there, whose change the next write undoes.
+func (s *Store) PendingIntent() []byte {
+	b, err := ReadRegular(s.intentPath())
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 func (s *Store) removeIntent() error {
 	if err := os.Remove(s.intentPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -51,26 +50,3 @@ func holderOf(path string) string {
 	b, _ := os.ReadFile(path + ".holder")
 	return strings.TrimSpace(string(b))
 }
-
-const applyLockName = "apply.lock"
-
-// applyLock takes the apply lock exclusive; a patch is applied under it.
-func (s *Store) applyLock() (func(), error) {
-	fl := flock.New(filepath.Join(s.BatonDir(), applyLockName))
-	if err := fl.Lock(); err != nil {
-		return nil, err
-	}
-	return func() { _ = fl.Unlock() }, nil
-}
-
-// readLock takes the apply lock shared, for a lock-free reader.
-func (s *Store) readLock() (func(), bool) {
-	fl := flock.New(filepath.Join(s.BatonDir(), applyLockName))
-	if err := fl.RLock(); err != nil {
-		return func() {}, false
-	}
-	return func() { _ = fl.Unlock() }, true
-}
-
-// replaceCache replaces path, a cache readers write, through a temp file.
-func replaceCache(_, path string, data []byte) error { return writeReplace(path, data) }

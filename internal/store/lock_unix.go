@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -27,9 +26,9 @@ func lockWait(ctx context.Context, path string) (release func(), acquired bool, 
 // of its own would be created and removed by every transaction, inside
 // the lock.
 func lockWaitAs(ctx context.Context, path string, holder func() string) (release func(), acquired bool, err error) {
-	f, err := OpenFile(path, os.O_CREATE|os.O_RDWR|noFollow, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|noFollow, 0o600)
 	if errors.Is(err, fs.ErrPermission) {
-		f, err = OpenFile(path, os.O_RDONLY|noFollow, 0) // a read-only lock file: held, unnamed
+		f, err = os.OpenFile(path, os.O_RDONLY|noFollow, 0) // a read-only lock file: held, unnamed
 	}
 	if err != nil {
 		return nil, false, err
@@ -101,72 +100,4 @@ func flockRetry(fd, how int) error {
 			return err
 		}
 	}
-}
-
-// applyLockName is the lock that orders in-place patches against
-// lock-free readers: a patch is applied under it exclusive, and a reader
-// holds it shared while it reads a file's bytes.
-const applyLockName = "apply.lock"
-
-// applyLock takes the apply lock exclusive; a patch is applied under it.
-func (s *Store) applyLock() (func(), error) {
-	f, err := OpenFile(filepath.Join(s.BatonDir(), applyLockName), os.O_CREATE|os.O_RDWR|noFollow, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := flockRetry(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
-}
-
-// readLock takes the apply lock shared, for a lock-free reader reading a
-// file's bytes (no patch is applied meanwhile). ok is false when it cannot
-// be taken (a state directory this user may not write, without the lock
-// file): the reader then checks the file's identity around its read.
-func (s *Store) readLock() (release func(), ok bool) {
-	fd, err := openFd(filepath.Join(s.BatonDir(), applyLockName), syscall.O_CREAT|syscall.O_RDONLY|noFollow)
-	if err != nil {
-		return func() {}, false
-	}
-	if err := flockRetry(fd, syscall.LOCK_SH); err != nil {
-		syscall.Close(fd)
-		return func() {}, false
-	}
-	return func() { syscall.Close(fd) }, true
-}
-
-// replaceCache replaces path, a cache that readers write without the
-// transaction lock, with data: written into the spare beside it and
-// exchanged with it, so that no file is created once the spare exists (a
-// file creation costs a reader a millisecond of CPU on ext4) and no reader
-// of path sees it half-written. One writer at a time holds the spare (an
-// flock); a writer that finds it held, or finds that the file it locked is
-// no longer the spare (another writer exchanged it meanwhile), leaves the
-// cache as it is: best effort.
-func replaceCache(spare, path string, data []byte) error {
-	f, err := openOverwrite(spare)
-	if errors.Is(err, fs.ErrNotExist) {
-		f, err = os.OpenFile(spare, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil // another reader is writing it
-	}
-	held, err := f.Stat()
-	now, lerr := os.Lstat(spare)
-	if err != nil || lerr != nil || !os.SameFile(held, now) {
-		return nil
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		return err
-	}
-	if err := f.Truncate(int64(len(data))); err != nil {
-		return err
-	}
-	return swapIn(spare, path)
 }

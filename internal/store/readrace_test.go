@@ -40,14 +40,13 @@ func TestReaderNeverFindsFileMissing(t *testing.T) {
 	}()
 	missing := 0
 	for !done.Load() {
-		data, _, release, err := s.MapFile("feature_list.json")
+		data, err := s.readCommitted("feature_list.json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if data == nil {
 			missing++
 		}
-		release()
 	}
 	wg.Wait()
 	if missing > 0 {

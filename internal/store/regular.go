@@ -88,15 +88,8 @@ func ReadRegular(path string) ([]byte, error) {
 }
 
 // readAll reads f to its end, expecting about size bytes.
-func readAll(f *os.File, size int64) ([]byte, error) { return readAllInto(f, size, nil) }
-
-// readAllInto is readAll into buf (emptied) when it has room for size+1
-// bytes.
-func readAllInto(f *os.File, size int64, buf []byte) ([]byte, error) {
-	data := buf[:0]
-	if int64(cap(buf)) < size+1 {
-		data = make([]byte, 0, size+1)
-	}
+func readAll(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]

@@ -1,28 +1,26 @@
 // Package store owns the state directory on disk: where it is, the one lock
 // every mutation takes, the redo journal that makes a change to several files
-// all-or-nothing even when the process is killed, and atomic file
-// replacement. It knows file names and bytes, not what the files mean.
+// all-or-nothing even when the process is killed, atomic file replacement,
+// the hash-chained audit log and its anchors. It knows file names and bytes,
+// not what the files mean.
 //
-// A transaction (Update) takes .baton/lock with a deadline, recovers any
-// half-applied journal, lets the caller read and stage files, then commits:
-// a changed file that baton's last transaction wrote is patched in place
-// (the journal carries the changed bytes), any other is written to a
-// synced temp file beside it; the journal is written atomically (the commit
-// point), the patches applied and the temp files renamed over the
-// originals, and the journal is set aside for the next one. Killed before
-// the journal exists, the old state stands; killed after, the next command
-// finishes the change.
+// A transaction (Update) takes .baton/lock with a deadline, recovers what a
+// killed writer left, lets the caller read and stage files, then commits:
+// each changed file is written to a synced temp file beside it, the journal
+// naming them and the audit entry is written and renamed into place (the
+// commit point), the temp files are renamed over the originals, the entry
+// is appended to the log, and the journal is removed. Killed before the
+// journal exists, the old state stands; killed after, the next command
+// finishes the change. Readers take no lock: they read the files whole,
+// through a committed journal's staged files when there is one.
 package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -37,10 +35,8 @@ const DefaultLockTimeout = 10 * time.Second
 type Store struct {
 	Dir         string
 	paths       map[string]string // file name -> path, when --file moved one
-	parsed      *parsed           // files parsed by this process, by identity (cache.go)
-	room        room              // read buffers made before the lock (room.go)
 	LockTimeout time.Duration
-	Holder      string // who we are, written beside the lock for others' messages
+	Holder      string // who we are, written into the lock file for others' messages
 	Now         func() time.Time
 	// Tracked names the state files whose hashes each audit event records
 	// (a name ending in "/" is a directory; "git:..." a ref, see Probe).
@@ -57,17 +53,9 @@ type Store struct {
 	WatchAnchors []string
 	// ResolveAnchors, when set, gives the anchors outside the project
 	// (write: AnchorPath then MoreAnchors; watch: WatchAnchors) the first
-	// time they are needed: finding them reads the user database and
-	// resolves links, which a read of the state never needs.
+	// time they are needed.
 	ResolveAnchors func() (write, watch []string)
 	anchorsOnce    sync.Once
-	// KeepMapped leaves a file a reader mapped (MapFile), or a transaction
-	// mapped as the base of a patch, mapped when it is released, for a
-	// process that exits right after its call: the exit unmaps it anyway,
-	// and an unmap of its own costs a TLB flush on every CPU the process's
-	// threads ran on (a twentieth of a --field read; a write did it holding
-	// the lock).
-	KeepMapped bool
 	// AllowLogGap lets a transaction chain entries to a log an anchor is
 	// ahead of (a person recording the loss; see LogGap). Otherwise such a
 	// write is refused, since it would overwrite the anchor.
@@ -86,15 +74,15 @@ type Store struct {
 
 // New returns the store for dir.
 func New(dir string) *Store {
-	return &Store{Dir: dir, paths: map[string]string{}, parsed: &parsed{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
+	return &Store{Dir: dir, paths: map[string]string{}, LockTimeout: DefaultLockTimeout, Now: time.Now}
 }
 
 // SetPath makes the state file name live at path instead of in Dir.
 func (s *Store) SetPath(name, path string) { s.paths[name] = path }
 
-// key is how the audit log and the stamps name a tracked file: its name,
-// or, when --file moved it, its path relative to the state directory (so
-// that two different files are never recorded under one name).
+// key is how the audit log names a tracked file: its name, or, when --file
+// moved it, its path relative to the state directory (so that two
+// different files are never recorded under one name).
 func (s *Store) key(name string) string {
 	p, ok := s.paths[name]
 	if !ok {
@@ -123,62 +111,6 @@ func (s *Store) journalPath() string { return filepath.Join(s.BatonDir(), "journ
 // tempSuffix marks the staged copies a transaction writes beside each file.
 const tempSuffix = ".baton-tx"
 
-// journal is the commit record: each staged temp file and its destination.
-type journal struct {
-	Files   []journalEntry `json:"files"`
-	Patches []patchEntry   `json:"patches,omitempty"`
-	Append  *appendEntry   `json:"append,omitempty"`
-	Remove  []string       `json:"remove,omitempty"` // files the commit removes (a settled intent)
-	// Blobs are the lengths of the patches' data, which follow the JSON
-	// line in the file as they are (see journalfile.go), not in it
-	Blobs []int64 `json:"blobs,omitempty"`
-	// BlobSum is the sha256 of that data: a reader that read the file
-	// while it was rewritten in place for another commit (see
-	// pendingJournal) does not take one journal's line with another's data
-	BlobSum string `json:"blob_sum,omitempty"`
-}
-
-type journalEntry struct {
-	Tmp  string `json:"tmp"`
-	Dst  string `json:"dst"`
-	Hash string `json:"sha256,omitempty"` // of the staged content: tells a finished rename from a lost temp
-}
-
-// ReadFile returns the current bytes of a state file without taking the
-// lock (a replacement is a rename, which makes the file whole, and an
-// in-place patch is never applied while a reader holds the apply lock;
-// a tool that does not take that lock can see a file mid-patch). A journal left by a killed writer is
-// finished first. A missing file is (nil, nil).
-func (s *Store) ReadFile(ctx context.Context, name string) ([]byte, error) {
-	data, _, err := s.ReadFileInfo(ctx, name)
-	return data, err
-}
-
-// ReadFileInfo is ReadFile with the FileInfo of the version read (nil
-// when a committed journal's patch was read through).
-func (s *Store) ReadFileInfo(ctx context.Context, name string) ([]byte, os.FileInfo, error) {
-	if err := s.RecoverIfNeeded(ctx); err != nil {
-		return nil, nil, err
-	}
-	data, fi, release, err := s.MapFile(name)
-	defer release()
-	if err != nil || data == nil {
-		return nil, nil, err
-	}
-	return bytes.Clone(data), fi, nil
-}
-
-// locksRegular refuses lock files that are not regular files (a link, a
-// FIFO planted in their place): exit 6.
-func (s *Store) locksRegular() error {
-	for _, p := range []string{s.lockPath(), filepath.Join(s.BatonDir(), applyLockName)} {
-		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-			return notRegularLock(p, fi)
-		}
-	}
-	return nil
-}
-
 // Update runs fn as one transaction under the state lock and commits what it
 // staged. If fn returns an error nothing is written.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
@@ -187,30 +119,17 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			return err
 		}
 	}
-	// before the lock, what the transaction would otherwise do holding it
-	// although nothing another writer does changes it: where the anchors
-	// are, which temp files were left (see staleTemps), the buffers the
-	// drift check reads the files into (see room)
-	s.anchorPaths()
-	temps := s.staleTemps()
-	s.makeRoom()
-	defer s.dropRoom() // after the unlock
+	fresh := !s.hasState()
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := s.recoverTemps(temps); err != nil {
+	if err := s.recover(); err != nil {
 		return err
 	}
-	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][][]byte{}, facts: map[string]json.RawMessage{}, hashed: map[string]hashed{}}
-	defer tx.releaseBases()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer cutWhileMapped(&err, tx)
+	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}, adopt: map[string]bool{}, fresh: fresh}
 	err = fn(tx)
-	if tx.adopt == nil {
-		tx.adopt = map[string]bool{}
-	}
 	if err == nil {
 		err = s.commit(tx)
 	}
@@ -219,9 +138,8 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return s.undoIntent(tx.intent, err)
 	}
 	if tx.event != nil && tx.event.Hash != "" {
-		s.writeAnchor(tx.event)
+		s.writeAnchors(tx.event, tx.base)
 	}
-	s.renewStamps(tx, err == nil)
 	for _, hook := range tx.after {
 		if herr := hook(); herr != nil && committed == nil {
 			committed = &CommittedError{Err: herr}
@@ -247,6 +165,17 @@ func (s *Store) Exists() bool {
 	return false
 }
 
+// hasState says whether anything of a state is here besides an empty
+// .baton/: a tracked file, the audit log or its anchor in .baton/.
+func (s *Store) hasState() bool {
+	for _, n := range s.Tracked {
+		if !IsRef(n) && exists(s.Path(n)) {
+			return true
+		}
+	}
+	return exists(s.EventsPath()) || exists(filepath.Join(s.BatonDir(), HeadName))
+}
+
 // MustExist is Exists as the NotFound error a command returns, before it
 // creates anything.
 func (s *Store) MustExist() error {
@@ -264,10 +193,9 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("creating %s: %w", s.BatonDir(), err)
 	}
 	// a FIFO here would block the open, and a link would be followed by
-	// no open (noFollow): the apply lock is checked before the commit
-	// point, which it must not stop a committed journal at
-	if err := s.locksRegular(); err != nil {
-		return nil, err
+	// no open (noFollow)
+	if fi, err := os.Lstat(s.lockPath()); err == nil && !fi.Mode().IsRegular() {
+		return nil, notRegularLock(s.lockPath(), fi)
 	}
 	timeout := s.LockTimeout
 	if timeout <= 0 {
@@ -305,47 +233,24 @@ func (s *Store) holderInfo() string {
 // for commit.
 type Tx struct {
 	s      *Store
-	read   map[string][]byte
-	staged map[string][][]byte // new contents, in pieces
-	facts  map[string]json.RawMessage
+	read   map[string][]byte // the files as the transaction read them (by the drift check first)
+	staged map[string][]byte
 	after  []func() error
 	event  *Event
 	before []*Event // imported history, appended before event
 	intent bool     // an intent was written: the commit removes it
 	adopt  map[string]bool
-	bases  map[string]*base // vouched files mapped instead of read
-	// committed is set once the journal is durable (the commit point)
-	committed bool
-	hashed    map[string]hashed // the committed contents' hashes, sums and states
-	// vouched are the files the drift check read as the last event
-	// recorded them (vouch.go), driftHead that event's hash.
-	vouched   map[string]vouched
-	driftHead string
-	// driftBases are the stamped files the drift check read and hashed as
-	// stamped: the bytes the transaction uses for them (see hashNow).
-	driftBases map[string]driftRead
-	prevHead   string // the log's head before the commit's entries
-	stampView  *stampView
-}
-
-// stampNames are the files whose stamps a commit renews: those written,
-// and those the event hashed as they are (adopted, or new to the log).
-func (tx *Tx) stampNames() []string {
-	seen := map[string]bool{}
-	var names []string
-	add := func(n string) {
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
-	}
-	for n := range tx.staged {
-		add(n)
-	}
-	for n := range tx.adopt {
-		add(n)
-	}
-	return names
+	// asIs are the tracked files the commit's event records as they are
+	// (adopted, or new to the log), with the content it hashed
+	asIs map[string][]byte
+	// fresh says no state existed here before the transaction (an init
+	// where there was nothing: an earlier project there was deleted whole)
+	fresh bool
+	// base is the log's head before the transaction's entries (see
+	// Anchor.Base); notes are the anchors its commit rewrites though they
+	// do not hold that head, which its own entry records
+	base  AnchorBase
+	notes []AnchorNote
 }
 
 // Store returns the transaction's store.
@@ -355,13 +260,10 @@ func (tx *Tx) Store() *Store { return tx.s }
 // included); a missing file is nil.
 func (tx *Tx) Read(name string) ([]byte, error) {
 	if b, ok := tx.staged[name]; ok {
-		return bytes.Join(b, nil), nil
+		return b, nil
 	}
 	if b, ok := tx.read[name]; ok {
 		return b, nil
-	}
-	if r, ok := tx.driftBases[name]; ok {
-		return r.data, nil
 	}
 	b, err := ReadRegular(tx.s.Path(name))
 	if err != nil {
@@ -372,73 +274,27 @@ func (tx *Tx) Read(name string) ([]byte, error) {
 }
 
 // Write stages data as the new content of a state file.
-func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = [][]byte{data} }
-
-// WriteSegments stages the new content of a state file given in pieces
-// (written in order, never joined in memory), with the facts a later
-// command may trust instead of reading the file through (see stamps.go).
-func (tx *Tx) WriteSegments(name string, data [][]byte, facts json.RawMessage) {
-	tx.staged[name] = data
-	tx.facts[name] = facts
-}
-
-// ReadTrusted is Read that also says whether the file is the one baton's
-// last transaction wrote, with the facts recorded then. Staged content is
-// trusted with its staged facts.
-func (tx *Tx) ReadTrusted(name string) ([]byte, json.RawMessage, bool, error) {
-	if b, ok := tx.staged[name]; ok {
-		f, ok := tx.facts[name]
-		return bytes.Join(b, nil), f, ok, nil
-	}
-	if b, ok := tx.read[name]; ok {
-		return b, nil, false, nil // read by the drift check: its stamp did not match
-	}
-	data, st, err := tx.readBase(name)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	tx.read[name] = data
-	if st == nil {
-		return data, nil, false, nil
-	}
-	return data, st.Facts, true, nil
-}
+func (tx *Tx) Write(name string, data []byte) { tx.staged[name] = data }
 
 // AfterCommit runs fn once the transaction's files are durable, still
 // under the lock.
 func (tx *Tx) AfterCommit(fn func() error) { tx.after = append(tx.after, fn) }
 
-// BackupPath is where the version of a state file before the last change
-// is kept, for a person recovering from a bad edit.
-func (s *Store) BackupPath(name string) string {
-	return filepath.Join(s.BatonDir(), "backup", filepath.Base(name))
-}
-
-func (s *Store) discardTemps(j journal) {
-	for _, e := range j.Files {
-		os.Remove(e.Tmp)
-	}
-}
-
 // staleTemps lists the temp files a transaction that died before its
-// commit point left in the state's directories. A writer lists them before
-// it takes the lock and removes them once it holds it (after recovery has
-// finished any committed journal, whose temps are then gone): a temp
-// listed was left by a writer that held the lock then, and is stale once
-// the lock is this writer's; one left after the listing is removed by the
-// next transaction.
+// commit point left in the state's directories (called under the lock,
+// after recovery has finished any committed journal, whose temps are then
+// gone).
 func (s *Store) staleTemps() []string {
-	dirs := map[string]bool{s.Dir: true, s.BatonDir(): true}
+	dirs := map[string]bool{s.Dir: true, s.BatonDir(): true, s.recordedDir(): true}
 	for _, p := range s.paths {
 		dirs[filepath.Dir(p)] = true
 	}
-	journalTemp, validatedTemp := "."+filepath.Base(s.journalPath())+".", "."+validatedName+"."
+	journalTemp := "." + filepath.Base(s.journalPath()) + "."
 	var out []string
 	for d := range dirs {
 		inBaton := d == s.BatonDir()
 		out = append(out, matching(d, func(name string) bool {
-			return strings.HasSuffix(name, tempSuffix) ||
-				inBaton && (tempOf(name, journalTemp) || tempOf(name, validatedTemp))
+			return strings.HasSuffix(name, tempSuffix) || inBaton && tempOf(name, journalTemp)
 		})...)
 	}
 	return out
@@ -450,56 +306,17 @@ func tempOf(name, prefix string) bool {
 	return len(name) > len(prefix)+len(".tmp") && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ".tmp")
 }
 
-// matching lists the dot files in dir whose names stale says are left
-// over (one reading of the directory: it is the project's top, and every
-// transaction lists it).
+// matching lists the dot files in dir whose names stale says are left over.
 func matching(dir string, stale func(name string) bool) []string {
-	f, err := OpenFile(dir, os.O_RDONLY, 0)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	names, _ := f.Readdirnames(-1)
-	f.Close()
 	var out []string
-	for _, n := range names {
-		if strings.HasPrefix(n, ".") && stale(n) {
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, ".") && stale(n) {
 			out = append(out, filepath.Join(dir, n))
 		}
 	}
 	return out
-}
-
-// cutWhileMapped turns the fault of reading a mapped file that was cut
-// outside baton while the transaction read it into an error: nothing was
-// written when it came before the commit point; after it (keeping a
-// backup from the mapped version) the change is committed, and the next
-// command finishes the journal, so the caller must not retry.
-// CutWhileRead, deferred by a read-only command that reads mapped state
-// files with faults made panics (debug.SetPanicOnFault), turns the fault
-// of a file cut outside baton meanwhile into an error in *err; any other
-// panic goes on.
-func CutWhileRead(err *error) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if _, ok := r.(interface{ Addr() uintptr }); !ok {
-		panic(r)
-	}
-	*err = errs.New(errs.Invalid, "a state file was cut outside baton while this command read it: run 'baton verify', then retry")
-}
-
-func cutWhileMapped(err *error, tx *Tx) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if _, ok := r.(interface{ Addr() uintptr }); !ok {
-		panic(r)
-	}
-	if tx.committed {
-		*err = &CommittedError{Err: errors.New("a state file was cut outside baton while this command finished its change")}
-		return
-	}
-	*err = errs.New(errs.Invalid, "a state file was cut outside baton while this command read it: nothing was written; run 'baton verify', then retry")
 }

@@ -2,16 +2,12 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/baton-cli/baton/bench/gen"
-	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/store"
 )
 
@@ -70,8 +66,8 @@ func BenchmarkUpdateNoWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkReadFile reads the large progress.json whole, as a full parse
-// starts; BenchmarkMap maps it, as the --field reads do.
+// BenchmarkReadFile reads the large progress.json whole, as every read
+// starts.
 func BenchmarkReadFile(b *testing.B) {
 	s := largeStore(b)
 	ctx := context.Background()
@@ -80,18 +76,6 @@ func BenchmarkReadFile(b *testing.B) {
 		if data, err := s.ReadFile(ctx, "progress.json"); err != nil || len(data) == 0 {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkMap(b *testing.B) {
-	s := largeStore(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		data, _, release, err := store.Map(s.Path("progress.json"))
-		if err != nil || len(data) == 0 {
-			b.Fatal(err)
-		}
-		release()
 	}
 }
 
@@ -105,97 +89,4 @@ func largeStore(b *testing.B) *store.Store {
 		b.Fatal(err)
 	}
 	return store.New(dir)
-}
-
-// BenchmarkFieldReadOpen is what a --field read pays before it slices the
-// value out: map the large progress.json and ask whether a reader may
-// trust it, on a file a reader before it validated and noted.
-func BenchmarkFieldReadOpen(b *testing.B) {
-	s := largeStore(b)
-	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	_, fi, release, err := store.Map(s.Path("progress.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	release()
-	s.Remember("progress.json", fi, []byte(`{"sessions":{"count":1}}`))
-	b.ReportAllocs()
-	for b.Loop() {
-		data, fi, release, err := store.Map(s.Path("progress.json"))
-		if err != nil || len(data) == 0 {
-			b.Fatal(err)
-		}
-		if _, ok := s.Trusted("progress.json", fi, nil); !ok {
-			b.Fatal("the noted version is not trusted")
-		}
-		release()
-	}
-}
-
-// BenchmarkTrustedAppend is the write a session adds: a transaction maps
-// the file its stamp vouches for, appends one record to its array, sets
-// the status after it, and commits — patched in place, hashed from the
-// saved state. Its cost must not grow with the history (10 against 50,000
-// records).
-func BenchmarkTrustedAppend(b *testing.B) {
-	for _, n := range []int{10, 50000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) { benchTrustedAppend(b, n) })
-	}
-}
-
-func benchTrustedAppend(b *testing.B, n int) {
-	s := store.New(b.TempDir())
-	s.Tracked, s.Create = []string{"progress.json"}, true
-	ctx := context.Background()
-	record := func(i int) map[string]any {
-		return map[string]any{"session_id": i, "agent_type": "IMPLEMENT", "summary": strings.Repeat("work done and tested; ", 20), "outcome": "SUCCESS"}
-	}
-	write := func(tx *store.Tx, d *jsondoc.Doc, i int) error {
-		if err := d.Top.Set("status", map[string]any{"updated_at": fmt.Sprint(i), "current_phase": "IMPLEMENT"}); err != nil {
-			return err
-		}
-		d.Top.MoveLast("sessions", "status")
-		segs := d.Segments()
-		facts, _ := json.Marshal(d.Facts())
-		tx.WriteSegments("progress.json", segs, facts)
-		tx.Log(store.Event{Type: "task"})
-		return nil
-	}
-	err := s.Update(ctx, func(tx *store.Tx) error {
-		d := jsondoc.NewDoc("sessions")
-		for i := 1; i <= n; i++ {
-			if _, err := d.Array("sessions").Append(record(i)); err != nil {
-				return err
-			}
-		}
-		return write(tx, d, 0)
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	i := n
-	for b.Loop() {
-		i++
-		err := s.Update(ctx, func(tx *store.Tx) error {
-			data, raw, ok, err := tx.ReadTrusted("progress.json")
-			var facts jsondoc.Facts
-			if err != nil || !ok || json.Unmarshal(raw, &facts) != nil {
-				return fmt.Errorf("not vouched for: %v", err)
-			}
-			d, err := jsondoc.ParseDocTrusted(data, facts, "sessions")
-			if err != nil {
-				return err
-			}
-			if _, err := d.Array("sessions").Append(record(i)); err != nil {
-				return err
-			}
-			return write(tx, d, i)
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
 }
