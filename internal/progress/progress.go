@@ -123,6 +123,7 @@ type File struct {
 	doc    *jsondoc.Doc
 	maxID  int
 	status *jsondoc.Object
+	ls     lanesState
 }
 
 // ReadFacts are the facts of the file as parsed (see jsondoc.Doc.ReadFacts),
@@ -146,6 +147,7 @@ func New(name string, totalFeatures int, stamp string, head *string) *File {
 	top.SetRaw("sessions", []byte("[]"))
 	f.doc = mustReparse(f.doc)
 	f.status, _ = jsondoc.ParseObject(top.Raw("status"), 1)
+	f.ls, _ = readLanes(f.doc.Top)
 	return f
 }
 
@@ -250,6 +252,9 @@ var (
 		{Key: "project", Type: jsondoc.TypeObject},
 		{Key: "status", Type: jsondoc.TypeObject, Required: true},
 		{Key: "sessions", Type: jsondoc.TypeArray, Required: true},
+		{Key: "pipelines", Type: jsondoc.TypeObject},
+		{Key: "lanes", Type: jsondoc.TypeArray},
+		{Key: "landing", Type: jsondoc.TypeArray},
 	}
 	projectShape = []jsondoc.Want{
 		{Key: "name", Type: jsondoc.TypeString, Null: true},
@@ -317,6 +322,11 @@ func fromDoc(doc *jsondoc.Doc) (*File, error) {
 	} else {
 		f.status = jsondoc.NewObject(1)
 	}
+	ls, err := readLanes(top)
+	if err != nil {
+		return nil, err
+	}
+	f.ls = ls
 	return f, nil
 }
 
@@ -349,13 +359,14 @@ func memberOffset(o *jsondoc.Object, key string) int {
 func (f *File) Bytes() []byte { return bytes.Join(f.Segments(), nil) }
 
 // Segments encodes the file in pieces that share the bytes it was read
-// from (see jsondoc.Doc.Segments). The sessions and then the status come
-// last (a file in another order is rewritten so once): what a routine
-// write changes — a session appended, the status — is then the file's
-// tail, which the commit patches in place.
+// from (see jsondoc.Doc.Segments). The sessions, the items' pipelines,
+// lanes and landing queue, and then the status come last (a file in
+// another order is rewritten so once): what a routine write changes is
+// then the file's tail.
 func (f *File) Segments() [][]byte {
 	f.doc.Top.SetRaw("status", f.status.Bytes())
-	f.doc.Top.MoveLast("sessions", "status")
+	f.ls.writeLanes(f.doc.Top)
+	f.doc.Top.MoveLast("sessions", "pipelines", "lanes", "landing", "status")
 	return f.doc.Segments()
 }
 
