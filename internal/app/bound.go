@@ -54,7 +54,7 @@ func (st *state) afterMerge(t mergeTarget) error {
 	if err != nil {
 		return err
 	}
-	return st.applyDecision(p, workflow.AfterMerge(t.id, d, sit))
+	return st.applyDecision(p, itemOfReview(t.review), workflow.AfterMerge(t.id, d, sit))
 }
 
 // confineRange keeps a session's range on its own branch, from its base

@@ -41,6 +41,8 @@ type Lane struct {
 	Session int     `json:"session"`
 	Branch  *string `json:"branch"`
 	Since   string  `json:"since"`
+	// Decided: a decision was made on the item since the lane opened.
+	Decided bool `json:"decided,omitempty"`
 }
 
 // Landing is an item waiting in the landing queue.
@@ -217,6 +219,16 @@ func (f *File) RemoveLane(session int) {
 	f.ls.lanes = slices.DeleteFunc(f.ls.lanes, func(l Lane) bool { return l.Session == session })
 	if len(f.ls.lanes) != n {
 		f.ls.dirty["lanes"] = true
+	}
+}
+
+// DecideLanes marks the lanes working on item as decided.
+func (f *File) DecideLanes(item string) {
+	for i, l := range f.ls.lanes {
+		if l.Item == item && !l.Decided {
+			f.ls.lanes[i].Decided = true
+			f.ls.dirty["lanes"] = true
+		}
 	}
 }
 

@@ -158,6 +158,22 @@ func listed(d Decision, s Schedule) bool {
 	return false
 }
 
+// LaneView is what a lane's session reads as its current phase, feature
+// and branch: its item's step while the item is in flight, else the lane's
+// own step until a decision is made on the item. ok is false once the
+// item's work is decided and out of flight: the session then reads the
+// project's step, as every call does.
+func LaneView(l progress.Lane, pl *progress.Pipeline) (Step, bool) {
+	if pl != nil && pl.Phase != progress.PhaseLanding && pl.Phase != PhaseStopped {
+		return Step{Role: pl.Phase, Item: l.Item, Feature: ItemFeature(l.Item, pl.Branch), Branch: pl.Branch, Rule: pl.Rule, Reason: pl.Reason, Session: l.Session}, true
+	}
+	if l.Decided {
+		return Step{}, false
+	}
+	return Step{Role: l.Role, Item: l.Item, Feature: ItemFeature(l.Item, l.Branch), Branch: l.Branch, Rule: "running",
+		Reason: fmt.Sprintf("session %d (%s) works on %s", l.Session, l.Role, l.Item), Session: l.Session}, true
+}
+
 // StepOpening is a session being opened for a step.
 type StepOpening struct {
 	Role   string
@@ -172,7 +188,7 @@ type StepOpening struct {
 // OpensStep picks the step a session opens for: a runnable step of its
 // role (the item named, or the first one) among the steps the free lanes
 // take, and never an item another lane holds. A person opening on purpose
-// may open any role and item; without a step the session has no item
+// may open any role and item, and a session for no item named has no lane
 // (Step.Item "").
 func OpensStep(o StepOpening, s Schedule, lanes []progress.Lane) (Step, error) {
 	if err := freeItem(o.Item, lanes); err != nil {
@@ -184,11 +200,14 @@ func OpensStep(o StepOpening, s Schedule, lanes []progress.Lane) (Step, error) {
 			cands = append(cands, st)
 		}
 	}
-	if o.Opener == OverrideOpens {
+	if o.Opener == OverrideOpens { // on purpose: the item named, if any
+		if o.Item == "" {
+			return Step{Role: o.Role}, nil
+		}
 		if len(cands) > 0 {
 			return cands[0], nil
 		}
-		return Step{Role: o.Role, Item: o.Item, Feature: featureOf(o.Item, nil), Rule: "human-override"}, nil
+		return Step{Role: o.Role, Item: o.Item, Feature: ItemFeature(o.Item, nil), Rule: "human-override"}, nil
 	}
 	if s.Phase == PhaseStopped {
 		return Step{}, errs.New(errs.Policy, "the workflow's next phase is STOPPED, not %s: a %s session is not opened now (%s; see 'baton status')", o.Role, o.Role, s.Reason)

@@ -70,7 +70,8 @@ type Wait struct {
 // Schedule is what can run now.
 type Schedule struct {
 	// Steps can run now, in order: items in flight (oldest decision
-	// first), a barrier, then new work (bugs, features, tech debt).
+	// first), a barrier due, then new work (bugs, features, tech debt),
+	// which waits while a barrier is due or runs.
 	Steps []Step `json:"steps"`
 	// Running are the steps whose item a lane holds.
 	Running []Step `json:"running"`
@@ -95,9 +96,9 @@ func ItemOf(feature, branch *string, phase string) string {
 	return phase
 }
 
-// featureOf is the feature ids an item names (nil for an item named after
-// its branch or role).
-func featureOf(item string, branch *string) *string {
+// ItemFeature is the feature ids an item names (nil for an item named
+// after its branch or role).
+func ItemFeature(item string, branch *string) *string {
 	if _, role := Canonical(item); role || item == PhaseDone || item == PhaseStopped || (branch != nil && *branch == item) || strings.HasPrefix(item, "refactor/") {
 		return nil
 	}
@@ -112,7 +113,7 @@ func Runnable(p Project) Schedule {
 		return v.s
 	}
 	barrier := v.barrier()
-	v.inFlight(barrier)
+	v.inFlight()
 	v.laneSteps()
 	if barrier != nil && !v.has(barrier.Item) {
 		v.s.Steps = append(v.s.Steps, *barrier)
@@ -261,13 +262,13 @@ func (v *plan) rank(item string) int {
 
 // laneStep is the step a lane runs when its item has no pipeline yet.
 func (v *plan) laneStep(l progress.Lane) Step {
-	return Step{Role: l.Role, Item: l.Item, Feature: featureOf(l.Item, l.Branch), Branch: l.Branch, Rule: "running",
+	return Step{Role: l.Role, Item: l.Item, Feature: ItemFeature(l.Item, l.Branch), Branch: l.Branch, Rule: "running",
 		Reason: fmt.Sprintf("session %d (%s) works on %s", l.Session, l.Role, l.Item), Session: l.Session}
 }
 
 // pipelineStep is the step an item's pipeline waits for.
 func (v *plan) pipelineStep(item string, pl progress.Pipeline) Step {
-	return Step{Role: pl.Phase, Item: item, Feature: featureOf(item, pl.Branch), Branch: pl.Branch, Rule: pl.Rule, Reason: pl.Reason}
+	return Step{Role: pl.Phase, Item: item, Feature: ItemFeature(item, pl.Branch), Branch: pl.Branch, Rule: pl.Rule, Reason: pl.Reason}
 }
 
 // barrier is the step that runs alone now (nil for none): a barrier item
@@ -303,9 +304,9 @@ func (v *plan) barrier() *Step {
 }
 
 // inFlight lists the steps of the items in flight: to run, running in a
-// lane, or waiting (stopped for a person, landing, or held back by a
-// barrier, which lets only a passed item's merge through).
-func (v *plan) inFlight(barrier *Step) {
+// lane, or waiting (stopped for a person, or landing). A barrier holds back
+// no item in flight: with one agent they come first, as they always have.
+func (v *plan) inFlight() {
 	for _, item := range v.inFlightItems() {
 		pl := v.p.Pipelines[item]
 		switch {
@@ -318,8 +319,6 @@ func (v *plan) inFlight(barrier *Step) {
 			if l, ok := v.lanes[item]; ok {
 				st.Session = l.Session
 				v.s.Running = append(v.s.Running, st)
-			} else if barrier != nil && barrier.Item != item && pl.Rule != RuleMergePending {
-				v.wait(item, heldBack(st, barrier), true)
 			} else {
 				v.s.Steps = append(v.s.Steps, st)
 			}
