@@ -181,6 +181,9 @@ func (st *state) workUnderReview(rv *reviews.File, w *workflow.WorkUnderReview, 
 		if cur, err := p.Status(); err == nil {
 			w.StatusFeature, w.StatusBranch = cur.CurrentFeature, Deref(cur.CurrentBranch)
 		}
+		if v, ok := st.laneView(p); ok { // a lane's session reviews its lane's item
+			w.StatusFeature, w.StatusBranch = v.Feature, Deref(v.Branch)
+		}
 	}
 	w.BranchFeatures = rv.BranchFeatures(branch)
 	o, err := st.boundOpen()

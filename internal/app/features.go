@@ -67,8 +67,8 @@ func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passe
 		}
 		if p, ok, err := st.progressOpt(); err != nil || !ok {
 			return err
-		} else if st.pruneLanded(p, f) {
-			st.touch(progress.FileName)
+		} else if _, err := st.landed(p, f); err != nil {
+			return err
 		}
 		return nil
 	})

@@ -98,11 +98,15 @@ func (st *state) adopt(p *progress.File, d workflow.Decision) error {
 	return st.writeStatus(p, d)
 }
 
-// pruneLanded drops the pipelines of items whose features all pass now,
-// saying whether it dropped any.
-func (st *state) pruneLanded(p *progress.File, feat *features.File) bool {
+// landed drops the pipelines of landing items whose features all pass
+// now, and shows the project's step again (their dependents may run): it
+// says whether it dropped any.
+func (st *state) landed(p *progress.File, feat *features.File) (bool, error) {
 	dropped := false
-	for item := range p.Pipelines() {
+	for item, pl := range p.Pipelines() {
+		if pl.Phase != progress.PhaseLanding {
+			continue
+		}
 		ids := features.SplitIDs(item)
 		passing := len(ids) > 0
 		for _, id := range ids {
@@ -114,7 +118,21 @@ func (st *state) pruneLanded(p *progress.File, feat *features.File) bool {
 			dropped = true
 		}
 	}
-	return dropped
+	if !dropped {
+		return false, nil
+	}
+	st.touch(progress.FileName)
+	cur, err := p.Status()
+	if err != nil {
+		return true, err
+	}
+	raw := gjson.ParseBytes(p.StatusRaw())
+	d := workflow.Decision{Phase: cur.CurrentPhase, Feature: cur.CurrentFeature, Branch: cur.CurrentBranch, Rule: raw.Get("decision.rule").String(), Reason: raw.Get("decision.reason").String()}
+	v, err := st.viewOf(p, d)
+	if err != nil || (v.Phase == d.Phase && v.Rule == d.Rule && Deref(v.Feature) == Deref(d.Feature) && Deref(v.Branch) == Deref(d.Branch)) {
+		return true, err
+	}
+	return true, st.writeStatus(p, v)
 }
 
 // itemOfReview is the item a stored review is about.
@@ -224,6 +242,61 @@ func laneStatus(status gjson.Result, l progress.Lane, pl *progress.Pipeline) (gj
 		}
 	}
 	return gjson.ParseBytes(o.Bytes()), nil
+}
+
+// laneView is the bound session's lane as it reads it (workflow.LaneView;
+// false for no lane).
+func (st *state) laneView(p *progress.File) (workflow.Step, bool) {
+	who, _ := st.resolveActor()
+	if who == nil || who.Session == nil || who.Source != "session" {
+		return workflow.Step{}, false
+	}
+	l, ok := p.LaneOf(*who.Session)
+	if !ok {
+		return workflow.Step{}, false
+	}
+	var pl *progress.Pipeline
+	if got, ok := p.Pipelines()[l.Item]; ok {
+		pl = &got
+	}
+	return workflow.LaneView(l, pl)
+}
+
+// pointAt sets the feature or branch worked on (update-status): a lane's
+// session sets its lane's branch, and the status's fields only while the
+// status names its lane's item, the project's step being that lane's; any
+// other call sets the status's.
+func (st *state) pointAt(p *progress.File, cur progress.Status, key string, v *string) error {
+	who, _ := st.resolveActor()
+	if who != nil && who.Session != nil && who.Source == "session" {
+		if l, ok := p.LaneOf(*who.Session); ok {
+			if key == "current_branch" {
+				if err := st.moveLane(p, l.Session, v); err != nil {
+					return err
+				}
+			}
+			if workflow.ItemOf(cur.CurrentFeature, cur.CurrentBranch, cur.CurrentPhase) != l.Item {
+				return nil
+			}
+		}
+	}
+	return p.SetStatus(key, v)
+}
+
+// moveLane sets the branch session's lane and open session work on.
+func (st *state) moveLane(p *progress.File, session int, branch *string) error {
+	p.SetLaneBranch(session, branch)
+	open, err := st.openSessions()
+	if err != nil {
+		return err
+	}
+	for i := range open.Open {
+		if open.Open[i].SessionID == session {
+			open.Open[i].Branch = branch
+			st.touch(progress.OpenFileName)
+		}
+	}
+	return nil
 }
 
 // ownItem refuses a session's act on work outside its lane: a session in

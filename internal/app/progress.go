@@ -414,12 +414,12 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 					return err
 				}
 			}
-			if err := p.SetStatus("current_feature", v); err != nil {
+			if err := st.pointAt(p, cur, "current_feature", v); err != nil {
 				return err
 			}
 		}
 		if o.Branch != nil {
-			if err := p.SetStatus("current_branch", progress.Nullable(*o.Branch)); err != nil {
+			if err := st.pointAt(p, cur, "current_branch", progress.Nullable(*o.Branch)); err != nil {
 				return err
 			}
 		}

@@ -304,6 +304,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if err := st.checkReview(r, in); err != nil {
 			return err
 		}
+		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
+			return err
+		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}
@@ -316,9 +319,7 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 			}
 			in.FeatureName = featureNames(st, features.SplitIDs(*in.FeatureID))
 		}
-		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
-			return err
-		}
+
 		p, _, err := st.progressOpt()
 		if err != nil {
 			return err

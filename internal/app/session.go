@@ -21,6 +21,9 @@ type SessionStartInput struct {
 	Agent    string `json:"agent"`             // the role
 	Features string `json:"feature,omitempty"` // the feature id or batch
 	Branch   string `json:"branch,omitempty"`  // the branch of the work
+	// Item names the step's item when it is no feature (a refactor
+	// branch, ARCHITECTURE): a launcher opening a step gives its Item.
+	Item string `json:"item,omitempty"`
 }
 
 // SessionStartResult is the opened session and the environment that binds
@@ -52,7 +55,7 @@ func (a *App) opener() (*personKey, string, error) {
 // openStep picks the step a session of role opens for (workflow.OpensStep):
 // a runnable step of the role, the item ids name or the first, that no
 // other lane holds. It returns the status's phase too.
-func (st *state) openStep(p *progress.File, role string, who *actor, ids []string) (workflow.Step, string, error) {
+func (st *state) openStep(p *progress.File, role string, who *actor, item string) (workflow.Step, string, error) {
 	cur, err := p.Status()
 	if err != nil {
 		return workflow.Step{}, "", err
@@ -61,7 +64,7 @@ func (st *state) openStep(p *progress.File, role string, who *actor, ids []strin
 	if err != nil {
 		return workflow.Step{}, "", err
 	}
-	o := workflow.StepOpening{Role: role, Opener: openerOf(who), Item: strings.Join(ids, ","), Agents: pr.Agents, ViewPhase: cur.CurrentPhase}
+	o := workflow.StepOpening{Role: role, Opener: openerOf(who), Item: item, Agents: pr.Agents, ViewPhase: cur.CurrentPhase}
 	step, err := workflow.OpensStep(o, workflow.Runnable(pr), pr.Lanes)
 	return step, cur.CurrentPhase, st.decide(err)
 }
@@ -131,7 +134,7 @@ type SessionEndInput struct {
 
 // sessionBranch is the branch a session worked on: the one it was started
 // with, else the branch checked out where it ends (an agent that made its
-// branch itself), else the status's.
+// branch itself), else its lane's, else the status's.
 func (a *App) sessionBranch(p *progress.File, sess progress.OpenSession) *string {
 	if sess.Branch != nil {
 		return sess.Branch
@@ -142,6 +145,9 @@ func (a *App) sessionBranch(p *progress.File, sess progress.OpenSession) *string
 				return &b
 			}
 		}
+	}
+	if l, ok := p.LaneOf(sess.SessionID); ok { // the lane's, not another item's
+		return l.Branch
 	}
 	cur, _ := p.Status()
 	return cur.CurrentBranch
@@ -275,7 +281,11 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 		var step workflow.Step
 		id := open.MaxID() + 1
 		if haveProg {
-			if step, phase, err = st.openStep(p, role, who, ids); err != nil {
+			item := o.Item
+			if item == "" {
+				item = strings.Join(ids, ",")
+			}
+			if step, phase, err = st.openStep(p, role, who, item); err != nil {
 				return err
 			}
 			p.ReserveAfter(open.MaxID())

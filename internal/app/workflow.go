@@ -93,16 +93,25 @@ func (st *state) applyDecision(p *progress.File, x string, d workflow.Decision) 
 func (st *state) show(p *progress.File, d workflow.Decision) error {
 	view := d
 	if d.Rule != "human-override" {
-		pr, err := st.project(p)
-		if err != nil {
+		var err error
+		if view, err = st.viewOf(p, d); err != nil {
 			return err
 		}
-		if who, _ := st.resolveActor(); who != nil && who.Session != nil {
-			pr.Lanes = slices.DeleteFunc(pr.Lanes, func(l progress.Lane) bool { return l.Session == *who.Session })
-		}
-		view = workflow.View(d, workflow.Runnable(pr))
 	}
 	return st.writeStatus(p, view)
+}
+
+// viewOf is the project's step for decision d (workflow.View), once the
+// session deciding has ended.
+func (st *state) viewOf(p *progress.File, d workflow.Decision) (workflow.Decision, error) {
+	pr, err := st.project(p)
+	if err != nil {
+		return d, err
+	}
+	if who, _ := st.resolveActor(); who != nil && who.Session != nil {
+		pr.Lanes = slices.DeleteFunc(pr.Lanes, func(l progress.Lane) bool { return l.Session == *who.Session })
+	}
+	return workflow.View(d, workflow.Runnable(pr)), nil
 }
 
 // writeStatus writes the project's step into the status.

@@ -232,6 +232,16 @@ func (f *File) DecideLanes(item string) {
 	}
 }
 
+// SetLaneBranch sets the branch session's lane works on.
+func (f *File) SetLaneBranch(session int, branch *string) {
+	for i, l := range f.ls.lanes {
+		if l.Session == session {
+			f.ls.lanes[i].Branch = branch
+			f.ls.dirty["lanes"] = true
+		}
+	}
+}
+
 // LaneOf is session's lane.
 func (f *File) LaneOf(session int) (Lane, bool) {
 	for _, l := range f.ls.lanes {

@@ -148,9 +148,7 @@ func newPlan(p Project) *plan {
 		}
 	}
 	for item := range p.Pipelines {
-		if !v.landed(item) {
-			v.take(item)
-		}
+		v.take(item)
 	}
 	return v
 }
@@ -161,7 +159,8 @@ func (v *plan) take(item string) {
 	}
 }
 
-// landed says whether every id of item is a passing entry of the list.
+// landed says whether every id of item is a passing entry of the list: a
+// lane on it is its session finishing.
 func (v *plan) landed(item string) bool {
 	ids := features.SplitIDs(item)
 	for _, id := range ids {
@@ -227,14 +226,13 @@ func (v *plan) stopped() bool {
 	return true
 }
 
-// inFlightItems are the items with a pipeline, not landed, oldest decision
-// first (then in the list's order).
+// inFlightItems are the items with a pipeline, oldest decision first (then
+// in the list's order). A pipeline ends when its item lands or goes back to
+// the queue; features marked passing before their merge keep theirs.
 func (v *plan) inFlightItems() []string {
 	var items []string
 	for item := range v.p.Pipelines {
-		if !v.landed(item) {
-			items = append(items, item)
-		}
+		items = append(items, item)
 	}
 	sort.Slice(items, func(i, j int) bool {
 		a, b := v.p.Pipelines[items[i]], v.p.Pipelines[items[j]]
