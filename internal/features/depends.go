@@ -55,3 +55,27 @@ func badDependencies(items []Feature, from int) (int, string) {
 	}
 	return -1, ""
 }
+
+// ReadyFirst returns the items not passing, optionally of one kind: those
+// whose depends_on all pass first, then the others, each in file order.
+func (f *File) ReadyFirst(kind string) []Feature {
+	var ready, waiting []Feature
+	for _, it := range f.Pending(kind) {
+		if f.ready(it) {
+			ready = append(ready, it)
+		} else {
+			waiting = append(waiting, it)
+		}
+	}
+	return append(ready, waiting...)
+}
+
+// ready says whether every id it depends on passes.
+func (f *File) ready(it Feature) bool {
+	for _, id := range it.DependsOn {
+		if d, err := f.Get(id); err != nil || !d.Passes {
+			return false
+		}
+	}
+	return true
+}

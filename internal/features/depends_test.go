@@ -74,3 +74,14 @@ func TestDependsOnAppend(t *testing.T) {
 		t.Fatalf("depends_on on a later entry: %v %v", added, err)
 	}
 }
+
+func TestReadyFirst(t *testing.T) {
+	f := mustParse(t, `{"features": [{"id": "F003", "depends_on": ["F002"]}, {"id": "F001", "passes": true}, {"id": "F002", "depends_on": ["F001"]}, {"id": "F004"}]}`)
+	var got []string
+	for _, it := range f.ReadyFirst("") {
+		got = append(got, it.ID)
+	}
+	if strings.Join(got, ",") != "F002,F004,F003" {
+		t.Errorf("ReadyFirst = %v, want the ready ones first, in file order", got)
+	}
+}
