@@ -64,6 +64,9 @@ func (st *state) openStep(p *progress.File, role string, who *actor, item string
 	if err != nil {
 		return workflow.Step{}, "", err
 	}
+	if len(pr.Lanes) != len(p.Lanes()) { // a lane whose session is gone holds nothing
+		st.dropStaleLanes(p, pr.Lanes)
+	}
 	o := workflow.StepOpening{Role: role, Opener: openerOf(who), Item: item, Agents: pr.Agents, ViewPhase: cur.CurrentPhase}
 	step, err := workflow.OpensStep(o, workflow.Runnable(pr), pr.Lanes)
 	return step, cur.CurrentPhase, st.decide(err)
@@ -211,6 +214,16 @@ func (st *state) ownFeatures(ids []string) error {
 		}
 	}
 	return nil
+}
+
+// dropStaleLanes keeps only the lanes of open sessions (keep).
+func (st *state) dropStaleLanes(p *progress.File, keep []progress.Lane) {
+	for _, l := range p.Lanes() {
+		if !slices.ContainsFunc(keep, func(k progress.Lane) bool { return k.Session == l.Session }) {
+			p.RemoveLane(l.Session)
+			st.touch(progress.FileName)
+		}
+	}
 }
 
 // takeStep gives an opening session its step: the step's features and

@@ -68,7 +68,7 @@ func defsTable() schema {
 			"timestamp": tString(), "tests_added": tStrings(), "merge_commit": tString(), "merged_at": tString()}, "fix_id", "review_id"),
 		"feature": props(schema{"id": tString(), "name": tString(), "passes": tBool(), "type": tString(), "description": tString(), "category": tString(),
 			"steps": tAny(), "priority": tAny(), "severity": tString(), "location": tString(), "source_appspec": tString(), "source_review": tStrOrInt(),
-			"passed_at": tString(), "failed_at": tString(), "failure_reason": tString()}, "id", "passes"),
+			"passed_at": tString(), "failed_at": tString(), "failure_reason": tString(), "depends_on": tIDs()}, "id", "passes"),
 		"status": props(schema{"current_phase": tString(), "current_feature": tStrNull(), "current_branch": tStrNull(),
 			"features_passing": tInt(), "features_completed": tInt()}, "current_phase"),
 		"next": props(schema{"phase": tString(), "features": tIDs(), "branch": tStrNull(), "rule": tString(), "reason": tString(),

@@ -482,26 +482,6 @@ func ReviewType(st Status) string {
 	return "FEATURE"
 }
 
-// TrailingErrors counts the sessions at the end of the history that ended
-// in ERROR with an agent type of the same rights as role (canonical tells
-// the rights of a type).
-func (f *File) TrailingErrors(role string, canonical func(string) string) int {
-	arr := f.doc.Array("sessions")
-	if last := arr.Last(); last == nil || gjson.GetBytes(last, "outcome").String() != "ERROR" {
-		return 0 // the common case, without splitting the history
-	}
-	n := 0
-	arr.FromEnd(func(raw []byte) bool {
-		r := gjson.ParseBytes(raw)
-		if r.Get("outcome").String() != "ERROR" || canonical(r.Get("agent_type").String()) != canonical(role) {
-			return false
-		}
-		n++
-		return true
-	})
-	return n
-}
-
 // Layout is the shape of progress.json as the one-pass validation checks
 // it (see Validate); the tests hold it to Parse.
 var Layout = jsondoc.NewShape(topShape).

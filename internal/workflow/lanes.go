@@ -200,6 +200,9 @@ func OpensStep(o StepOpening, s Schedule, lanes []progress.Lane) (Step, error) {
 			cands = append(cands, st)
 		}
 	}
+	if st, ok := batchStep(o, s); ok && len(cands) == 0 {
+		cands = append(cands, st)
+	}
 	if o.Opener == OverrideOpens { // on purpose: the item named, if any
 		if o.Item == "" {
 			return Step{Role: o.Role}, nil
@@ -216,10 +219,35 @@ func OpensStep(o StepOpening, s Schedule, lanes []progress.Lane) (Step, error) {
 	if free <= 0 {
 		return Step{}, errs.New(errs.Conflict, "%d session(s) already work in lanes and the project runs %d at once: no session is opened until one ends (see 'baton status')", len(lanes), o.Agents)
 	}
-	if len(cands) == 0 || !startable(o, s.Steps[:min(free, len(s.Steps))]) {
-		return Step{}, notRunnable(o, s)
+	roleOK := startable(o, s.Steps[:min(free, len(s.Steps))])
+	if len(cands) == 0 || !roleOK {
+		return Step{}, notRunnable(o, s, roleOK)
 	}
 	return cands[0], nil
+}
+
+// batchStep is the step of a batch o names whose every id is a runnable
+// new item of o's role (features implemented together).
+func batchStep(o StepOpening, s Schedule) (Step, bool) {
+	ids := features.SplitIDs(o.Item)
+	if len(ids) < 2 {
+		return Step{}, false
+	}
+	var first Step
+	for i, id := range ids {
+		j := slices.IndexFunc(s.Steps, func(st Step) bool {
+			return st.Item == id && st.Feature != nil && canonicalOr(st.Role) == canonicalOr(o.Role) && (st.Rule == "next-feature" || st.Rule == "bug-first")
+		})
+		if j < 0 {
+			return Step{}, false
+		}
+		if i == 0 {
+			first = s.Steps[j]
+		}
+	}
+	item := strings.Join(ids, ",")
+	first.Item, first.Feature, first.Reason = item, &item, "a batch of pending work: "+first.Role+" "+item
+	return first, true
 }
 
 // freeItem refuses an item another lane holds any id of.
@@ -247,8 +275,9 @@ func startable(o StepOpening, first []Step) bool {
 	return false
 }
 
-// notRunnable is the refusal of a session for no runnable step.
-func notRunnable(o StepOpening, s Schedule) error {
+// notRunnable is the refusal of a session for no runnable step (roleOK:
+// its role has one).
+func notRunnable(o StepOpening, s Schedule, roleOK bool) error {
 	for _, w := range s.Waiting {
 		if o.Item != "" && w.Item == o.Item {
 			return errs.New(errs.Policy, "%s is not runnable now: %s; a %s session is not opened for it (see 'baton next')", o.Item, w.Reason, o.Role)
@@ -258,7 +287,7 @@ func notRunnable(o StepOpening, s Schedule) error {
 	if len(s.Steps) > 0 {
 		next = s.Steps[0].Role
 	}
-	if o.Item != "" && canonicalOr(next) == canonicalOr(o.Role) {
+	if o.Item != "" && (roleOK || canonicalOr(next) == canonicalOr(o.Role)) {
 		return errs.New(errs.Policy, "%s has no %s step now: a %s session is not opened for it (see 'baton next')", o.Item, o.Role, o.Role)
 	}
 	return errs.New(errs.Policy, "the workflow's next phase is %s, not %s: a %s session is not opened now (see 'baton next')", next, o.Role, o.Role)

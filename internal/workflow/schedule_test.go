@@ -364,6 +364,7 @@ func TestOpensStep(t *testing.T) {
 		{"a role with no step", StepOpening{Role: Fix, Opener: LauncherOpens, Agents: 2}, nil, "", errs.Policy, "the workflow's next phase is REVIEW, not FIX"},
 		{"one lane: only the first step's role", StepOpening{Role: Implement, Opener: KeyholderOpens, Agents: 1}, nil, "", errs.Policy, "the workflow's next phase is REVIEW, not IMPLEMENT"},
 		{"one lane: the status's phase", StepOpening{Role: Implement, Opener: KeyholderOpens, Agents: 1, ViewPhase: Implement}, nil, "F002", 0, ""},
+		{"a batch of runnable new items", StepOpening{Role: Implement, Opener: KeyholderOpens, Agents: 2, Item: "F002,F004"}, nil, "", errs.Policy, "F002,F004 has no IMPLEMENT step now"},
 		{"a person on purpose: any role", StepOpening{Role: Fix, Opener: OverrideOpens, Agents: 1, Item: "F009"}, nil, "F009", 0, ""},
 		{"a person on purpose without an item or step", StepOpening{Role: Fix, Opener: OverrideOpens, Agents: 1}, nil, "", 0, ""},
 		{"a person on purpose naming no item", StepOpening{Role: Review, Opener: OverrideOpens, Agents: 1}, nil, "", 0, ""},
@@ -381,6 +382,10 @@ func TestOpensStep(t *testing.T) {
 				t.Fatalf("got %v (kind %v), want %v %q", err, errs.KindOf(err), tt.kind, tt.msg)
 			}
 		})
+	}
+	batch := Runnable(Project{Agents: 2, Limits: DefaultLimits, Items: items("F001", "F002", "F004")})
+	if st, err := OpensStep(StepOpening{Role: Implement, Opener: KeyholderOpens, Agents: 2, Item: "F002,F004"}, batch, nil); err != nil || st.Item != "F002,F004" || val(st.Feature) != "F002,F004" {
+		t.Errorf("a batch of runnable features: %+v %v", st, err)
 	}
 	stopped := Runnable(Project{Agents: 1, Limits: DefaultLimits, Items: items("F001"), Pipelines: map[string]progress.Pipeline{"F001": pipe(PhaseStopped, "error-stop", "t")}})
 	if _, err := OpensStep(StepOpening{Role: Implement, Opener: LauncherOpens, Agents: 1}, stopped, nil); err == nil || !strings.Contains(err.Error(), "next phase is STOPPED") {
