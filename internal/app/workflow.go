@@ -204,16 +204,19 @@ func (st *state) afterSession(p *progress.File, x string, s progress.Session, fe
 		sit.ConsecutiveErrors = 1 + workflow.ErrorsSoFar(prev, phaseOr(phase, s.AgentType))
 	}
 	d, ok := workflow.AfterSession(workflow.SessionEnd{Role: s.AgentType, Outcome: s.Outcome, Feature: feature, Branch: branch, Phase: phase}, sit)
-	if !ok {
+	if !ok { // the item's step as its review decided it, else the project's
 		cur, err := p.Status()
 		if err != nil {
 			return err
 		}
-		reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
-		if reason == "" {
-			reason = "the phase before this session"
+		now := workflow.Decision{Phase: cur.CurrentPhase, Reason: gjson.GetBytes(p.StatusRaw(), "decision.reason").String()}
+		if pl, ok := p.Pipelines()[x]; ok && pl.Phase != progress.PhaseLanding {
+			now = workflow.Decision{Phase: pl.Phase, Reason: pl.Reason}
 		}
-		return st.checkNextPhase("--next-phase", nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}, phase, s.Outcome)
+		if now.Reason == "" {
+			now.Reason = "the phase before this session"
+		}
+		return st.checkNextPhase("--next-phase", nextPhase, now, phase, s.Outcome)
 	}
 	if err := st.checkNextPhase("--next-phase", nextPhase, d, phase, s.Outcome); err != nil {
 		return err
