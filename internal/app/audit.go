@@ -286,6 +286,11 @@ type NextResult struct {
 	Branch   *string  `json:"branch"`
 	Rule     string   `json:"rule"`
 	Reason   string   `json:"reason"`
+	// The schedule (next --json): every step that can run now, the lanes
+	// running, and what waits and why.
+	Steps   []workflow.Step `json:"steps,omitzero"`
+	Running []workflow.Step `json:"running,omitzero"`
+	Waiting []workflow.Wait `json:"waiting,omitzero"`
 }
 
 func firstProblemOr(sn *snapshot, err error) error {
@@ -309,7 +314,7 @@ func (sn *snapshot) next() NextResult {
 	}
 	d := workflow.NextWork(workflow.Situation{Limits: sn.cfg.Limits(), Backlog: backlogOf(sn.feat)})
 	if sn.prog.Len() == 0 && (sn.feat == nil || len(sn.feat.All()) == 0) {
-		d = workflow.Decision{Phase: workflow.PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
+		d = workflow.NotInitialized()
 	}
 	return NextResult{Phase: d.Phase, Feature: d.Feature, Features: IDList(d.Feature), Branch: d.Branch, Rule: d.Rule, Reason: d.Reason}
 }
@@ -329,6 +334,7 @@ type StatusResult struct {
 	FixCycles    *FixCountResult        `json:"fix_cycles"`
 	OpenSessions []progress.OpenSession `json:"open_sessions"`
 	Problems     []Problem              `json:"problems"`
+	LanesView
 }
 
 func (sn *snapshot) status() StatusResult {
@@ -361,6 +367,7 @@ func (sn *snapshot) status() StatusResult {
 	if res.OpenSessions == nil {
 		res.OpenSessions = []progress.OpenSession{}
 	}
+	sn.lanes(&res)
 	return res
 }
 
@@ -628,7 +635,7 @@ func (a *App) Next(ctx context.Context, c Caller) (NextResult, error) {
 		if sn.prog == nil {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 		}
-		n = sn.next()
+		n = sn.next().withSchedule(workflow.Runnable(sn.project()))
 		return nil
 	})
 	return n, err
@@ -647,6 +654,7 @@ func (a *App) Status(ctx context.Context, c Caller) (StatusResult, error) {
 			return firstProblemOr(sn, missing(sn.s, progress.FileName, progressHint))
 		}
 		res = sn.status()
+		a.laneView(ctx, sn, &res)
 		return nil
 	})
 	return res, err

@@ -54,7 +54,7 @@ func (st *state) afterMerge(t mergeTarget) error {
 	if err != nil {
 		return err
 	}
-	return st.applyDecision(p, workflow.AfterMerge(t.id, d, sit))
+	return st.applyDecision(p, itemOfReview(t.review), workflow.AfterMerge(t.id, d, sit))
 }
 
 // confineRange keeps a session's range on its own branch, from its base
@@ -180,6 +180,9 @@ func (st *state) workUnderReview(rv *reviews.File, w *workflow.WorkUnderReview, 
 	if ok {
 		if cur, err := p.Status(); err == nil {
 			w.StatusFeature, w.StatusBranch = cur.CurrentFeature, Deref(cur.CurrentBranch)
+		}
+		if v, ok := st.laneView(p); ok { // a lane's session reviews its lane's item
+			w.StatusFeature, w.StatusBranch = v.Feature, Deref(v.Branch)
 		}
 	}
 	w.BranchFeatures = rv.BranchFeatures(branch)

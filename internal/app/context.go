@@ -42,8 +42,12 @@ func (a *App) contextAssignment(ctx context.Context, o ContextInput) (Assignment
 
 // fillAssignment completes w from the workflow's decision when that
 // decision is about w's role: a session started without --feature or
-// --branch works on what the workflow chose, for the reason it gives.
+// --branch works on what the workflow chose, for the reason it gives. A
+// lane's session works on its lane's item, for its item's reason.
 func (sn *snapshot) fillAssignment(w Assignment) Assignment {
+	if l, ok := sn.prog.LaneOf(w.Session); ok && w.Session != 0 {
+		return sn.laneAssignment(w, l)
+	}
 	n := sn.next()
 	if canonicalRole(n.Phase) != canonicalRole(w.Role) {
 		return w
@@ -57,6 +61,30 @@ func (sn *snapshot) fillAssignment(w Assignment) Assignment {
 		}
 		if w.Reason == "" {
 			w.Reason = n.Reason
+		}
+	}
+	if w.Branch == "" && (w.Role == workflow.PhaseImplement || w.Role == workflow.PhaseBugfix) {
+		w.Branch = workflow.WorkBranchName(w.Role, w.Feature, w.Session)
+	}
+	return w
+}
+
+// laneAssignment completes w from its lane (workflow.LaneView).
+func (sn *snapshot) laneAssignment(w Assignment, l progress.Lane) Assignment {
+	var pl *progress.Pipeline
+	if got, ok := sn.prog.Pipelines()[l.Item]; ok {
+		pl = &got
+	}
+	if v, ok := workflow.LaneView(l, pl); ok {
+		if w.Feature == "" {
+			w.Feature = Deref(v.Feature)
+		}
+		if w.Branch == "" {
+			w.Branch = Deref(v.Branch)
+		}
+		w.Reason = v.Reason
+		if n := sn.next(); pl == nil && workflow.ItemOf(n.Feature, n.Branch, n.Phase) == l.Item {
+			w.Reason = n.Reason // the step it was opened for, as the status gives it
 		}
 	}
 	if w.Branch == "" && (w.Role == workflow.PhaseImplement || w.Role == workflow.PhaseBugfix) {

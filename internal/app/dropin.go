@@ -165,6 +165,7 @@ func (st *state) recordSession(p *progress.File, open *progress.OpenSessions, wh
 		return added, err
 	}
 	open.MarkRecorded(sess.SessionID, added.SessionID)
+	p.RemoveLane(sess.SessionID) // its work is recorded: the lane is free
 	st.touch(progress.OpenFileName)
 	return added, nil
 }
@@ -202,6 +203,10 @@ func (st *state) closeRecorded(p *progress.File, open *progress.OpenSessions, se
 	}
 	open.Remove(sess.SessionID)
 	st.touch(progress.OpenFileName)
+	if _, ok := p.LaneOf(sess.SessionID); ok {
+		p.RemoveLane(sess.SessionID)
+		st.touch(progress.FileName)
+	}
 	st.summary = fmt.Sprintf("closed session %d (%s): its agent recorded it (%s)", sess.SessionID, sess.AgentType, rec.Outcome)
 	st.record = rec
 	return rec, nil

@@ -51,6 +51,9 @@ func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passe
 			return err
 		}
 		if passes {
+			if err := st.ownItem(ids, ""); err != nil {
+				return err
+			}
 			if err := st.checkPassReviews(ids); err != nil {
 				return err
 			}
@@ -61,6 +64,11 @@ func (a *App) setPasses(ctx context.Context, cmdPath string, ids []string, passe
 		st.touch(features.FileName)
 		if !passes {
 			return st.reopenAfterRegression(ids)
+		}
+		if p, ok, err := st.progressOpt(); err != nil || !ok {
+			return err
+		} else if _, err := st.landed(p, f); err != nil {
+			return err
 		}
 		return nil
 	})
@@ -83,7 +91,7 @@ func (st *state) reopenAfterRegression(ids []string) error {
 		return err
 	}
 	if d, ok := workflow.AfterRegression(cur.CurrentPhase, ids, sit); ok {
-		return st.applyDecision(p, d)
+		return st.applyDecision(p, "", d)
 	}
 	return nil
 }

@@ -163,7 +163,7 @@ func (st *state) recordConflict(t mergeTarget, ce *gitops.ConflictError) error {
 	if err != nil || !ok {
 		return err
 	}
-	if err := st.applyDecision(p, workflow.MergeConflict(t.id, t.featureID, t.branch, t.into, ce.Paths)); err != nil {
+	if err := st.applyDecision(p, itemOfReview(t.review), workflow.MergeConflict(t.id, t.featureID, t.branch, t.into, ce.Paths)); err != nil {
 		return err
 	}
 	st.summary = fmt.Sprintf("merge of %s into %s refused: conflicts in %s; next FIX on %s", t.branch, t.into, strings.Join(ce.Paths, ", "), t.branch)
@@ -353,9 +353,14 @@ func (st *state) recordReject(rv *reviews.File, t mergeTarget, out *RejectResult
 	if t.branch != "" {
 		in.Branch = &t.branch
 	}
-	d, err := st.afterReview(p, rv, in, t.id)
+	d, ids, err := st.afterReview(rv, in, t.id)
 	if err != nil {
 		return err
+	}
+	if p != nil {
+		if err := st.applyReview(p, in, t.id, d, ids); err != nil {
+			return err
+		}
 	}
 	if st.feat != nil && len(t.features) > 0 {
 		out.Requeued = t.features
@@ -403,6 +408,9 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 			return err
 		}
 		st.taskID = t.featureID
+		if err := st.ownItem(t.features, t.branch); err != nil {
+			return err
+		}
 		ff := o.FF || !st.cfg.MergeNoFF
 		intend := func(commit string) error {
 			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
@@ -465,6 +473,9 @@ func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o RejectInpu
 			return err
 		}
 		t := mergeTarget{review: pick, id: int(pick.Get("review_id").Int())}
+		if err := st.ownItem(features.SplitIDs(pick.Get("feature_id").String()), pick.Get("branch").String()); err != nil {
+			return err
+		}
 		if err := workflow.Rejectable(reviewRef(pick)); err != nil {
 			return err
 		}

@@ -80,7 +80,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 	st.tellProgress("adopting the predecessor's state: planning")
 	plan := migrate.Adopt(in)
 	if in.Progress != nil {
-		if err := st.applyDecision(in.Progress, plan.Decision); err != nil {
+		if err := st.adopt(in.Progress, plan.Decision); err != nil {
 			return nil, err
 		}
 		if err := in.Progress.SetCounters(in.Counters); err != nil {

@@ -309,9 +309,11 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 		if err != nil {
 			return err
 		}
-		cur, err := p.Status()
-		if err != nil {
-			return err
+		var lane *progress.Lane
+		if who != nil && who.Session != nil {
+			if l, ok := p.LaneOf(*who.Session); ok {
+				lane = &l
+			}
 		}
 		if added, err = st.recordSession(p, open, who, in); err != nil {
 			return err
@@ -320,30 +322,14 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 		st.summary = fmt.Sprintf("added session %d (%s, %s)", added.SessionID, added.AgentType, added.Outcome)
 		st.record = added
 		st.taskID = progress.Nullable(strings.Join(added.FeaturesTouched, ","))
-		feature, branch := cur.CurrentFeature, cur.CurrentBranch
-		if len(added.FeaturesTouched) > 0 {
-			feature = st.taskID
-		}
-		if o.CurrentFeature != nil {
-			feature = progress.Nullable(*o.CurrentFeature)
-			if feature != nil {
-				if err := checkFeatureIDs(st, features.SplitIDs(*feature)); err != nil {
-					return err
-				}
-				if err := st.ownFeatures(features.SplitIDs(*feature)); err != nil {
-					return err
-				}
-			}
-		}
-		if o.CurrentBranch != nil {
-			branch = progress.Nullable(*o.CurrentBranch)
-		} else if branch == nil {
-			branch = st.ownBranch(p, open, who)
+		x, feature, branch, err := st.recordedWork(p, open, who, o, added, lane)
+		if err != nil {
+			return err
 		}
 		if err := st.checkReady(added, a.workBranch(branch)); err != nil {
 			return err
 		}
-		if err := st.afterSession(p, added, feature, branch, added.AgentType, o.NextPhase); err != nil {
+		if err := st.afterSession(p, x, added, feature, branch, added.AgentType, o.NextPhase); err != nil {
 			return err
 		}
 		return st.setHead(p)
@@ -353,6 +339,43 @@ func (a *App) runAddSession(ctx context.Context, cmdPath string, o AddSessionInp
 	}
 	*out = added
 	return nil
+}
+
+// recordedWork is the item, feature and branch a recorded session's work
+// is about: what the record names, else its lane's (a lane's session
+// records its own item's work), else the status's.
+func (st *state) recordedWork(p *progress.File, open *progress.OpenSessions, who *actor, o AddSessionInput, added progress.Session, lane *progress.Lane) (string, *string, *string, error) {
+	cur, err := p.Status()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	feature, branch := cur.CurrentFeature, cur.CurrentBranch
+	if lane != nil {
+		feature, branch = workflow.ItemFeature(lane.Item, lane.Branch), lane.Branch
+	}
+	if len(added.FeaturesTouched) > 0 {
+		feature = progress.Nullable(strings.Join(added.FeaturesTouched, ","))
+	}
+	if o.CurrentFeature != nil {
+		feature = progress.Nullable(*o.CurrentFeature)
+		if feature != nil {
+			if err := checkFeatureIDs(st, features.SplitIDs(*feature)); err != nil {
+				return "", nil, nil, err
+			}
+			if err := st.ownFeatures(features.SplitIDs(*feature)); err != nil {
+				return "", nil, nil, err
+			}
+		}
+	}
+	if o.CurrentBranch != nil {
+		branch = progress.Nullable(*o.CurrentBranch)
+	} else if branch == nil {
+		branch = st.ownBranch(p, open, who)
+	}
+	if lane != nil {
+		return lane.Item, feature, branch, nil
+	}
+	return workflow.ItemOf(feature, branch, added.AgentType), feature, branch, nil
 }
 
 // UpdateStatus sets the current phase (checked), feature or branch and
@@ -391,12 +414,12 @@ func (a *App) runUpdateStatus(ctx context.Context, cmdPath string, o UpdateStatu
 					return err
 				}
 			}
-			if err := p.SetStatus("current_feature", v); err != nil {
+			if err := st.pointAt(p, cur, "current_feature", v); err != nil {
 				return err
 			}
 		}
 		if o.Branch != nil {
-			if err := p.SetStatus("current_branch", progress.Nullable(*o.Branch)); err != nil {
+			if err := st.pointAt(p, cur, "current_branch", progress.Nullable(*o.Branch)); err != nil {
 				return err
 			}
 		}
@@ -438,11 +461,25 @@ func (a *App) GetStatus(ctx context.Context, c Caller, field string) (gjson.Resu
 	if a.remote != nil {
 		return remoteRecord(ctx, a, c, "progress.get-status", FieldInput{Field: field})
 	}
-	p, err := readFile(ctx, a.as(c), progress.FileName, progressHint, progress.Parse)
+	a = a.as(c)
+	session := a.boundSessionID(ctx)
+	p, err := readFile(ctx, a, progress.FileName, progressHint, progress.Parse)
 	if err != nil {
 		return gjson.Result{}, err
 	}
-	return gjson.ParseBytes(p.StatusRaw()), nil
+	out := gjson.ParseBytes(p.StatusRaw())
+	if session == 0 {
+		return out, nil
+	}
+	l, ok := p.LaneOf(session)
+	if !ok {
+		return out, nil
+	}
+	var pl *progress.Pipeline
+	if x, ok := p.Pipelines()[l.Item]; ok {
+		pl = &x
+	}
+	return laneStatus(out, l, pl)
 }
 
 // GetSession is a session record: id, or -1 for the last.
@@ -470,6 +507,7 @@ func (a *App) GetReviewType(ctx context.Context, c Caller) (ReviewTypeResult, er
 	if a.remote != nil {
 		return forward[ReviewTypeResult](ctx, a, c, "progress.get-review-type", nil)
 	}
+	a = a.as(c)
 	p, err := a.Progress(ctx, c)
 	if err != nil {
 		return ReviewTypeResult{}, err
@@ -477,6 +515,15 @@ func (a *App) GetReviewType(ctx context.Context, c Caller) (ReviewTypeResult, er
 	st, err := p.Status()
 	if err != nil {
 		return ReviewTypeResult{}, err
+	}
+	if l, ok := a.boundLane(ctx, p); ok { // a lane's session reviews its own item
+		var pl *progress.Pipeline
+		if got, ok := p.Pipelines()[l.Item]; ok {
+			pl = &got
+		}
+		if v, ok := workflow.LaneView(l, pl); ok {
+			st.CurrentFeature, st.CurrentBranch = v.Feature, v.Branch
+		}
 	}
 	return ReviewTypeResult{ReviewType: progress.ReviewType(st), FeatureID: st.CurrentFeature, Features: IDList(st.CurrentFeature), Branch: st.CurrentBranch}, nil
 }

@@ -304,6 +304,9 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if err := st.checkReview(r, in); err != nil {
 			return err
 		}
+		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
+			return err
+		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
 			return err
 		}
@@ -316,12 +319,13 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 			}
 			in.FeatureName = featureNames(st, features.SplitIDs(*in.FeatureID))
 		}
+
 		p, _, err := st.progressOpt()
 		if err != nil {
 			return err
 		}
 		id := r.NextReviewID()
-		d, err := st.afterReview(p, r, in, id)
+		d, ids, err := st.afterReview(r, in, id)
 		if err != nil {
 			return err
 		}
@@ -330,6 +334,11 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		}
 		if rv, err = r.AddReview(in); err != nil {
 			return err
+		}
+		if p != nil {
+			if err := st.applyReview(p, in, id, d, ids); err != nil {
+				return err
+			}
 		}
 		st.touch(reviews.FileName)
 		st.summary = fmt.Sprintf("added review R%d (%s): %s", rv.ReviewID, rv.Verdict, d.Reason)
@@ -374,6 +383,9 @@ func (a *App) runAddFix(ctx context.Context, cmdPath string, o AddFixInput, out 
 			return err
 		}
 		st.taskID = progress.Nullable(rv.Get("feature_id").String())
+		if err := st.ownItem(features.SplitIDs(rv.Get("feature_id").String()), rv.Get("branch").String()); err != nil {
+			return err
+		}
 		ref := reviewRef(rv)
 		if err := st.decide(workflow.FixAnswerable(ref)); err != nil {
 			return err

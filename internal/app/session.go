@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/gitops"
@@ -23,6 +21,9 @@ type SessionStartInput struct {
 	Agent    string `json:"agent"`             // the role
 	Features string `json:"feature,omitempty"` // the feature id or batch
 	Branch   string `json:"branch,omitempty"`  // the branch of the work
+	// Item names the step's item when it is no feature (a refactor
+	// branch, ARCHITECTURE): a launcher opening a step gives its Item.
+	Item string `json:"item,omitempty"`
 }
 
 // SessionStartResult is the opened session and the environment that binds
@@ -51,18 +52,24 @@ func (a *App) opener() (*personKey, string, error) {
 	return key, "person", nil
 }
 
-// checkPhase returns the computed phase and refuses a session for another
-// role (workflow.OpensPhase).
-func (st *state) checkPhase(p *progress.File, role string, who *actor) (string, error) {
+// openStep picks the step a session of role opens for (workflow.OpensStep):
+// a runnable step of the role, the item ids name or the first, that no
+// other lane holds. It returns the status's phase too.
+func (st *state) openStep(p *progress.File, role string, who *actor, item string) (workflow.Step, string, error) {
 	cur, err := p.Status()
 	if err != nil {
-		return "", err
+		return workflow.Step{}, "", err
 	}
-	o := workflow.Opening{Role: role, Opener: openerOf(who)}
-	if gjson.GetBytes(p.StatusRaw(), "decision.rule").Exists() {
-		o.Phase = cur.CurrentPhase
+	pr, err := st.project(p)
+	if err != nil {
+		return workflow.Step{}, "", err
 	}
-	return cur.CurrentPhase, st.decide(workflow.OpensPhase(o))
+	if len(pr.Lanes) != len(p.Lanes()) { // a lane whose session is gone holds nothing
+		st.dropStaleLanes(p, pr.Lanes)
+	}
+	o := workflow.StepOpening{Role: role, Opener: openerOf(who), Item: item, Agents: pr.Agents, ViewPhase: cur.CurrentPhase}
+	step, err := workflow.OpensStep(o, workflow.Runnable(pr), pr.Lanes)
+	return step, cur.CurrentPhase, st.decide(err)
 }
 
 // openerOf says how who opens a session, for the rules.
@@ -130,7 +137,7 @@ type SessionEndInput struct {
 
 // sessionBranch is the branch a session worked on: the one it was started
 // with, else the branch checked out where it ends (an agent that made its
-// branch itself), else the status's.
+// branch itself), else its lane's, else the status's.
 func (a *App) sessionBranch(p *progress.File, sess progress.OpenSession) *string {
 	if sess.Branch != nil {
 		return sess.Branch
@@ -141,6 +148,9 @@ func (a *App) sessionBranch(p *progress.File, sess progress.OpenSession) *string
 				return &b
 			}
 		}
+	}
+	if l, ok := p.LaneOf(sess.SessionID); ok { // the lane's, not another item's
+		return l.Branch
 	}
 	cur, _ := p.Status()
 	return cur.CurrentBranch
@@ -206,6 +216,37 @@ func (st *state) ownFeatures(ids []string) error {
 	return nil
 }
 
+// dropStaleLanes keeps only the lanes of open sessions (keep).
+func (st *state) dropStaleLanes(p *progress.File, keep []progress.Lane) {
+	for _, l := range p.Lanes() {
+		if !slices.ContainsFunc(keep, func(k progress.Lane) bool { return k.Session == l.Session }) {
+			p.RemoveLane(l.Session)
+			st.touch(progress.FileName)
+		}
+	}
+}
+
+// takeStep gives an opening session its step: the step's features and
+// branch where none were named, its role as the session's phase, and the
+// step's item as the session's lane.
+func (st *state) takeStep(p *progress.File, s *progress.OpenSession, step workflow.Step) {
+	if len(s.Features) == 0 && step.Feature != nil {
+		s.Features = features.SplitIDs(*step.Feature)
+	}
+	if s.Features == nil {
+		s.Features = []string{}
+	}
+	if s.Branch == nil {
+		s.Branch = step.Branch
+	}
+	if step.Item == "" {
+		return
+	}
+	s.Phase = step.Role
+	p.AddLane(progress.Lane{Item: step.Item, Role: step.Role, Session: s.SessionID, Branch: s.Branch, Since: s.StartedAt})
+	st.touch(progress.FileName)
+}
+
 // SessionStart opens a session for a role and returns its credential
 // (launchers and people only).
 func (a *App) SessionStart(ctx context.Context, c Caller, in SessionStartInput) (SessionStartResult, error) {
@@ -250,9 +291,14 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 			return err
 		}
 		var phase string
+		var step workflow.Step
 		id := open.MaxID() + 1
 		if haveProg {
-			if phase, err = st.checkPhase(p, role, who); err != nil {
+			item := o.Item
+			if item == "" {
+				item = strings.Join(ids, ",")
+			}
+			if step, phase, err = st.openStep(p, role, who, item); err != nil {
 				return err
 			}
 			p.ReserveAfter(open.MaxID())
@@ -264,11 +310,9 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 			Branch: progress.Nullable(o.Branch), BaseCommit: a.head(), Phase: phase,
 			CredentialHash: credentialHash(cred, id, role), Nonce: nonce, OpenedBy: openedBy,
 		}
-		if started.Features == nil {
-			started.Features = []string{}
-		}
+		st.takeStep(p, &started, step)
 		if canonicalRole(role) == workflow.Review {
-			started.SentBranch, started.SentHead = st.sentWork(p, o.Branch)
+			started.SentBranch, started.SentHead = st.sentWork(p, Deref(started.Branch))
 		}
 		open.Open = append(open.Open, started)
 		st.touch(progress.OpenFileName)
@@ -384,12 +428,16 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInp
 			}
 		}
 		branch := a.sessionBranch(p, sess)
+		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
+		x := workflow.ItemOf(feature, branch, sess.AgentType)
+		if l, ok := p.LaneOf(sess.SessionID); ok {
+			x = l.Item
+		}
 		if err := st.recordEnd(p, open, sess, &ended, branch, e); err != nil {
 			return err
 		}
 		*res = ended
-		feature := progress.Nullable(strings.Join(ended.FeaturesTouched, ","))
-		return st.afterSession(p, ended, feature, branch, sess.AgentType, o.NextPhase)
+		return st.afterSession(p, x, ended, feature, branch, sess.AgentType, o.NextPhase)
 	})
 }
 
@@ -419,6 +467,7 @@ func (st *state) recordEnd(p *progress.File, open *progress.OpenSessions, sess p
 		return err
 	}
 	open.Remove(sess.SessionID)
+	p.RemoveLane(sess.SessionID)
 	st.touch(progress.FileName)
 	st.touch(progress.OpenFileName)
 	st.summary = fmt.Sprintf("ended session %d (%s, %s)", sess.SessionID, sess.AgentType, e.outcome)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -75,8 +76,46 @@ type statusDecision struct {
 	Limits    workflow.Limits `json:"limits"` // in force when it was decided
 }
 
-// applyDecision writes a decision into the status.
-func (st *state) applyDecision(p *progress.File, d workflow.Decision) error {
+// applyDecision applies decision d made on item x ("" for none): the
+// item's pipeline moves (workflow.Advance), and the status shows the
+// project's step (workflow.View) — d itself whenever the schedule has its
+// step, and a person's override as given.
+func (st *state) applyDecision(p *progress.File, x string, d workflow.Decision) error {
+	if err := st.advance(p, x, d); err != nil {
+		return err
+	}
+	return st.show(p, d)
+}
+
+// show writes the project's step for decision d into the status: what
+// runs once the session deciding has ended, so its own lane is not
+// counted.
+func (st *state) show(p *progress.File, d workflow.Decision) error {
+	view := d
+	if d.Rule != "human-override" {
+		var err error
+		if view, err = st.viewOf(p, d); err != nil {
+			return err
+		}
+	}
+	return st.writeStatus(p, view)
+}
+
+// viewOf is the project's step for decision d (workflow.View), once the
+// session deciding has ended.
+func (st *state) viewOf(p *progress.File, d workflow.Decision) (workflow.Decision, error) {
+	pr, err := st.project(p)
+	if err != nil {
+		return d, err
+	}
+	if who, _ := st.resolveActor(); who != nil && who.Session != nil {
+		pr.Lanes = slices.DeleteFunc(pr.Lanes, func(l progress.Lane) bool { return l.Session == *who.Session })
+	}
+	return workflow.View(d, workflow.Runnable(pr)), nil
+}
+
+// writeStatus writes the project's step into the status.
+func (st *state) writeStatus(p *progress.File, d workflow.Decision) error {
 	for _, kv := range []struct {
 		k string
 		v any
@@ -120,7 +159,7 @@ func (st *state) checkNextPhase(flag, given string, d workflow.Decision, role, o
 		if err != nil {
 			return err
 		}
-		return st.applyDecision(st.prog, workflow.HumanOverride(g, d.Phase, cur.CurrentFeature, cur.CurrentBranch, who.Reason))
+		return st.applyDecision(st.prog, "", workflow.HumanOverride(g, d.Phase, cur.CurrentFeature, cur.CurrentBranch, who.Reason))
 	case workflow.RulingSuggest:
 		return st.suggestPhase(flag, g, d, role, why)
 	}
@@ -148,45 +187,59 @@ func (st *state) suggestPhase(flag, given string, d workflow.Decision, role, why
 	return nil
 }
 
-// afterSession applies the transition for a finished session. phase is the
-// phase the session ran in. When no row applies (a REVIEW or ARCHITECTURE
-// session, whose review already decided), the status stays and
-// --next-phase is checked against it.
-func (st *state) afterSession(p *progress.File, s progress.Session, feature, branch *string, phase, nextPhase string) error {
-	sit := workflow.Situation{Limits: st.limits()}
-	if canonicalRole(s.AgentType) == workflow.Initializer && s.Outcome == "SUCCESS" {
-		var err error // only the initializer's end looks at the backlog
-		if sit, err = st.situation(); err != nil {
-			return err
-		}
+// afterSession applies the transition for a finished session of item x.
+// phase is the phase the session ran in. When no row applies (a REVIEW or
+// ARCHITECTURE session, whose review already decided), the status stays
+// and --next-phase is checked against it.
+func (st *state) afterSession(p *progress.File, x string, s progress.Session, feature, branch *string, phase, nextPhase string) error {
+	sit, err := st.situation()
+	if err != nil {
+		return err
 	}
-	sit.ConsecutiveErrors = p.TrailingErrors(s.AgentType, canonicalRole)
+	if s.Outcome == "ERROR" {
+		var prev *progress.Pipeline
+		if pl, ok := p.Pipelines()[x]; ok {
+			prev = &pl
+		}
+		sit.ConsecutiveErrors = 1 + workflow.ErrorsSoFar(prev, phaseOr(phase, s.AgentType))
+	}
 	d, ok := workflow.AfterSession(workflow.SessionEnd{Role: s.AgentType, Outcome: s.Outcome, Feature: feature, Branch: branch, Phase: phase}, sit)
-	if !ok {
+	if !ok { // the item's step as its review decided it, else the project's
 		cur, err := p.Status()
 		if err != nil {
 			return err
 		}
-		reason := gjson.GetBytes(p.StatusRaw(), "decision.reason").String()
-		if reason == "" {
-			reason = "the phase before this session"
+		now := workflow.Decision{Phase: cur.CurrentPhase, Reason: gjson.GetBytes(p.StatusRaw(), "decision.reason").String()}
+		if pl, ok := p.Pipelines()[x]; ok && pl.Phase != progress.PhaseLanding {
+			now = workflow.Decision{Phase: pl.Phase, Reason: pl.Reason}
 		}
-		return st.checkNextPhase("--next-phase", nextPhase, workflow.Decision{Phase: cur.CurrentPhase, Reason: reason}, phase, s.Outcome)
+		if now.Reason == "" {
+			now.Reason = "the phase before this session"
+		}
+		return st.checkNextPhase("--next-phase", nextPhase, now, phase, s.Outcome)
 	}
 	if err := st.checkNextPhase("--next-phase", nextPhase, d, phase, s.Outcome); err != nil {
 		return err
 	}
-	return st.applyDecision(p, d)
+	return st.applyDecision(p, x, d)
 }
 
-// afterReview applies the transition for a new review: the next phase, and
-// at the fix-cycle limit the decision's effects (leftovers as tech debt, or
-// the features back in the queue). It returns the decision, which the
-// review records.
-func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.NewReview, id int) (workflow.Decision, error) {
+func phaseOr(phase, role string) string {
+	if phase != "" {
+		return phase
+	}
+	return role
+}
+
+// afterReview decides what a new review leads to and applies its effects
+// on the feature list: at the fix-cycle limit the leftovers become tech
+// debt, or the features go back to the queue. It returns the decision,
+// which the review records; applyReview then moves the status once the
+// review is in the file.
+func (st *state) afterReview(rev *reviews.File, in reviews.NewReview, id int) (workflow.Decision, []string, error) {
 	sit, err := st.situation()
 	if err != nil {
-		return workflow.Decision{}, err
+		return workflow.Decision{}, nil, err
 	}
 	issues := in.Issues
 	res := workflow.ReviewResult{
@@ -195,7 +248,7 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 	}
 	feat, haveFeat, err := st.featuresOpt()
 	if err != nil {
-		return workflow.Decision{}, err
+		return workflow.Decision{}, nil, err
 	}
 	if in.FeatureID != nil {
 		res.Features = features.SplitIDs(*in.FeatureID)
@@ -209,21 +262,41 @@ func (st *state) afterReview(p *progress.File, rev *reviews.File, in reviews.New
 	d.Limits = &sit.Limits
 	if d.LeftoversToDebt {
 		if err := st.appendLeftovers(feat, in, res.LeftoverIDs, id, d.Verdict); err != nil {
-			return d, err
+			return d, nil, err
 		}
 	}
 	if d.Reject && haveFeat && len(res.Features) > 0 {
 		if _, err := feat.SetPasses(res.Features, false, st.stamp(), fmt.Sprintf("rejected in review R%d: back in the queue", id)); err != nil {
-			return d, err
+			return d, nil, err
 		}
 		st.touch(features.FileName)
 	}
-	if p != nil {
-		if err := st.applyDecision(p, workflow.AwaitMerge(id, d, res.Features, in.Branch, d.Merge && st.canMerge(in.Branch))); err != nil {
-			return d, err
+	return d, res.Features, nil
+}
+
+// applyReview moves the status and the reviewed item's pipeline for review
+// id's decision d: a passing review whose branch can be merged waits in
+// REVIEW for its merge (workflow.AwaitMerge); one with nothing to merge
+// lands when its features pass.
+func (st *state) applyReview(p *progress.File, in reviews.NewReview, id int, d workflow.Decision, ids []string) error {
+	phase := workflow.PhaseReview
+	if in.AgentType == workflow.Architecture {
+		phase = workflow.ItemArchitecture
+	}
+	x := workflow.ItemOf(in.FeatureID, in.Branch, phase)
+	mergeable := d.Merge && st.canMerge(in.Branch)
+	shown := workflow.AwaitMerge(id, d, ids, in.Branch, mergeable)
+	if err := st.advance(p, x, shown); err != nil {
+		return err
+	}
+	if d.Merge && !mergeable && len(ids) > 0 {
+		landing := workflow.Landing(id, d, in.Branch)
+		landing.DecidedAt = st.stamp()
+		if err := p.SetPipeline(x, landing); err != nil {
+			return err
 		}
 	}
-	return d, nil
+	return st.show(p, shown)
 }
 
 // canMerge reports whether 'baton reviews merge' can merge branch here: in

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
@@ -92,6 +93,27 @@ func (a *App) newStatusCmd() *cobra.Command {
 	}
 }
 
+// writeLanes shows the lanes running, the landing queue and the gate.
+func writeLanes(w io.Writer, r app.LanesView) {
+	if len(r.Lanes) == 0 {
+		printf(w, "Lanes:     none running (agents: %d)", r.Agents)
+	}
+	for _, l := range r.Lanes {
+		printf(w, "Lane:      %s %s session %d for %s", l.Item, l.Role, l.Session, time.Duration(l.ElapsedSeconds)*time.Second)
+	}
+	if len(r.Landing) == 0 {
+		printf(w, "Queue:     empty")
+	}
+	for _, q := range r.Landing {
+		printf(w, "Queue:     %s (R%d, %s) since %s", q.Item, q.ReviewID, q.Branch, q.QueuedAt)
+	}
+	if r.Gate == nil {
+		printf(w, "Gate:      none configured")
+	} else {
+		printf(w, "Gate:      %s (timeout %s, batch %d)", r.Gate.Command, r.Gate.Timeout, r.Gate.Batch)
+	}
+}
+
 func writeStatus(w io.Writer, r app.StatusResult) {
 	printf(w, "Project:   %s (state in %s)", r.Project, r.StateDir)
 	printf(w, "Next:      %s  feature %s  branch %s", r.Next.Phase, app.OrDash(app.Deref(r.Next.Feature)), app.OrDash(app.Deref(r.Next.Branch)))
@@ -117,6 +139,7 @@ func writeStatus(w io.Writer, r app.StatusResult) {
 	for _, s := range r.OpenSessions {
 		printf(w, "Open:      session %d %s since %s", s.SessionID, s.AgentType, s.StartedAt)
 	}
+	writeLanes(w, r.LanesView)
 	if len(r.Problems) == 0 {
 		printf(w, "Verify:    ok")
 	}

@@ -26,7 +26,7 @@ func (a *App) newFeaturesCmd() *cobra.Command {
 func (a *App) newNextCmd() *cobra.Command {
 	var kind string
 	c := &cobra.Command{
-		Use: "next", Short: "Print the first pending item (optionally of one type)", Args: cobra.NoArgs,
+		Use: "next", Short: "Print the first pending item whose depends_on pass (optionally of one type)", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if kind != "" {
 				k, err := features.NormalizeKind(kind)
@@ -39,7 +39,7 @@ func (a *App) newNextCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pending := f.Pending(kind)
+			pending := f.ReadyFirst(kind)
 			if len(pending) == 0 {
 				return a.noMore(kind)
 			}
@@ -77,7 +77,7 @@ func (a *App) newNextCandidatesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pending := f.Pending("")
+			pending := f.ReadyFirst("")
 			if len(pending) == 0 {
 				return a.noMore("")
 			}

@@ -68,10 +68,16 @@ func defsTable() schema {
 			"timestamp": tString(), "tests_added": tStrings(), "merge_commit": tString(), "merged_at": tString()}, "fix_id", "review_id"),
 		"feature": props(schema{"id": tString(), "name": tString(), "passes": tBool(), "type": tString(), "description": tString(), "category": tString(),
 			"steps": tAny(), "priority": tAny(), "severity": tString(), "location": tString(), "source_appspec": tString(), "source_review": tStrOrInt(),
-			"passed_at": tString(), "failed_at": tString(), "failure_reason": tString()}, "id", "passes"),
+			"passed_at": tString(), "failed_at": tString(), "failure_reason": tString(), "depends_on": tIDs()}, "id", "passes"),
 		"status": props(schema{"current_phase": tString(), "current_feature": tStrNull(), "current_branch": tStrNull(),
 			"features_passing": tInt(), "features_completed": tInt()}, "current_phase"),
-		"next":    props(schema{"phase": tString(), "features": tIDs(), "branch": tStrNull(), "rule": tString(), "reason": tString()}, "phase", "features", "branch", "rule", "reason"),
+		"next": props(schema{"phase": tString(), "features": tIDs(), "branch": tStrNull(), "rule": tString(), "reason": tString(),
+			"steps": arrayOf(ref("step")), "running": arrayOf(ref("step")), "waiting": arrayOf(props(schema{"item": tString(), "reason": tString()}, "item", "reason"))},
+			"phase", "features", "branch", "rule", "reason"),
+		"step": props(schema{"role": tString(), "item": tString(), "feature": tStrNull(), "branch": tStrNull(), "rule": tString(), "reason": tString(), "session": tInt()},
+			"role", "item", "feature", "branch", "rule", "reason"),
+		"lane": props(schema{"item": tString(), "role": tString(), "session": tInt(), "branch": tStrNull(), "since": tString(), "elapsed_seconds": tInt()},
+			"item", "role", "session", "branch", "since"),
 		"problem": props(schema{"check": tString(), "file": tString(), "message": tString()}, "check", "message"),
 		"actor":   props(schema{"role": tString(), "session": tInt(), "source": tString(), "reason": tString()}, "role"),
 		"event": props(schema{"seq": tInt(), "event_id": tString(), "timestamp": tString(), "type": tString(), "features": tIDs(), "command": tString(),
@@ -112,9 +118,11 @@ func commandSchemas() map[string]schema {
 		"version":    docOf(schema{"version": tString()}, "version"),
 		"completion": docOf(schema{"shell": tString(), "script": tString()}, "shell", "script"),
 
-		"init":   initSchema(),
-		"status": docOf(schema{"state_dir": tString(), "project": tString(), "next": ref("next"), "features_passing": tInt(), "total_features": tInt(), "features_completed": tInt(), "last_session": oneOf(ref("session"), schema{"type": "null"}), "last_review": oneOf(ref("review"), schema{"type": "null"}), "fix_cycles": tAny(), "open_sessions": arrayOf(ref("open_session")), "problems": arrayOf(ref("problem"))}, "next", "features_passing", "total_features", "open_sessions", "problems"),
-		"next":   withWarnings2(ref("next")),
+		"init": initSchema(),
+		"status": docOf(schema{"state_dir": tString(), "project": tString(), "next": ref("next"), "features_passing": tInt(), "total_features": tInt(), "features_completed": tInt(), "last_session": oneOf(ref("session"), schema{"type": "null"}), "last_review": oneOf(ref("review"), schema{"type": "null"}), "fix_cycles": tAny(), "open_sessions": arrayOf(ref("open_session")), "problems": arrayOf(ref("problem")),
+			"agents": tInt(), "lanes": arrayOf(ref("lane")), "landing": arrayOf(tObject()), "gate": oneOf(props(schema{"command": tString(), "timeout": tString(), "batch": tInt()}, "command"), schema{"type": "null"})},
+			"next", "features_passing", "total_features", "open_sessions", "problems", "agents", "lanes", "landing", "gate"),
+		"next":   nextSchema(),
 		"verify": docOf(schema{"ok": tBool(), "events": tInt(), "problems": arrayOf(ref("problem")), "authenticated": tBool(), "notes": tStrings()}, "ok", "events", "problems", "authenticated", "notes"),
 		"log":    docOf(schema{"events": arrayOf(ref("event"))}, "events"),
 		"show":   docOf(schema{"id": tString(), "name": tString(), "kind": schema{"enum": []string{"FEAT", "BUG", "DEBT"}}, "passes": tBool(), "record": ref("feature"), "origin": tObject(), "sessions": arrayOf(tObject()), "reviews": arrayOf(ref("review")), "fixes": arrayOf(ref("fix")), "issues": arrayOf(tObject()), "commits": arrayOf(tObject()), "merges": arrayOf(tObject()), "refused": arrayOf(ref("event")), "events": arrayOf(ref("event")), "started_at": tStrNull(), "finished_at": tStrNull(), "duration_seconds": tIntNull()}, "id", "kind", "passes", "record", "origin", "sessions", "reviews", "fixes", "issues", "commits", "merges", "refused", "events"),
@@ -184,6 +192,11 @@ func commandSchemas() map[string]schema {
 }
 
 // withWarnings2 is s with the warnings every document carries.
+// nextSchema is next's document: the next step, and the schedule.
+func nextSchema() schema {
+	return schema{"allOf": []schema{ref("next"), props(schema{"warnings": ref("warnings")}, "warnings", "steps", "running", "waiting")}}
+}
+
 func withWarnings2(s schema) schema {
 	return schema{"allOf": []schema{s, props(schema{"warnings": ref("warnings")}, "warnings")}}
 }

@@ -5,6 +5,7 @@ package features
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,8 @@ type Feature struct {
 	Passes        bool   `json:"passes"`
 	SourceReview  any    `json:"source_review,omitempty"`
 	FailureReason string `json:"failure_reason,omitempty"`
+	// DependsOn lists the ids that must pass before the item is started.
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // Kind returns the work-item filter word (BUG, DEBT, FEAT) for f.
@@ -91,6 +94,9 @@ func Parse(data []byte) (*File, error) {
 		f.index[item.ID] = i
 		f.items = append(f.items, item)
 	}
+	if i, msg := badDependencies(f.items, 0); msg != "" {
+		return nil, arr.Invalid("features", i, "depends_on", "%s", msg)
+	}
 	return f, nil
 }
 
@@ -101,17 +107,18 @@ var (
 		{Key: "name", Type: jsondoc.TypeString, Null: true},
 		{Key: "type", Type: jsondoc.TypeString, Null: true},
 		{Key: "failure_reason", Type: jsondoc.TypeString, Null: true},
+		{Key: "depends_on", Type: jsondoc.TypeArray, Null: true},
 	}
 )
 
 type fieldError struct{ field, msg string }
 
-func parseItem(raw []byte) (Feature, *fieldError) {
+func parseItem(raw []byte) (item Feature, ferr *fieldError) {
 	r := gjson.ParseBytes(raw)
 	if !r.IsObject() {
 		return Feature{}, &fieldError{"", "a feature must be a JSON object"}
 	}
-	var name, typ, passes, id, source, reason gjson.Result
+	var name, typ, passes, id, source, reason, deps gjson.Result
 	r.ForEach(func(k, v gjson.Result) bool {
 		var to *gjson.Result
 		switch k.Str {
@@ -127,19 +134,24 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 			to = &source
 		case "failure_reason":
 			to = &reason
+		case "depends_on":
+			to = &deps
 		}
 		if to != nil && !to.Exists() { // the first of a key given twice counts
 			*to = v
 		}
 		return true
 	})
-	item := Feature{Name: name.String(), Type: typ.String()}
+	item = Feature{Name: name.String(), Type: typ.String()}
 	switch passes.Type {
 	case gjson.True:
 		item.Passes = true
 	case gjson.False, gjson.Null:
 	default:
 		return Feature{}, &fieldError{"passes", "passes must be true or false"}
+	}
+	if item.DependsOn, ferr = dependsOn(deps); ferr != nil {
+		return item, ferr
 	}
 	if id.Type != gjson.String || strings.TrimSpace(id.Str) == "" {
 		return item, &fieldError{"id", "every feature needs a non-empty string id"}
@@ -150,6 +162,25 @@ func parseItem(raw []byte) (Feature, *fieldError) {
 	}
 	item.FailureReason = reason.String()
 	return item, nil
+}
+
+// dependsOn reads an item's depends_on: absent, null or a list of ids.
+func dependsOn(v gjson.Result) ([]string, *fieldError) {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil, nil
+	}
+	bad := &fieldError{"depends_on", "depends_on must be a list of ids, such as [\"F001\", \"F002\"]"}
+	if !v.IsArray() {
+		return nil, bad
+	}
+	var ids []string
+	for _, e := range v.Array() {
+		if e.Type != gjson.String || strings.TrimSpace(e.Str) == "" {
+			return nil, bad
+		}
+		ids = append(ids, strings.Clone(e.Str))
+	}
+	return ids, nil
 }
 
 // Bytes encodes the file.
@@ -400,6 +431,9 @@ func (f *File) Append(entries [][]byte, source string) ([]string, error) {
 		items[i].ID = nextID(items[i].Kind(), taken)
 		taken = append(taken, items[i].ID)
 		recs[i].Members = append([]jsondoc.Member{{Key: "id", Raw: []byte(fmt.Sprintf("%q", items[i].ID))}}, recs[i].Members...)
+	}
+	if i, msg := badDependencies(append(slices.Clone(f.items), items...), len(f.items)); msg != "" {
+		return nil, errs.New(errs.Usage, "--entries: entry %d: %s; depends_on names ids of the list or of these entries, with no cycle", i-len(f.items), msg)
 	}
 	added := make([]string, len(items))
 	arr := f.doc.Array("features")

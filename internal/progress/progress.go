@@ -122,6 +122,7 @@ type File struct {
 	doc    *jsondoc.Doc
 	maxID  int
 	status *jsondoc.Object
+	ls     lanesState
 }
 
 // New returns a fresh progress file; its status names IMPLEMENT next, as
@@ -134,6 +135,7 @@ func New(name string, totalFeatures int, stamp string, head *string) *File {
 	top.SetRaw("sessions", []byte("[]"))
 	f.doc = mustReparse(f.doc)
 	f.status, _ = jsondoc.ParseObject(top.Raw("status"), 1)
+	f.ls, _ = readLanes(f.doc.Top)
 	return f
 }
 
@@ -196,6 +198,9 @@ var (
 		{Key: "project", Type: jsondoc.TypeObject},
 		{Key: "status", Type: jsondoc.TypeObject, Required: true},
 		{Key: "sessions", Type: jsondoc.TypeArray, Required: true},
+		{Key: "pipelines", Type: jsondoc.TypeObject},
+		{Key: "lanes", Type: jsondoc.TypeArray},
+		{Key: "landing", Type: jsondoc.TypeArray},
 	}
 	projectShape = []jsondoc.Want{
 		{Key: "name", Type: jsondoc.TypeString, Null: true},
@@ -263,6 +268,11 @@ func fromDoc(doc *jsondoc.Doc) (*File, error) {
 	} else {
 		f.status = jsondoc.NewObject(1)
 	}
+	ls, err := readLanes(top)
+	if err != nil {
+		return nil, err
+	}
+	f.ls = ls
 	return f, nil
 }
 
@@ -282,9 +292,10 @@ func memberOffset(o *jsondoc.Object, key string) int {
 	return 0
 }
 
-// Bytes encodes the file, with the status as it is now.
+// Bytes encodes the file, with the status and the lanes as they are now.
 func (f *File) Bytes() []byte {
 	f.doc.Top.SetRaw("status", f.status.Bytes())
+	f.ls.writeLanes(f.doc.Top)
 	return f.doc.Bytes()
 }
 
@@ -398,24 +409,4 @@ func ReviewType(st Status) string {
 		return "ARCHITECTURE_REFACTOR"
 	}
 	return "FEATURE"
-}
-
-// TrailingErrors counts the sessions at the end of the history that ended
-// in ERROR with an agent type of the same rights as role (canonical tells
-// the rights of a type).
-func (f *File) TrailingErrors(role string, canonical func(string) string) int {
-	arr := f.doc.Array("sessions")
-	if last := arr.Last(); last == nil || gjson.GetBytes(last, "outcome").String() != "ERROR" {
-		return 0 // the common case, without splitting the history
-	}
-	n := 0
-	arr.FromEnd(func(raw []byte) bool {
-		r := gjson.ParseBytes(raw)
-		if r.Get("outcome").String() != "ERROR" || canonical(r.Get("agent_type").String()) != canonical(role) {
-			return false
-		}
-		n++
-		return true
-	})
-	return n
 }

@@ -40,6 +40,11 @@ type Config struct {
 	// Sandbox is baton run's default for --sandbox: "on", "auto" or
 	// "off" (empty: off).
 	Sandbox string `json:"sandbox,omitempty"`
+	// Agents is how many sessions run at once, each in its own lane.
+	Agents int `json:"agents"`
+	// Gate is the command the merged tree must pass before main moves
+	// (none when empty).
+	Gate workflow.Gate `json:"gate,omitzero"`
 }
 
 // AgentConfig is how baton run starts an agent CLI (--agent claude|codex).
@@ -83,7 +88,7 @@ func (c AgentConfig) ModelFor(role string) string {
 func DefaultConfig() Config {
 	l := workflow.DefaultLimits
 	return Config{MaxFixCycles: l.MaxFixCycles, ArchitectureInterval: l.ArchitectureInterval, TechDebtThreshold: l.TechDebtThreshold,
-		MaxErrorRetries: l.MaxErrorRetries, LockTimeoutSeconds: 10, MergeNoFF: true}
+		MaxErrorRetries: l.MaxErrorRetries, LockTimeoutSeconds: 10, MergeNoFF: true, Agents: workflow.DefaultAgents}
 }
 
 // Limits are the workflow limits the config sets.
@@ -153,6 +158,10 @@ func (s *Store) loadConfig() (Config, error) {
 	if err := c.Limits().Validate(); err != nil {
 		return c, errs.New(errs.Invalid, "%s: %v", s.ConfigPath(), err)
 	}
+	if err := workflow.ValidateLanes(c.Agents, c.Gate); err != nil {
+		return c, errs.New(errs.Invalid, "%s: %v", s.ConfigPath(), err)
+	}
+	c.Gate = c.Gate.WithDefaults()
 	if c.LockTimeoutSeconds < 1 {
 		return c, errs.New(errs.Invalid, "%s: lock_timeout_seconds must be at least 1, found %d", s.ConfigPath(), c.LockTimeoutSeconds)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/store"
+	"github.com/baton-cli/baton/internal/workflow"
 )
 
 // withConfig returns a store whose .baton/config holds data (no file when
@@ -27,7 +28,7 @@ func withConfig(t *testing.T, data []byte) *store.Store {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	want := store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}
+	want := store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true, Agents: 1}
 	if got := store.DefaultConfig(); got != want {
 		t.Errorf("DefaultConfig = %+v, want the seed's %+v", got, want)
 	}
@@ -48,11 +49,14 @@ func TestLoadConfigOverrides(t *testing.T) {
 		name, data string
 		want       store.Config
 	}{
-		{"one field", `{"max_fix_cycles": 5}`, store.Config{MaxFixCycles: 5, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true}},
+		{"one field", `{"max_fix_cycles": 5}`, store.Config{MaxFixCycles: 5, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true, Agents: 1}},
 		{"two fields and an unknown key", `{"architecture_interval": 8, "lock_timeout_seconds": 30, "future_key": [1]}`,
-			store.Config{MaxFixCycles: 3, ArchitectureInterval: 8, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 30, MergeNoFF: true}},
+			store.Config{MaxFixCycles: 3, ArchitectureInterval: 8, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 30, MergeNoFF: true, Agents: 1}},
+		{"agents and a gate", `{"agents": 4, "gate": {"command": "make test"}}`,
+			store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true, Agents: 4,
+				Gate: workflow.Gate{Command: "make test", Timeout: "20m", Batch: 1}}},
 		{"every field", `{"max_fix_cycles": 1, "architecture_interval": 2, "tech_debt_threshold": 3, "max_error_retries": 0, "lock_timeout_seconds": 4}`,
-			store.Config{MaxFixCycles: 1, ArchitectureInterval: 2, TechDebtThreshold: 3, MaxErrorRetries: 0, LockTimeoutSeconds: 4, MergeNoFF: true}},
+			store.Config{MaxFixCycles: 1, ArchitectureInterval: 2, TechDebtThreshold: 3, MaxErrorRetries: 0, LockTimeoutSeconds: 4, MergeNoFF: true, Agents: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,6 +84,11 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"zero debt threshold", `{"tech_debt_threshold": 0}`, []string{"tech_debt_threshold must be at least 1"}},
 		{"zero lock timeout", `{"lock_timeout_seconds": 0}`, []string{"lock_timeout_seconds must be at least 1"}},
 		{"negative retries", `{"max_error_retries": -1}`, []string{"max_error_retries"}},
+		{"zero agents", `{"agents": 0}`, []string{"agents must be at least 1, found 0"}},
+		{"agents as a string", `{"agents": "4"}`, []string{"agents"}},
+		{"a gate without a command", `{"gate": {"timeout": "5m"}}`, []string{"gate.command must name the command"}},
+		{"a gate timeout that is no duration", `{"gate": {"command": "make test", "timeout": "soon"}}`, []string{"gate.timeout must be a duration"}},
+		{"a negative gate batch", `{"gate": {"command": "make test", "batch": -2}}`, []string{"gate.batch must be at least 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

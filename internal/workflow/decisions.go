@@ -13,6 +13,9 @@ import (
 // merge, what a merge, a conflict or a regression leads to, and the names
 // and outcomes the workflow gives work.
 
+// RuleMergePending is the rule of a passed item waiting for its merge.
+const RuleMergePending = "merge-pending"
+
 // AwaitMerge is the status after review id decided d: a passing review
 // whose branch can be merged waits in REVIEW until 'baton reviews merge'
 // succeeds, which then applies d; elsewhere (nothing to merge) d applies
@@ -25,7 +28,7 @@ func AwaitMerge(id int, d Decision, features []string, branch *string, mergeable
 	if branch != nil {
 		what = *branch
 	}
-	return Decision{Phase: PhaseReview, Feature: joinIDs(features), Branch: branch, Rule: "merge-pending",
+	return Decision{Phase: PhaseReview, Feature: joinIDs(features), Branch: branch, Rule: RuleMergePending,
 		Reason: fmt.Sprintf("R%d passed (%s): REVIEW merges %s into main with 'baton reviews merge --review %d'; after the merge: %s", id, d.Rule, what, id, d.Reason)}
 }
 

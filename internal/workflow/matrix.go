@@ -1,7 +1,8 @@
 // Package workflow holds baton's rules, pure and in one place: the
-// responsibility matrix (which role may do what) and the transition table
-// (what runs next after a session or a review). It imports neither cobra nor
-// os; the CLI, `baton run` and the tests all ask it the same questions.
+// responsibility matrix (which role may do what), the transition table
+// (what an item's session or review leads to) and the scheduler (which
+// steps can run now). It imports neither cobra nor os; the CLI, `baton run`
+// and the tests all ask it the same questions.
 package workflow
 
 import (

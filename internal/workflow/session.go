@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/features"
 )
 
 // The rules of who acts: a call bound to no session, a session acting as
@@ -80,8 +81,6 @@ type Opening struct {
 	// process.
 	LauncherRunning bool
 	Role            string // the role the session is opened for
-	// Phase is the computed phase ("" when none was decided yet).
-	Phase string
 }
 
 // Who opens a session: the launcher of this process, a person overriding
@@ -104,15 +103,6 @@ func MayOpen(o Opening) error {
 		return errs.New(errs.Policy, "a launcher (baton run) is driving this project and opens every session itself: an agent works only in the session its launcher gave it")
 	}
 	return nil
-}
-
-// OpensPhase refuses a session for another role than the computed phase,
-// unless a person opens it on purpose.
-func OpensPhase(o Opening) error {
-	if o.Phase == "" || canonicalOr(o.Phase) == canonicalOr(o.Role) || o.Opener == OverrideOpens {
-		return nil
-	}
-	return errs.New(errs.Policy, "the workflow's next phase is %s, not %s: a %s session is not opened now (see 'baton next')", o.Phase, o.Role, o.Role)
 }
 
 // MayEnd picks the session a call ends: an agent's session ends only
@@ -143,6 +133,30 @@ func WithinSession(a Actor, given, named []string) error {
 			return errs.New(errs.Policy, "session %d works on %s, not %s: a session records and reports only the features it was given; name only %s",
 				a.Session, strings.Join(given, ","), id, strings.Join(given, ","))
 		}
+	}
+	return nil
+}
+
+// WithinLane refuses an agent's act on work outside its lane: a session in
+// a lane reviews, fixes, merges and passes only the item it was opened
+// for, named by its ids (or, for an item of no feature, by its branch).
+func WithinLane(a Actor, item string, laneBranch *string, ids []string, branch string) error {
+	if !a.InSession {
+		return nil
+	}
+	var own []string
+	if ItemFeature(item, laneBranch) != nil {
+		own = features.SplitIDs(item)
+	}
+	for _, id := range ids {
+		if !slices.Contains(own, id) {
+			return errs.New(errs.Policy, "session %d works on %s, not %s: a session records and reports only the item its lane holds; name only %s",
+				a.Session, item, id, item)
+		}
+	}
+	if own == nil && branch != "" && strings.HasPrefix(item, "refactor/") && branch != item {
+		return errs.New(errs.Policy, "session %d works on %s, not %s: a session records and reports only the item its lane holds; name only %s",
+			a.Session, item, branch, item)
 	}
 	return nil
 }

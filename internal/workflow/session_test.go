@@ -41,20 +41,6 @@ func TestOpeningSessions(t *testing.T) {
 	} {
 		check(t, tc.name, MayOpen(tc.o), tc.want)
 	}
-	for _, tc := range []struct {
-		name string
-		o    Opening
-		want string
-	}{
-		{"the computed phase", Opening{Opener: LauncherOpens, Role: Review, Phase: Review}, "ok"},
-		{"a role with the phase's rights", Opening{Opener: KeyholderOpens, Role: "BUGFIX", Phase: Implement}, "ok"},
-		{"no phase decided yet", Opening{Opener: KeyholderOpens, Role: Review}, "ok"},
-		{"another phase", Opening{Opener: LauncherOpens, Role: Review, Phase: Fix}, "refused: the workflow's next phase is FIX, not REVIEW"},
-		{"another phase, by a person", Opening{Opener: KeyholderOpens, Role: Review, Phase: Fix}, "refused: a REVIEW session is not opened now"},
-		{"another phase, on purpose", Opening{Opener: OverrideOpens, Role: Review, Phase: Fix}, "ok"},
-	} {
-		check(t, tc.name, OpensPhase(tc.o), tc.want)
-	}
 }
 
 func TestMayEnd(t *testing.T) {

@@ -52,6 +52,8 @@ type Decision struct {
 	LeftoversToDebt bool   `json:"leftovers_to_debt,omitempty"`
 	// Limits are the limits in force when the decision was made.
 	Limits *Limits `json:"limits,omitempty"`
+	// Errors counts the ERROR outcomes in a row of an error decision.
+	Errors int `json:"-"`
 }
 
 // SessionEnd is a finished session.
@@ -74,10 +76,10 @@ func AfterSession(s SessionEnd, sit Situation) (Decision, bool) {
 			phase = s.Role
 		}
 		if sit.ConsecutiveErrors <= sit.Limits.MaxErrorRetries {
-			return Decision{Phase: phase, Feature: s.Feature, Branch: s.Branch, Rule: "error-retry",
+			return Decision{Phase: phase, Feature: s.Feature, Branch: s.Branch, Rule: "error-retry", Errors: sit.ConsecutiveErrors,
 				Reason: fmt.Sprintf("%s ended in ERROR (%d of %d retries): run it again", s.Role, sit.ConsecutiveErrors, sit.Limits.MaxErrorRetries)}, true
 		}
-		return Decision{Phase: PhaseStopped, Feature: s.Feature, Branch: s.Branch, Rule: "error-stop",
+		return Decision{Phase: PhaseStopped, Feature: s.Feature, Branch: s.Branch, Rule: "error-stop", Errors: sit.ConsecutiveErrors,
 			Reason: fmt.Sprintf("%s ended in ERROR %d times in a row: stopped for a person", s.Role, sit.ConsecutiveErrors)}, true
 	}
 	role, _ := Canonical(s.Role)
@@ -159,8 +161,7 @@ func merged(r ReviewResult, sit Situation, rule, verdict string, debt bool) Deci
 	}
 	var d Decision
 	if len(r.Features) > 0 && !r.DebtItem && sit.Limits.ArchitectureInterval > 0 && passed >= sit.Limits.ArchitectureInterval {
-		d = Decision{Phase: PhaseArchitecture, Rule: rule + "-architecture",
-			Reason: fmt.Sprintf("%s%d features passed since the last architecture review (interval %d): ARCHITECTURE", prefix, passed, sit.Limits.ArchitectureInterval)}
+		d = Decision{Phase: PhaseArchitecture, Rule: rule + "-architecture", Reason: prefix + architectureDue(passed, sit.Limits.ArchitectureInterval)}
 	} else {
 		d = withRule(NextWork(sit), rule, prefix)
 	}
@@ -180,19 +181,51 @@ func NextWork(sit Situation) Decision {
 	b := sit.Backlog
 	switch {
 	case len(b.Bugs) > 0:
-		return Decision{Phase: PhaseBugfix, Feature: &b.Bugs[0], Rule: "bug-first", Reason: "a pending bug comes first: BUGFIX " + b.Bugs[0]}
+		return bugFirst(b.Bugs[0])
 	case len(b.Debt) > 0 && len(b.Debt) >= sit.Limits.TechDebtThreshold:
-		return debtWork(b, fmt.Sprintf("%d tech-debt items reached the threshold %d: GLOBAL_FIX", len(b.Debt), sit.Limits.TechDebtThreshold), "debt-threshold")
+		return debtThreshold(b.Debt, sit.Limits.TechDebtThreshold)
 	case len(b.Features) > 0:
-		return Decision{Phase: PhaseImplement, Feature: &b.Features[0], Rule: "next-feature", Reason: "next pending feature: IMPLEMENT " + b.Features[0]}
+		return nextFeature(b.Features[0])
 	case len(b.Debt) > 0:
-		return debtWork(b, "only tech debt is left: GLOBAL_FIX", "debt-remaining")
+		return debtRemaining(b.Debt)
 	}
+	return done()
+}
+
+// The decisions of new work, which NextWork and the scheduler share.
+
+func bugFirst(id string) Decision {
+	return Decision{Phase: PhaseBugfix, Feature: &id, Rule: "bug-first", Reason: "a pending bug comes first: BUGFIX " + id}
+}
+
+func nextFeature(id string) Decision {
+	return Decision{Phase: PhaseImplement, Feature: &id, Rule: "next-feature", Reason: "next pending feature: IMPLEMENT " + id}
+}
+
+func debtThreshold(debt []string, threshold int) Decision {
+	return debtWork(debt, fmt.Sprintf("%d tech-debt items reached the threshold %d: GLOBAL_FIX", len(debt), threshold), "debt-threshold")
+}
+
+func debtRemaining(debt []string) Decision {
+	return debtWork(debt, "only tech debt is left: GLOBAL_FIX", "debt-remaining")
+}
+
+func done() Decision {
 	return Decision{Phase: PhaseDone, Rule: "done", Reason: "no bug, feature or tech debt is pending: DONE"}
 }
 
-func debtWork(b Backlog, reason, rule string) Decision {
-	ids := joinIDs(b.Debt)
+// NotInitialized is where a project with no feature list and no session
+// yet starts.
+func NotInitialized() Decision {
+	return Decision{Phase: PhaseInitializer, Rule: "not-initialized", Reason: "no features yet: INITIALIZER writes the feature list"}
+}
+
+func architectureDue(passed, interval int) string {
+	return fmt.Sprintf("%d features passed since the last architecture review (interval %d): ARCHITECTURE", passed, interval)
+}
+
+func debtWork(debt []string, reason, rule string) Decision {
+	ids := joinIDs(debt)
 	return Decision{Phase: PhaseGlobalFix, Feature: ids, Rule: rule, Reason: reason + " " + *ids}
 }
 

@@ -14,17 +14,22 @@ func val(p *string) string {
 	return *p
 }
 
-func TestAfterReview(t *testing.T) {
+// reviewCase is a review's decision, as the transition table makes it.
+type reviewCase struct {
+	name                  string
+	r                     ReviewResult
+	sit                   Situation
+	phase, feature, rule  string
+	merge, reject, toDebt bool
+	verdict               string
+}
+
+// reviewCases are the situations a review is decided in; the scheduler's
+// tests replay them one item at a time.
+var reviewCases = func() []reviewCase {
 	backlog := Backlog{Features: []string{"F001", "F002"}}
 	lim := DefaultLimits
-	tests := []struct {
-		name                  string
-		r                     ReviewResult
-		sit                   Situation
-		phase, feature, rule  string
-		merge, reject, toDebt bool
-		verdict               string
-	}{
+	return []reviewCase{
 		{"pass goes to next feature", ReviewResult{ReviewID: 1, Verdict: "PASS", Features: []string{"F001"}},
 			Situation{Limits: lim, Backlog: backlog}, PhaseImplement, "F002", "passed/next-feature", true, false, false, "PASS"},
 		{"pass of the last feature is done", ReviewResult{ReviewID: 1, Verdict: "PASS", Features: []string{"F001"}},
@@ -62,7 +67,11 @@ func TestAfterReview(t *testing.T) {
 		{"refactor review pass merges without counting features", ReviewResult{ReviewID: 8, Verdict: "PASS", Branch: sp("refactor/arch-review-7")},
 			Situation{Limits: lim, Backlog: backlog, PassedSinceArchitecture: 4}, PhaseImplement, "F001", "passed/next-feature", true, false, false, "PASS"},
 	}
-	for _, tt := range tests {
+}()
+
+func TestAfterReview(t *testing.T) {
+	lim := DefaultLimits
+	for _, tt := range reviewCases {
 		t.Run(tt.name, func(t *testing.T) {
 			d := AfterReview(tt.r, tt.sit)
 			if d.Phase != tt.phase || val(d.Feature) != tt.feature || d.Rule != tt.rule {
@@ -81,18 +90,24 @@ func TestAfterReview(t *testing.T) {
 	}
 }
 
-func TestAfterSession(t *testing.T) {
+// sessionCase is a session end's decision, as the transition table makes
+// it.
+type sessionCase struct {
+	name      string
+	s         SessionEnd
+	sit       Situation
+	ok        bool
+	phase     string
+	rule      string
+	keepsWork bool
+}
+
+// sessionCases are the situations a session ends in; the scheduler's tests
+// replay them one item at a time.
+var sessionCases = func() []sessionCase {
 	lim := DefaultLimits
 	sit := Situation{Limits: lim, Backlog: Backlog{Features: []string{"F001"}}}
-	tests := []struct {
-		name      string
-		s         SessionEnd
-		sit       Situation
-		ok        bool
-		phase     string
-		rule      string
-		keepsWork bool
-	}{
+	return []sessionCase{
 		{"initializer to next work", SessionEnd{Role: "INITIALIZER", Outcome: "SUCCESS"}, sit, true, PhaseImplement, "initialized/next-feature", false},
 		{"brownfield initializer", SessionEnd{Role: "BROWNFIELD_INITIALIZER", Outcome: "SUCCESS"}, sit, true, PhaseImplement, "initialized/next-feature", false},
 		{"initializer with nothing to do", SessionEnd{Role: "INITIALIZER", Outcome: "SUCCESS"}, Situation{Limits: lim}, true, PhaseDone, "initialized/done", false},
@@ -106,7 +121,10 @@ func TestAfterSession(t *testing.T) {
 		{"review session end keeps the review's decision", SessionEnd{Role: "REVIEW", Outcome: "NEEDS_FIX"}, sit, false, "", "", false},
 		{"architecture session end keeps the review's decision", SessionEnd{Role: "ARCHITECTURE", Outcome: "SUCCESS"}, sit, false, "", "", false},
 	}
-	for _, tt := range tests {
+}()
+
+func TestAfterSession(t *testing.T) {
+	for _, tt := range sessionCases {
 		t.Run(tt.name, func(t *testing.T) {
 			d, ok := AfterSession(tt.s, tt.sit)
 			if ok != tt.ok || d.Phase != tt.phase || d.Rule != tt.rule {
