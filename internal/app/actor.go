@@ -39,10 +39,6 @@ func (ac *actor) canonical() string {
 	return c
 }
 
-// person says whether the actor is a person (or a launcher acting with the
-// person's key).
-func (ac *actor) person() bool { return ac != nil && ac.Role == workflow.Human }
-
 // openSessions loads .baton/sessions.json inside the transaction.
 func (st *state) openSessions() (*progress.OpenSessions, error) {
 	if st.open != nil {

@@ -278,17 +278,6 @@ func handedOver(r gitops.Repo, p *progress.File, head, mainHead string) string {
 	return workflow.HandedOver(head, last, within, onMain)
 }
 
-// branchExists says whether the repository has the branch (false outside
-// one).
-func (st *state) branchExists(name string) bool {
-	r := st.app.repo()
-	if r == nil {
-		return false
-	}
-	_, err := r.Branch(name)
-	return err == nil
-}
-
 // boundOpen is the open session this call is bound to (nil for none).
 func (st *state) boundOpen() (*progress.OpenSession, error) {
 	who, _ := st.resolveActor()

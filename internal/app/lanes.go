@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/tidwall/gjson"
 
@@ -196,29 +195,6 @@ func (a *App) boundLane(ctx context.Context, p *progress.File) (progress.Lane, b
 		return progress.Lane{}, false
 	}
 	return p.LaneOf(id)
-}
-
-// pipelineIn finds item's pipeline in a pipelines member as read.
-func pipelineIn(pipes gjson.Result, item string) *progress.Pipeline {
-	var pl progress.Pipeline
-	if r := pipes.Get(gjson.Escape(item)); !r.IsObject() || json.Unmarshal([]byte(r.Raw), &pl) != nil {
-		return nil
-	}
-	return &pl
-}
-
-// laneIn finds session's lane in a lanes member as read.
-func laneIn(lanes gjson.Result, session int) (progress.Lane, bool) {
-	var list []progress.Lane
-	if !lanes.IsArray() || json.Unmarshal([]byte(lanes.Raw), &list) != nil {
-		return progress.Lane{}, false
-	}
-	for _, l := range list {
-		if l.Session == session {
-			return l, true
-		}
-	}
-	return progress.Lane{}, false
 }
 
 // laneStatus is a status object as a lane's session reads it

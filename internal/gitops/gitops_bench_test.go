@@ -161,7 +161,7 @@ func benchRepo(b *testing.B, n int) string {
 			tip = commit("refs/heads/topic", from, 0, f...)
 		}
 		for range 3 {
-			mainTip = commit("refs/heads/main", 0, 0, some()...)
+			commit("refs/heads/main", 0, 0, some()...)
 		}
 		mainTip = commit("refs/heads/main", 0, tip, touched...)
 	}

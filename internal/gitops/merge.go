@@ -82,7 +82,7 @@ var ErrBranchNameTaken = errors.New("the name is taken by another branch")
 func (g *repo) nameClash(name string) error {
 	for i := strings.IndexByte(name, '/'); i >= 0; i = next(name, i) {
 		if _, err := g.Branch(name[:i]); err == nil {
-			return fmt.Errorf("%w: branch %s exists, so no branch can be named %s/...", ErrBranchNameTaken, name[:i], name[:i])
+			return fmt.Errorf("%w: branch %s exists, so no branch can be named %s/<name>", ErrBranchNameTaken, name[:i], name[:i])
 		}
 	}
 	heads, err := Heads(g)
