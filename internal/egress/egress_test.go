@@ -208,3 +208,22 @@ func TestForwardedTargetRefusedByPolicy(t *testing.T) {
 		t.Errorf("refusals: %v", refused())
 	}
 }
+
+// FuzzAllowed: a pattern's own host (with 443) is allowed by it, a host is
+// never allowed by no pattern, and no input panics.
+func FuzzAllowed(f *testing.F) {
+	for _, s := range []string{"api.anthropic.com", "*.npmjs.org", "127.0.0.1:9000", "[::1]:80", "", ":", "*.", "a:b:c", "HOST.", "[x"} {
+		f.Add(s, s+":443")
+	}
+	f.Fuzz(func(t *testing.T, pattern, host string) {
+		if Allowed(nil, host) {
+			t.Fatalf("no pattern allows %q", host)
+		}
+		_ = Allowed([]string{pattern}, host)
+		h, p := splitHostPort(pattern)
+		if h != "" && p == "" && !strings.HasPrefix(h, "*.") && !strings.ContainsAny(h, ":[]") && !Allowed([]string{pattern}, h+":443") {
+			t.Fatalf("%q does not allow its own host %q", pattern, h+":443")
+		}
+		_ = LoopbackTargets([]string{"A_BASE_URL=" + host})
+	})
+}
