@@ -34,7 +34,7 @@ type runOpts struct {
 	Agent       string // a preset: claude, codex
 	Follow      bool
 	Sandbox     string // on, auto, off ("": the project's config)
-	SandboxNet  string // on, off
+	SandboxNet  string // model, on, off
 	// The predecessor's prompt files (--prompts), its brownfield start
 	// (--input-file) and its INITIALIZER's feature count.
 	Prompts, InputFile string
@@ -86,7 +86,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
-	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
+	f.StringVar(&o.SandboxNet, "sandbox-net", netModel, "with --sandbox: model (the agent CLI's model API and sandbox_hosts in .baton/config, through baton's proxy), on (the launcher's network) or off (none)")
 	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
 	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
 	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
@@ -411,7 +411,10 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	}
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil { // the sandbox may have set its own (a network namespace)
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
 	stop := a.progressLine(st, start, out.progress())

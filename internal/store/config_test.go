@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -29,12 +30,12 @@ func withConfig(t *testing.T, data []byte) *store.Store {
 
 func TestLoadConfigDefaults(t *testing.T) {
 	want := store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true, Agents: 1}
-	if got := store.DefaultConfig(); got != want {
+	if got := store.DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("DefaultConfig = %+v, want the seed's %+v", got, want)
 	}
 	for name, data := range map[string][]byte{"no file": nil, "empty object": []byte("{}\n"), "null": []byte("null")} {
 		got, err := withConfig(t, data).LoadConfig()
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: LoadConfig = %+v, %v, want defaults", name, got, err)
 		}
 	}
@@ -61,7 +62,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := withConfig(t, []byte(tt.data)).LoadConfig()
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("LoadConfig = %+v, %v, want %+v", got, err, tt.want)
 			}
 		})
@@ -192,5 +193,18 @@ func TestAgentModelFor(t *testing.T) {
 	}
 	if got := (store.AgentConfig{}).ModelFor("REVIEW"); got != "" {
 		t.Errorf("no model configured: %q, want the CLI's default", got)
+	}
+}
+
+func TestLoadConfigSandboxHosts(t *testing.T) {
+	got, err := withConfig(t, []byte(`{"sandbox_hosts": ["registry.npmjs.org", "*.pypi.org", "proxy.golang.org:443"]}`)).LoadConfig()
+	if err != nil || len(got.SandboxHosts) != 3 {
+		t.Fatalf("LoadConfig = %+v, %v", got.SandboxHosts, err)
+	}
+	for _, bad := range []string{`""`, `"https://registry.npmjs.org"`, `"a b"`, `"user@host"`} {
+		_, err := withConfig(t, []byte(`{"sandbox_hosts": [`+bad+`]}`)).LoadConfig()
+		if err == nil || !strings.Contains(err.Error(), "sandbox_hosts[0]") {
+			t.Errorf("sandbox_hosts [%s]: %v, want a refusal naming the entry", bad, err)
+		}
 	}
 }
