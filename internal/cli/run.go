@@ -172,6 +172,15 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 			return err
 		}
 	}
+	return a.maxSessionsReached(ctx, o, ran, last)
+}
+
+// maxSessionsReached ends a run at --max-sessions: what the last session
+// did is verified first, so that it stops the run as any other would.
+func (a *App) maxSessionsReached(ctx context.Context, o runOpts, ran []runSession, last *step) error {
+	if err := a.verifyRun(ctx, last); err != nil {
+		return err
+	}
 	next, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
 		return err
