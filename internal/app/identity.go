@@ -99,7 +99,7 @@ func readKeyFile(path string) (*personKey, error) {
 	}
 	secret, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(secret) < 32 {
-		return nil, errs.New(errs.Invalid, "%s is not a baton key (64 hex digits expected): nothing was written; stop and report it to the person whose key it is", path)
+		return nil, errs.New(errs.Invalid, "%s is not a personal key (64 hex digits expected): nothing was written; stop and report it to the person whose key it is", path)
 	}
 	return &personKey{Secret: secret, ID: keyID(secret), Path: path}, nil
 }
@@ -147,7 +147,7 @@ func wellFormed(v string) bool {
 
 // credentialRefusal is the one answer to a credential that binds nothing.
 func credentialRefusal() error {
-	return errs.New(errs.Policy, "BATON_SESSION does not hold the credential of an open session (it ended, or it was never issued): "+
+	return errs.New(errs.Policy, "your session's credential is not that of an open session (it ended, or it was never issued): "+
 		"finish your work by ending your session, or ask your launcher")
 }
 
