@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,10 +42,12 @@ const (
 // where its broker listens.
 const EnvSocket = "BATON_BROKER"
 
-// Peer is the connecting process, as the kernel reports it.
+// Peer is the connecting process, as the kernel reports it, and its
+// connection (for a check that asks the kernel more of it).
 type Peer struct {
-	PID int
-	UID int
+	PID  int
+	UID  int
+	Conn syscall.Conn
 }
 
 // Handler answers a call from a peer the server accepted; Refuse answers
@@ -100,12 +103,13 @@ func (s *Server) Close() {
 
 func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 	p, err := peerOf(c)
+	if err == nil && s.check != nil {
+		err = s.check(p)
+	}
 	var resp app.Reply
 	switch {
 	case err != nil:
 		resp = s.h.Refuse(p, err)
-	case s.check != nil && s.check(p) != nil:
-		resp = s.h.Refuse(p, s.check(p))
 	default:
 		_ = c.SetReadDeadline(time.Now().Add(ReadTimeout))
 		var r app.Call
@@ -184,7 +188,7 @@ func peerOf(c *net.UnixConn) (Peer, error) {
 	if cerr != nil {
 		return Peer{}, cerr
 	}
-	return Peer{PID: int(cred.Pid), UID: int(cred.Uid)}, nil
+	return Peer{PID: int(cred.Pid), UID: int(cred.Uid), Conn: c}, nil
 }
 
 // ErrNotDescendant refuses a peer outside the process tree a socket serves.

@@ -404,20 +404,17 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd, cleanup, err := a.agentProcess(actx, o, st)
+	box, err := a.openBox(actx, st, a.superviseAgents(o))
 	if err != nil {
+		a.notice("[baton run] %s session %d: its broker could not be set up: %v", st.Role, st.Session, err)
+		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's broker could not be set up: %v", err), StageID: st.Role, Severity: "error"}
+	}
+	cmd, command, cleanup, err := a.agentProcess(actx, o, st, box)
+	if err != nil {
+		box.close(ctx)
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
-	if o.Prompts != "" {
-		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
-	}
-	command := strings.Join(cmd.Args, " ")
-	box, err := a.sandboxed(actx, cmd, st)
-	if err != nil {
-		a.notice("[baton run] %s session %d: its sandbox could not be set up: %v", st.Role, st.Session, err)
-		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's sandbox could not be set up: %v", err), StageID: st.Role, Severity: "error"}
-	}
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -426,7 +423,9 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	stop := a.progressLine(st, start, out.progress())
 	err = cmd.Start()
 	if err == nil {
-		box.started(cmd.Process.Pid)
+		if serr := box.started(actx, cmd.Process.Pid); serr != nil {
+			a.notice("[baton run] %s session %d: the agent's execs could not be supervised, and it was stopped: %v", st.Role, st.Session, serr)
+		}
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid
 			a.app.MarkRun(st.mark)
