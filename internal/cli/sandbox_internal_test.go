@@ -230,4 +230,3 @@ func BenchmarkBrokerCall(b *testing.B) {
 		}
 	})
 }
-
