@@ -72,12 +72,30 @@ func shellProgram(cmdline string) string {
 	return w
 }
 
+// execSimple makes a simple command line (one program and its arguments,
+// no operator, redirection or substitution) replace the shell that runs it,
+// so that the program it names is the agent's own program: a script given
+// as --agent-cmd is then the agent, and its baton calls are the agent's.
+func execSimple(cmdline string) string {
+	if shellProgram(cmdline) == "" || strings.ContainsAny(cmdline, ";&|<>()`$\n\\") && !simpleVars(cmdline) {
+		return cmdline
+	}
+	return "exec " + cmdline
+}
+
+// simpleVars says whether the only shell syntax of cmdline is plain
+// variable expansions ($NAME, ${NAME}) in its words.
+func simpleVars(cmdline string) bool {
+	rest := strings.NewReplacer("${", "", "}", "", "$", "").Replace(cmdline)
+	return !strings.ContainsAny(rest, ";&|<>()`\n\\")
+}
+
 // agentCommand is the process that runs st's agent: the preset's command
 // line with the role's model and baton's MCP server, or --agent-cmd
 // through sh.
 func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP) *exec.Cmd {
 	if o.Agent == "" {
-		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
+		return exec.CommandContext(ctx, "sh", "-c", execSimple(o.AgentCmd))
 	}
 	preset := o.Agent
 	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code

@@ -24,6 +24,9 @@ it sends its calls to the session's broker, which holds the credential. Standard
 the protocol's JSON-RPC messages; warnings go to standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := nonDumpable(); err != nil { // it may hold a credential
+				return err
+			}
 			o := mcpserver.Options{
 				// no Stdin: standard input carries the protocol, never an argument
 				Env:        app.Env{Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now},

@@ -135,6 +135,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if err := a.app.BecomeLauncher(a.caller()); err != nil {
 		return err
 	}
+	if err := nonDumpable(); err != nil {
+		return errs.New(errs.Unexpected, "%v", err)
+	}
 	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err

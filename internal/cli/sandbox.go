@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -163,6 +164,12 @@ func sandboxExec(args []string, env Env) int {
 			fmt.Fprintf(env.Stderr, "baton: the agent could not be put under baton's supervision, and was not started: %v\n", err)
 			return sandboxExit
 		}
+	} else {
+		runtime.LockOSThread() // the capabilities below are this thread's, which execs the agent
+	}
+	if err := dropPtrace(); err != nil {
+		fmt.Fprintf(env.Stderr, "baton: the agent was not started: %v\n", err)
+		return sandboxExit
 	}
 	var err error
 	if pol != nil {
