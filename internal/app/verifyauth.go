@@ -42,6 +42,7 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	c := authCheck{notes: []string{}}
 	c.problems = append(c.problems, presenceProblems(sn, events)...)
 	key, _ := a.loadKey()
+	defer key.wipe()
 	if key == nil {
 		path, _ := a.keyPath()
 		c.notes = append(c.notes, fmt.Sprintf("authenticity not checked: there is no personal key at %s, so only the log's structure, chain and anchors were checked", path))

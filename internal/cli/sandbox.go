@@ -119,7 +119,7 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string, lin *os.F
 	if _, err := os.Stat(cmd.Dir); err != nil {
 		cmd.Dir = p.Copy.Dir
 	}
-	cmd.Env = append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp)
+	cmd.Env = append(append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp), p.AgentEnv()...)
 	// the agent's baton finds the broker even without the variable
 	return os.WriteFile(filepath.Join(p.Copy.Dir, ".git", "baton-broker"), []byte(sock+"\n"), 0o644)
 }
