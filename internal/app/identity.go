@@ -54,7 +54,7 @@ func (k *personKey) wipe() {
 type launcher struct {
 	keyID, keyPath string
 	runID          string
-	lock  *flock.Flock // the project's launcher lock, held for the run
+	lock           *flock.Flock // the project's launcher lock, held for the run
 	// outside are the run's locks beside the log's anchors, outside the
 	// project, held for the run too.
 	outside []*flock.Flock

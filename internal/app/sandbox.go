@@ -141,10 +141,10 @@ type SandboxPlace struct {
 	// Home and Cache are the agent's own home and caches, made fresh for
 	// the session and removed with it: nothing it writes there reaches the
 	// person's tools.
-	Home, Cache        string
-	Copy               *workcopy.Copy
-	Top, StateDir      string // the project's repository top and state directory
-	Policy             sandbox.Policy
+	Home, Cache   string
+	Copy          *workcopy.Copy
+	Top, StateDir string // the project's repository top and state directory
+	Policy        sandbox.Policy
 }
 
 // Remove deletes the place (the clone's branch must have been imported).
