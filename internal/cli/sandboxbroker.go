@@ -360,7 +360,7 @@ func (b *agentBox) checkCall(c app.Call) (string, error) {
 	if !filepath.IsAbs(c.Cwd) {
 		return "", fmt.Errorf("the working directory %q is not an absolute path", c.Cwd)
 	}
-	if b.place == nil {
+	if b.copyReal == "" {
 		return cwd, nil // unconfined, the agent reads what the launcher can
 	}
 	if !beneath(cwd, b.copyReal) {
