@@ -54,7 +54,7 @@ runs the agent:
   with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
                         prompt on stdin, non-interactive, allowed to run baton, git and the tests;
                         the role's model from "agent" in .baton/config);
-  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set;
+  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_BROKER set;
                         either way with a timeout, a progress line on stderr showing the agent's
                         latest output (--follow streams all of it), and a log per session in
                         .baton/logs/ with the prompt, the output and the exit;
@@ -69,7 +69,7 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 
 With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
 repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
-write only its clone, its temp directory and its agent CLI's directories, cannot read your key,
+write only its clone, its temp directory and a home and caches of its own, cannot read your key,
 and reaches the state only through baton, whose calls go to this run. Its branch comes back
 when it ends. Without an OS sandbox --sandbox fails (exit 4) and --sandbox=auto runs the agents
 unconfined with a warning. A call the sandbox's broker refuses stops the run for a person.`,
@@ -77,7 +77,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.AgentCmd, "agent-cmd", "", "command that runs an agent (prompt on stdin, BATON_SESSION in its environment)")
+	f.StringVar(&o.AgentCmd, "agent-cmd", "", "command that runs an agent (prompt on stdin, its session's broker in BATON_BROKER)")
 	f.IntVar(&o.MaxSessions, "max-sessions", 50, "stop after this many agent sessions")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
