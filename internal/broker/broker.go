@@ -1,5 +1,6 @@
-// Package broker carries a sandboxed agent's baton calls out of its
-// sandbox to the launcher: the agent's baton parses its own command line
+// Package broker carries the baton calls of an agent baton run started
+// (out of its sandbox, when it has one) to the launcher, which holds the
+// session's credential: the agent's baton parses its own command line
 // and sends each operation as a typed call (app.Call: the operation's name
 // and its JSON input), one per connection on a unix socket, as a
 // length-prefixed JSON document; the launcher runs it (Dispatch) and
