@@ -321,7 +321,7 @@ func (b *agentBox) refused(ctx context.Context, p broker.Peer, err error) app.Re
 // (no session binds the call), and the refusal goes to the audit log.
 func (b *agentBox) handleRan(ctx context.Context, p broker.Peer, c app.Call, cwd string, v lineage.Verdict) app.Reply {
 	r := broker.Dispatch(ctx, b.callApp(c, cwd, ""), app.Caller{}, c)
-	note := app.Note{Warning: true, Text: fmt.Sprintf("this call comes from a program the agent ran, not from the agent itself (%s): it acts for no session, so it may read and records nothing", v.Reason)}
+	note := app.Note{Warning: true, Text: fmt.Sprintf("this call comes from a program the agent ran, not from the agent itself (%s): it acts for no session, so it may read and records nothing; an agent CLI records its work with baton's MCP tools", v.Reason)}
 	r.Notes = append([]app.Note{note}, r.Notes...)
 	if r.Error != nil {
 		if err := b.a.app.LogBrokerRefusal(ctx, b.st.Session, b.st.Role, fmt.Sprintf("process %d, code the agent ran (%s), called %s: %s", p.PID, v.Reason, c.Op, r.Error.Message)); err != nil {
