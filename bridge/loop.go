@@ -278,7 +278,7 @@ func (l *loop) takeRequest() (*Request, error) {
 		return nil, err
 	}
 	if data == nil {
-		return nil, errs.New(errs.NotFound, "bridge loop: the orchestrator exited 42 (need agent) but wrote no request at %s; it must use the state directory the loop gives it in $BATON_STATE_DIR", l.p.Request)
+		return nil, errs.New(errs.NotFound, "bridge loop: the orchestrator exited 42 (need agent) but wrote no request at %s; it must use the state directory the loop gives it in its environment (see 'baton bridge loop --help')", l.p.Request)
 	}
 	req, err := parseRequest(l.p.Request, data)
 	if err != nil {

@@ -92,7 +92,7 @@ func (a *App) resolveIdentity(open *progress.OpenSessions) (*actor, error) {
 		return &actor{Role: s.AgentType, Session: &s.SessionID, Source: "session"}, nil
 	}
 	if a.launch != nil {
-		return &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.key.ID, Run: a.launch.runID, During: openIDs(open)}, nil
+		return &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.keyID, Run: a.launch.runID, During: openIDs(open)}, nil
 	}
 	if a.caller.As == "" {
 		return nil, nil

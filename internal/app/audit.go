@@ -210,7 +210,7 @@ func (sn *snapshot) mergeInFlight(d store.Drift) string {
 		return ""
 	}
 	sn.flight = in
-	return fmt.Sprintf("a merge is in flight: baton's own 'reviews merge' moved %s from %s to %s (merging %s) and has not committed it to the state files yet (.baton/intent.json says so); the command holding the state lock commits or undoes it. Run verify again once it has finished", in.Into, gitops.Short(in.Previous), gitops.Short(in.Commit), in.Branch)
+	return fmt.Sprintf("a merge is in flight: baton's own 'reviews merge' moved %s from %s to %s (merging %s) and has not committed it to the state files yet (its recorded intent says so); the command holding the state lock commits or undoes it. Run verify again once it has finished", in.Into, gitops.Short(in.Previous), gitops.Short(in.Commit), in.Branch)
 }
 
 // doneTooSoon reports a status of DONE while work is pending.

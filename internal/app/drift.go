@@ -93,7 +93,7 @@ func (st *state) checkDrift() error {
 		}
 		msgs = append(msgs, msg)
 	}
-	return errs.New(errs.Invalid, "%s — nothing was written; baton records no more changes until a person reconciles this", strings.Join(msgs, "; "))
+	return errs.New(errs.Invalid, "%s — nothing was written; baton records no more changes until a person has looked at it", strings.Join(msgs, "; "))
 }
 
 // adoptInitializerList adopts the state files an open INITIALIZER session
@@ -278,7 +278,7 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 			return err
 		}
 		if who == nil || who.Role != workflow.Human {
-			return st.refuse(errs.New(errs.Policy, "only a person may reconcile files changed outside baton; stop and report what changed"))
+			return st.refuse(errs.New(errs.Policy, "files changed outside baton are for a person to look at; stop and report what changed"))
 		}
 		gap, err := st.acceptLogGap()
 		if err != nil {

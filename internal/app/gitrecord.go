@@ -53,9 +53,9 @@ func (a *App) needRepo(cmd string) (gitops.Repo, error) {
 func mainOf(r gitops.Repo, cfg store.Config) (name, head string, err error) {
 	name, head, err = gitops.MainBranchAt(r, cfg.MainBranch)
 	if err != nil {
-		want, fix := "main or master", "set main_branch in .baton/config to the branch work merges into"
+		want, fix := "main or master", "a person sets main_branch in the project's configuration to the branch work merges into"
 		if cfg.MainBranch != "" {
-			want, fix = cfg.MainBranch+" (main_branch in .baton/config)", "create it, or correct main_branch"
+			want, fix = cfg.MainBranch+" (main_branch in the project's configuration)", "a person creates it, or corrects main_branch"
 		}
 		msg := fmt.Sprintf("the repository at %s has no main branch: no %s. An empty repository gets one with its first commit; otherwise %s", r.Top(), want, fix)
 		return "", "", &errs.Error{Kind: errs.NotFound, Msg: msg, Err: err}

@@ -40,13 +40,21 @@ type personKey struct {
 	Path   string
 }
 
-// launcher is the authority of a `baton run` process: the person's key, held
-// in memory only, and the run it belongs to. Commands the launcher runs in
+// wipe zeroes the key's secret once it is no longer needed.
+func (k *personKey) wipe() {
+	if k != nil {
+		clear(k.Secret)
+	}
+}
+
+// launcher is the authority of a `baton run` process: which key of the
+// person's it runs with (the key itself is read when a step needs it, and
+// zeroed after), and the run it belongs to. Commands the launcher runs in
 // its own process inherit it; the agents it starts never see it.
 type launcher struct {
-	key   *personKey
-	runID string
-	lock  *flock.Flock // the project's launcher lock, held for the run
+	keyID, keyPath string
+	runID          string
+	lock           *flock.Flock // the project's launcher lock, held for the run
 	// outside are the run's locks beside the log's anchors, outside the
 	// project, held for the run too.
 	outside []*flock.Flock
@@ -80,7 +88,12 @@ func (a *App) keyPath() (string, error) {
 // loadKey reads the person's key; (nil, nil) when there is none.
 func (a *App) loadKey() (*personKey, error) {
 	if a.launch != nil {
-		return a.launch.key, nil
+		k, err := readKeyFile(a.launch.keyPath)
+		if err == nil && (k == nil || k.ID != a.launch.keyID) {
+			k.wipe()
+			return nil, errs.New(errs.Policy, "the personal key at %s is not the one this run started with: nothing was written; a person must look", a.launch.keyPath)
+		}
+		return k, err
 	}
 	path, err := a.keyPath()
 	if err != nil {
@@ -98,8 +111,9 @@ func readKeyFile(path string) (*personKey, error) {
 		return nil, errs.New(errs.Unexpected, "reading the personal key %s: %v", path, err)
 	}
 	secret, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	clear(b)
 	if err != nil || len(secret) < 32 {
-		return nil, errs.New(errs.Invalid, "%s is not a baton key (64 hex digits expected): nothing was written; stop and report it to the person whose key it is", path)
+		return nil, errs.New(errs.Invalid, "%s is not a personal key (64 hex digits expected): nothing was written; stop and report it to the person whose key it is", path)
 	}
 	return &personKey{Secret: secret, ID: keyID(secret), Path: path}, nil
 }
@@ -147,7 +161,7 @@ func wellFormed(v string) bool {
 
 // credentialRefusal is the one answer to a credential that binds nothing.
 func credentialRefusal() error {
-	return errs.New(errs.Policy, "BATON_SESSION does not hold the credential of an open session (it ended, or it was never issued): "+
+	return errs.New(errs.Policy, "your session's credential is not that of an open session (it ended, or it was never issued): "+
 		"finish your work by ending your session, or ask your launcher")
 }
 
@@ -194,6 +208,7 @@ func (a *App) signer(who *actor) (string, []byte) {
 		if err != nil || key == nil {
 			return "", nil
 		}
+		defer key.wipe()
 		return "person:" + key.ID, personEventKey(key.Secret)
 	}
 	return "", nil

@@ -41,7 +41,7 @@ func (st *state) intend(in gitIntent) error {
 func (a *App) undoIntent(data []byte) error {
 	var in gitIntent
 	if err := json.Unmarshal(data, &in); err != nil {
-		return errs.New(errs.Invalid, "the intent of an unfinished git change is unreadable (%v), so it cannot be undone; nothing was written. A person must check the branches ('git branch -v') and remove .baton/%s", err, "intent.json")
+		return errs.New(errs.Invalid, "the intent of an unfinished git change is unreadable (%v), so it cannot be undone; nothing was written. A person must look at it (see 'baton verify')", err)
 	}
 	r, err := gitops.Open(in.Repo)
 	if err != nil {
@@ -54,7 +54,7 @@ func (a *App) undoIntent(data []byte) error {
 		return a.restoreBranch(r, in)
 	case "create-branch":
 		if main, err := gitops.MainBranch(r, ""); err == nil && in.Branch == main {
-			return errs.New(errs.Invalid, ".baton/intent.json records the creation of %s, but baton never creates main: the intent is not one baton wrote, and nothing was undone. Stop and report it to a person", in.Branch)
+			return errs.New(errs.Invalid, "the intent of an unfinished git change records the creation of %s, but baton never creates main: the intent is not one baton wrote, and nothing was undone. Stop and report it to a person", in.Branch)
 		}
 		cur, err := r.Branch(in.Branch)
 		if errors.Is(err, gitops.ErrNoBranch) || (err == nil && cur != in.BranchHead) {
@@ -66,7 +66,7 @@ func (a *App) undoIntent(data []byte) error {
 		a.undone = fmt.Sprintf("%s was not created", in.Branch)
 		return r.DeleteBranch(in.Branch, in.BranchHead)
 	}
-	return errs.New(errs.Invalid, "unknown intent %q in .baton/intent.json", in.Op)
+	return errs.New(errs.Invalid, "unknown intent %q of an unfinished git change", in.Op)
 }
 
 // undoMergeIntent moves Into back from the merge commit (and its checkout
@@ -74,7 +74,7 @@ func (a *App) undoIntent(data []byte) error {
 func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
 	// a merge moves Into forward: an "undo" never moves it onto new work
 	if fwd, err := r.IsAncestor(in.Previous, in.Commit); err != nil || !fwd || in.Previous == in.Commit {
-		return errs.New(errs.Invalid, ".baton/intent.json records a merge into %s from %s to %s, which is not a merge baton made (it would not move %s forward): nothing was undone. Stop and report it to a person", in.Into, gitops.Short(in.Previous), gitops.Short(in.Commit), in.Into)
+		return errs.New(errs.Invalid, "the intent of an unfinished git change records a merge into %s from %s to %s, which is not a merge baton made (it would not move %s forward): nothing was undone. Stop and report it to a person", in.Into, gitops.Short(in.Previous), gitops.Short(in.Commit), in.Into)
 	}
 	cur, err := r.Branch(in.Into)
 	if err != nil {
@@ -99,7 +99,7 @@ func (a *App) undoMergeIntent(r gitops.Repo, in gitIntent) error {
 			a.undone = fmt.Sprintf("nothing was merged: %s is at %s", in.Into, gitops.Short(cur))
 			break
 		}
-		return errs.New(errs.Conflict, "an unfinished merge of %s into %s moved %s to %s, and %s has moved since (to %s): it cannot be undone safely, and nothing more was changed. A person must check %s ('git log'), record the merge ('baton reviews mark-merged') or revert it, and then remove .baton/intent.json", in.Branch, in.Into, in.Into, gitops.Short(in.Commit), in.Into, gitops.Short(cur), in.Into)
+		return errs.New(errs.Conflict, "an unfinished merge of %s into %s moved %s to %s, and %s has moved since (to %s): it cannot be undone safely, and nothing more was changed. A person must look at %s (see 'baton verify')", in.Branch, in.Into, in.Into, gitops.Short(in.Commit), in.Into, gitops.Short(cur), in.Into)
 	}
 	if err := a.restoreBranch(r, in); err != nil {
 		return err

@@ -103,7 +103,7 @@ func (a *App) KeyShow(ctx context.Context, c Caller) (KeyResult, error) {
 		return KeyResult{}, err
 	}
 	if k == nil {
-		return KeyResult{}, errs.New(errs.NotFound, "no personal key at %s (a person creates it with 'baton key init')", path)
+		return KeyResult{}, errs.New(errs.NotFound, "no personal key at %s (a person sets it up: see the README's section on keys)", path)
 	}
 	return KeyResult{Path: k.Path, KeyID: k.ID}, nil
 }

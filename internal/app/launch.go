@@ -157,7 +157,8 @@ func (a *App) becomeLauncher() error {
 	if ok, err := lock.TryLock(); err != nil || !ok {
 		return errs.New(errs.Conflict, "another 'baton run' is driving this project (%s is held): let it finish", lock.Path())
 	}
-	a.launch = &launcher{key: key, runID: id, lock: lock, outside: a.lockOutside(s.Dir)}
+	a.launch = &launcher{keyID: key.ID, keyPath: key.Path, runID: id, lock: lock, outside: a.lockOutside(s.Dir)}
+	key.wipe()
 	return nil
 }
 

@@ -129,7 +129,7 @@ func logMergeProblems(r gitops.Repo, g gitRecords, name, head string, onMain []g
 		return out
 	}
 	for _, m := range lr.unexplained {
-		out = append(out, Problem{"git-log", store.EventsName, fmt.Sprintf("entry %d records %s at %s, moved from %s, but records no merge, adopted move or reconcile that moved it: an entry was removed from the log, or the entry edited", m.seq, name, gitops.Short(m.to), gitops.Short(m.from))})
+		out = append(out, Problem{"git-log", store.EventsName, fmt.Sprintf("entry %d records %s at %s, moved from %s, but records no change of baton's that moved it: an entry was removed from the log, or the entry edited", m.seq, name, gitops.Short(m.to), gitops.Short(m.from))})
 	}
 	for _, m := range g.merges {
 		if mc := resolved[m.Commit]; mc != "" && m.Review && !lr.recorded(mc) {

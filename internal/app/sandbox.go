@@ -149,9 +149,13 @@ func (a *App) LogBrokerRefusal(ctx context.Context, session int, role, what stri
 // what the agent may reach.
 type SandboxPlace struct {
 	Root, Tmp, SockDir string
-	Copy               *workcopy.Copy
-	Top, StateDir      string // the project's repository top and state directory
-	Policy             sandbox.Policy
+	// Home and Cache are the agent's own home and caches, made fresh for
+	// the session and removed with it: nothing it writes there reaches the
+	// person's tools.
+	Home, Cache   string
+	Copy          *workcopy.Copy
+	Top, StateDir string // the project's repository top and state directory
+	Policy        sandbox.Policy
 }
 
 // Remove deletes the place (the clone's branch must have been imported).
@@ -185,6 +189,10 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 	_ = os.RemoveAll(p.Root) // a crashed run's leftovers
 	p.Tmp = filepath.Join(p.Root, "tmp")
 	if err := os.MkdirAll(p.Tmp, 0o700); err != nil {
+		return nil, err
+	}
+	if err := a.makeAgentHome(p); err != nil {
+		_ = os.RemoveAll(p.Root)
 		return nil, err
 	}
 	src, err := sandboxSource(r, p.Top)
@@ -246,17 +254,69 @@ func realPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// agentDirs are the directories under $HOME the agent CLIs write to (their
-// configuration, sessions, package caches); those that exist are writable.
-var agentDirs = []string{".codex", ".npm", ".config/claude", ".local/share/claude", ".local/state/claude", "go/pkg/mod"}
+// loginFiles are what the agent CLIs need of the person's home to log in:
+// copied into the agent's own home, never linked.
+var loginFiles = []string{".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".codex/config.toml", ".gitconfig"}
+
+// cacheVars are the caches the agent's tools write, each given a directory
+// of the agent's own (under Cache).
+var cacheVars = []struct{ name, dir string }{
+	{"XDG_CACHE_HOME", ""}, {"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"}, {"npm_config_cache", "npm"},
+	{"PIP_CACHE_DIR", "pip"}, {"CARGO_HOME", "cargo"},
+}
+
+// makeAgentHome makes the session's own home and caches, and copies in
+// the person's login files that exist.
+func (a *App) makeAgentHome(p *SandboxPlace) error {
+	p.Home, p.Cache = filepath.Join(p.Root, "home"), filepath.Join(p.Root, "cache")
+	for _, v := range cacheVars {
+		if err := os.MkdirAll(filepath.Join(p.Cache, v.dir), 0o700); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{".config", ".local/share", ".local/state"} {
+		if err := os.MkdirAll(filepath.Join(p.Home, d), 0o700); err != nil {
+			return err
+		}
+	}
+	home := a.env.Getenv("HOME")
+	if home == "" {
+		return nil
+	}
+	for _, f := range loginFiles {
+		b, err := os.ReadFile(filepath.Join(home, f))
+		if err != nil {
+			continue // the person has none: the agent's CLI logs in as it can
+		}
+		dst := filepath.Join(p.Home, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AgentEnv is the environment that points the agent's tools at its own
+// home and caches.
+func (p *SandboxPlace) AgentEnv() []string {
+	env := []string{"HOME=" + p.Home, "XDG_CONFIG_HOME=" + filepath.Join(p.Home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(p.Home, ".local/share"), "XDG_STATE_HOME=" + filepath.Join(p.Home, ".local/state")}
+	for _, v := range cacheVars {
+		env = append(env, v.name+"="+filepath.Join(p.Cache, v.dir))
+	}
+	return env
+}
 
 // devices are what an agent may write under /dev (the rest it may read):
 // not the person's other terminals.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/shm"}
 
 // sandboxPolicy is what an agent may reach: its clone, its temp directory,
-// its agent CLI's own directories and the user's caches read-write;
-// everything else readable except the person's key and anchors, the
+// its own home and caches read-write; everything else readable (the
+// person's home and caches included, never writable) except the person's key and anchors, the
 // project (its state, .baton and git directory: the clone borrows only its
 // objects) and other working copies.
 func (a *App) sandboxPolicy(p *SandboxPlace, noNet bool) sandbox.Policy {
@@ -284,16 +344,7 @@ func (a *App) sandboxPolicy(p *SandboxPlace, noNet bool) sandbox.Policy {
 	if gitDir != "" {
 		pol.ReadOnly = append(pol.ReadOnly, realPath(filepath.Join(gitDir, "objects")))
 	}
-	pol.ReadWrite = append([]string{realPath(p.Copy.Dir), realPath(p.Tmp)}, devices...)
-	pol.ReadWrite = append(pol.ReadWrite, sandbox.ReadRoots(cache, deny)...)
-	if home := a.env.Getenv("HOME"); home != "" {
-		for _, d := range agentDirs {
-			pol.ReadWrite = append(pol.ReadWrite, filepath.Join(home, d))
-		}
-		if matches, err := filepath.Glob(filepath.Join(home, ".claude*")); err == nil {
-			pol.ReadWrite = append(pol.ReadWrite, matches...)
-		}
-	}
+	pol.ReadWrite = append([]string{realPath(p.Copy.Dir), realPath(p.Tmp), realPath(p.Home), realPath(p.Cache)}, devices...)
 	return pol
 }
 

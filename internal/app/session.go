@@ -36,7 +36,8 @@ type SessionStartResult struct {
 // opener is who opens a session, with the key its credential comes from.
 func (a *App) opener() (*personKey, string, error) {
 	if a.launch != nil {
-		return a.launch.key, "launcher", nil
+		key, err := a.loadKey()
+		return key, "launcher", err
 	}
 	if a.insideSession() {
 		return nil, "", nil // refused inside the transaction, where it is logged
@@ -97,7 +98,7 @@ func (st *state) sessionOpener(open *progress.OpenSessions, role, openedBy strin
 	var who *actor
 	switch {
 	case openedBy == "launcher":
-		who = &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.key.ID, Run: a.launch.runID, During: openIDs(open)}
+		who = &actor{Role: workflow.Human, Source: "launcher", Person: a.launch.keyID, Run: a.launch.runID, During: openIDs(open)}
 	case a.caller.As != "":
 		w, err := a.personActor(open)
 		if err != nil {
@@ -267,6 +268,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 	if err != nil {
 		return err
 	}
+	defer key.wipe()
 	nonce, err := randomHex(16)
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ func (a *App) openStore(fileName string) (*store.Store, error) {
 	}
 	dir, from := store.Discover(store.Locate{StateDir: a.g.StateDir, File: a.g.File, Getenv: a.env.Getenv, Cwd: a.env.Cwd})
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, errs.New(errs.Usage, "%s names %s, which is a file, not a directory: it must name the state directory (the one holding progress.json and .baton/)", from, dir)
+		return nil, errs.New(errs.Usage, "%s names %s, which is a file, not a directory: it must name the state directory (the one holding progress.json)", from, dir)
 	}
 	s := store.New(dir)
 	s.Create = a.creating
@@ -290,7 +290,7 @@ func initializersList(name string, d *store.Drift) bool {
 // replacedError is the refusal to answer from a state file that is not
 // the version the log recorded.
 func replacedError(d store.Drift) error {
-	return errs.New(errs.Invalid, "%s — it was not read: baton answers from the version it recorded, not from a copy restored by a git checkout or stash, or an edit; baton records no more changes until a person reconciles this. Stop and report it", d.Message())
+	return errs.New(errs.Invalid, "%s — it was not read: baton answers from the version it recorded, not from a copy restored by a git checkout or stash, or an edit; baton records no more changes until a person has looked at it. Stop and report it", d.Message())
 }
 
 // logBehind refuses to answer from a state file when the log itself is
@@ -302,7 +302,7 @@ func logBehind(s *store.Store, name string) error {
 	if err != nil || g == nil {
 		return nil // the write path and verify report what cannot be read
 	}
-	return errs.New(errs.Invalid, "%s was not read: the audit log %s ends at entry %d, but %s records its head at entry %d — the state and its log were put back to an earlier version (a checkout or restore) or cut short. Stop and report it: a person restores or reconciles them",
+	return errs.New(errs.Invalid, "%s was not read: the audit log %s ends at entry %d, but %s records its head at entry %d — the state and its log were put back to an earlier version (a checkout or restore) or cut short. Stop and report it: a person must look at them",
 		name, s.EventsPath(), g.Seq, g.Path, g.Anchor.Seq)
 }
 

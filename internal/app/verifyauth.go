@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/reviews"
@@ -21,7 +22,21 @@ type authCheck struct {
 	problems      []Problem
 	notes         []string
 	authenticated bool
+	// lastAgent is the latest entry of an agent's session seen so far:
+	// its session and time.
+	lastAgent   int
+	lastAgentAt time.Time
 }
+
+// afterAgents is how long after an agent's session a person's action is
+// worth a note: what an unconfined agent left in the person's home or
+// caches (an agent CLI's hook, a build cache entry) runs with the person's
+// tools.
+const afterAgents = 10 * time.Minute
+
+// leftBehind is what the notes on a person's action near agents' sessions
+// ask the person to check.
+const leftBehind = "unless those agents ran under --sandbox, check that nothing they left in your home or caches (an agent CLI's hook, a build cache entry) ran as you"
 
 // openedSession is what the log says about a session's opening.
 type openedSession struct {
@@ -42,6 +57,7 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	c := authCheck{notes: []string{}}
 	c.problems = append(c.problems, presenceProblems(sn, events)...)
 	key, _ := a.loadKey()
+	defer key.wipe()
 	if key == nil {
 		path, _ := a.keyPath()
 		c.notes = append(c.notes, fmt.Sprintf("authenticity not checked: there is no personal key at %s, so only the log's structure, chain and anchors were checked", path))
@@ -105,8 +121,29 @@ func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions m
 	if p.Opened != nil && kind != "person" {
 		bad("session %d was opened outside a launcher or a person", p.Opened.Session)
 	}
-	if p.Actor != nil && p.Actor.Source == "person" && len(p.Actor.During) > 0 {
-		c.notes = append(c.notes, fmt.Sprintf("seq %d: a person acted (%s%s) while agent session(s) %s were open", e.Seq, commandOf(e), reasonOf(p.Actor), joinInts(p.Actor.During)))
+	c.notePerson(e, p, kind)
+}
+
+// notePerson notes a person's action taken while agent sessions were
+// open, or within afterAgents of an agent session's last entry, and keeps
+// track of the agents' entries.
+func (c *authCheck) notePerson(e store.Event, p entryPayload, kind string) {
+	at, err := time.Parse(time.RFC3339, e.Timestamp)
+	if kind == "session" {
+		if err == nil {
+			c.lastAgent, _ = strconv.Atoi(strings.TrimPrefix(e.Auth, "session:"))
+			c.lastAgentAt = at
+		}
+		return
+	}
+	if p.Actor == nil || p.Actor.Source != "person" {
+		return
+	}
+	switch {
+	case len(p.Actor.During) > 0:
+		c.notes = append(c.notes, fmt.Sprintf("seq %d: a person acted (%s%s) while agent session(s) %s were open; %s", e.Seq, commandOf(e), reasonOf(p.Actor), joinInts(p.Actor.During), leftBehind))
+	case c.lastAgent > 0 && err == nil && at.Sub(c.lastAgentAt) <= afterAgents:
+		c.notes = append(c.notes, fmt.Sprintf("seq %d: a person acted (%s%s) %s after agent session %d's last entry; %s", e.Seq, commandOf(e), reasonOf(p.Actor), at.Sub(c.lastAgentAt).Round(time.Second), c.lastAgent, leftBehind))
 	}
 }
 

@@ -1,5 +1,6 @@
-// Package broker carries a sandboxed agent's baton calls out of its
-// sandbox to the launcher: the agent's baton parses its own command line
+// Package broker carries the baton calls of an agent baton run started
+// (out of its sandbox, when it has one) to the launcher, which holds the
+// session's credential: the agent's baton parses its own command line
 // and sends each operation as a typed call (app.Call: the operation's name
 // and its JSON input), one per connection on a unix socket, as a
 // length-prefixed JSON document; the launcher runs it (Dispatch) and
@@ -22,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,10 +43,12 @@ const (
 // where its broker listens.
 const EnvSocket = "BATON_BROKER"
 
-// Peer is the connecting process, as the kernel reports it.
+// Peer is the connecting process, as the kernel reports it, and its
+// connection (for a check that asks the kernel more of it).
 type Peer struct {
-	PID int
-	UID int
+	PID  int
+	UID  int
+	Conn syscall.Conn
 }
 
 // Handler answers a call from a peer the server accepted; Refuse answers
@@ -100,12 +104,13 @@ func (s *Server) Close() {
 
 func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 	p, err := peerOf(c)
+	if err == nil && s.check != nil {
+		err = s.check(p)
+	}
 	var resp app.Reply
 	switch {
 	case err != nil:
 		resp = s.h.Refuse(p, err)
-	case s.check != nil && s.check(p) != nil:
-		resp = s.h.Refuse(p, s.check(p))
 	default:
 		_ = c.SetReadDeadline(time.Now().Add(ReadTimeout))
 		var r app.Call
@@ -184,7 +189,7 @@ func peerOf(c *net.UnixConn) (Peer, error) {
 	if cerr != nil {
 		return Peer{}, cerr
 	}
-	return Peer{PID: int(cred.Pid), UID: int(cred.Uid)}, nil
+	return Peer{PID: int(cred.Pid), UID: int(cred.Uid), Conn: c}, nil
 }
 
 // ErrNotDescendant refuses a peer outside the process tree a socket serves.

@@ -6,19 +6,18 @@ import (
 	"strings"
 
 	"github.com/baton-cli/baton/internal/agentcli"
+	"github.com/baton-cli/baton/internal/broker"
 	"github.com/baton-cli/baton/internal/errs"
 )
 
-// agentMCP hands a preset's agent baton's MCP server for its session.
-// Claude Code reads a --mcp-config file: it is written into a fresh
-// private directory outside the project (the system's temporary
-// directory, mode 0700; the file 0600), since it holds the session's
-// credential, and cleanup removes it when the session's agent has exited.
-// cwd and stateDir are the project's: a temporary directory inside them
-// (TMPDIR set into the project) is not used.
-// Codex is told by -c overrides which variables its server inherits; the
-// values stay in the agent's environment.
-func agentMCP(preset, credential, stateDir, cwd string) (*agentcli.MCP, func(), error) {
+// agentMCP hands a preset's agent baton's MCP server for its session:
+// the server sends its calls to the session's broker at sock, and holds
+// no credential. Claude Code reads a --mcp-config file, written into a
+// fresh private directory (mode 0700) under base, else outside the
+// project (the system's temporary directory); cleanup removes it when the
+// session's agent has exited. Codex is told by -c overrides which
+// variables its server inherits.
+func agentMCP(preset, sock, base, stateDir, cwd string) (*agentcli.MCP, func(), error) {
 	none := func() {}
 	if preset == "" {
 		return nil, none, nil
@@ -30,21 +29,20 @@ func agentMCP(preset, credential, stateDir, cwd string) (*agentcli.MCP, func(), 
 	if resolved, err := filepath.EvalSymlinks(self); err == nil {
 		self = resolved
 	}
-	m := &agentcli.MCP{Baton: self, PassEnv: []string{"BATON_SESSION", "BATON_STATE_DIR"}}
+	m := &agentcli.MCP{Baton: self, PassEnv: []string{broker.EnvSocket}}
 	if preset != "claude" {
 		return m, none, nil
 	}
-	dir, err := os.MkdirTemp(privateBase(stateDir, cwd), "baton-mcp-")
+	if base == "" {
+		base = privateBase(stateDir, cwd)
+	}
+	dir, err := os.MkdirTemp(base, "baton-mcp-")
 	if err != nil {
 		return nil, none, errs.New(errs.Unexpected, "creating the agent's MCP configuration: %v", err)
 	}
 	cleanup := func() { _ = os.RemoveAll(dir) }
 	m.ConfigFile = filepath.Join(dir, "mcp.json")
-	env := map[string]string{"BATON_SESSION": credential}
-	if stateDir != "" {
-		env["BATON_STATE_DIR"] = stateDir
-	}
-	if err := os.WriteFile(m.ConfigFile, agentcli.ClaudeConfig(self, env), 0o600); err != nil {
+	if err := os.WriteFile(m.ConfigFile, agentcli.ClaudeConfig(self, map[string]string{broker.EnvSocket: sock}), 0o600); err != nil {
 		cleanup()
 		return nil, none, errs.New(errs.Unexpected, "writing the agent's MCP configuration: %v", err)
 	}

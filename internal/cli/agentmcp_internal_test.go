@@ -9,14 +9,14 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// TestAgentMCPConfig: Claude Code's MCP configuration holds the session's
-// binding, lives outside the project in a private directory, mode 0600,
-// and is gone after cleanup; Codex gets no file, only the names of the
-// variables its server inherits.
+// TestAgentMCPConfig: Claude Code's MCP configuration names the session's
+// broker and holds no credential, lives outside the project in a private
+// directory, mode 0600, and is gone after cleanup; Codex gets no file,
+// only the names of the variables its server inherits.
 func TestAgentMCPConfig(t *testing.T) {
 	proj := t.TempDir()
 	t.Chdir(proj)
-	m, cleanup, err := agentMCP("claude", "bts1_secret", "/state/dir", proj)
+	m, cleanup, err := agentMCP("claude", "/run/broker/sock", "", "/state/dir", proj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestAgentMCPConfig(t *testing.T) {
 	b, _ := os.ReadFile(m.ConfigFile)
 	srv := gjson.GetBytes(b, "mcpServers.baton")
 	if srv.Get("command").String() != m.Baton || srv.Get("args.#").Int() != 1 || srv.Get("args.0").String() != "mcp" ||
-		srv.Get("env.BATON_SESSION").String() != "bts1_secret" || srv.Get("env.BATON_STATE_DIR").String() != "/state/dir" {
+		srv.Get("env.BATON_BROKER").String() != "/run/broker/sock" || srv.Get("env.BATON_SESSION").Exists() || strings.Contains(string(b), "bts1") {
 		t.Errorf("config:\n%s", b)
 	}
 	cleanup()
@@ -41,12 +41,12 @@ func TestAgentMCPConfig(t *testing.T) {
 		t.Errorf("the config's directory is still there after cleanup: %v", err)
 	}
 
-	m, cleanup, err = agentMCP("codex", "bts1_secret", "/state/dir", proj)
-	if err != nil || m.ConfigFile != "" || strings.Join(m.PassEnv, ",") != "BATON_SESSION,BATON_STATE_DIR" {
+	m, cleanup, err = agentMCP("codex", "/run/broker/sock", "", "/state/dir", proj)
+	if err != nil || m.ConfigFile != "" || strings.Join(m.PassEnv, ",") != "BATON_BROKER" {
 		t.Errorf("codex: %+v %v", m, err)
 	}
 	cleanup()
-	if m, _, _ := agentMCP("", "bts1_secret", "", proj); m != nil {
+	if m, _, _ := agentMCP("", "/run/broker/sock", "", "", proj); m != nil {
 		t.Errorf("--agent-cmd gets no MCP configuration: %+v", m)
 	}
 
@@ -56,7 +56,7 @@ func TestAgentMCPConfig(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(proj, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m, cleanup, err = agentMCP("claude", "bts1_secret", "", proj)
+	m, cleanup, err = agentMCP("claude", "/run/broker/sock", "", "", proj)
 	if err != nil || strings.HasPrefix(m.ConfigFile, proj) {
 		t.Errorf("with TMPDIR in the project: %v %+v", err, m)
 	}

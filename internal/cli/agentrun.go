@@ -72,12 +72,30 @@ func shellProgram(cmdline string) string {
 	return w
 }
 
+// execSimple makes a simple command line (one program and its arguments,
+// no operator, redirection or substitution) replace the shell that runs it,
+// so that the program it names is the agent's own program: a script given
+// as --agent-cmd is then the agent, and its baton calls are the agent's.
+func execSimple(cmdline string) string {
+	if shellProgram(cmdline) == "" || strings.ContainsAny(cmdline, ";&|<>()`$\n\\") && !simpleVars(cmdline) {
+		return cmdline
+	}
+	return "exec " + cmdline
+}
+
+// simpleVars says whether the only shell syntax of cmdline is plain
+// variable expansions ($NAME, ${NAME}) in its words.
+func simpleVars(cmdline string) bool {
+	rest := strings.NewReplacer("${", "", "}", "", "$", "").Replace(cmdline)
+	return !strings.ContainsAny(rest, ";&|<>()`\n\\")
+}
+
 // agentCommand is the process that runs st's agent: the preset's command
 // line with the role's model and baton's MCP server, or --agent-cmd
 // through sh.
 func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP) *exec.Cmd {
 	if o.Agent == "" {
-		return exec.CommandContext(ctx, "sh", "-c", o.AgentCmd)
+		return exec.CommandContext(ctx, "sh", "-c", execSimple(o.AgentCmd))
 	}
 	preset := o.Agent
 	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
@@ -92,31 +110,53 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
-// agentProcess is st's agent process in the working directory, the prompt
-// on its stdin and the session's binding in its environment, and the
-// cleanup of what was written for it (the MCP configuration).
-func (a *App) agentProcess(ctx context.Context, o runOpts, st step) (*exec.Cmd, func(), error) {
-	dir, _, dirErr := a.app.StateDirs()
-	if dirErr != nil {
-		dir = ""
+// agentProcess is st's agent process, started by the helper with the
+// prompt on its stdin and the address of the session's broker (box) in its
+// environment, never a credential; and the cleanup of what was written
+// for it (the MCP configuration). command is the agent's command line,
+// for its log.
+func (a *App) agentProcess(ctx context.Context, o runOpts, st step, box *agentBox) (cmd *exec.Cmd, command string, cleanup func(), err error) {
+	base := ""
+	if box.place != nil {
+		base = box.place.Tmp // the sandboxed agent's CLI reads it there
 	}
-	var server *agentcli.MCP
-	cleanup := func() {}
-	if a.box == nil { // a sandboxed agent holds no credential: its baton calls go through the broker
-		var err error
-		if server, cleanup, err = agentMCP(o.Agent, st.Credential, dir, a.env.Cwd); err != nil {
-			return nil, cleanup, err
-		}
+	server, cleanup, err := agentMCP(o.Agent, box.sock, base, box.stateDir, a.env.Cwd)
+	if err != nil {
+		return nil, "", cleanup, err
 	}
-	cmd := a.agentCommand(ctx, o, st, server)
+	cmd = a.agentCommand(ctx, o, st, server)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
-	if dir != "" {
-		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
+	cmd.Env = agentEnviron(os.Environ())
+	if o.Prompts != "" {
+		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
 	}
-	return cmd, cleanup, nil
+	command = strings.Join(cmd.Args, " ")
+	if err := box.wrap(cmd); err != nil {
+		cleanup()
+		return nil, "", func() {}, err
+	}
+	return cmd, command, cleanup, nil
 }
+
+// superviseAgents says whether the run tells its agents' own baton calls
+// from those of the code they run. The predecessor's prompts call baton
+// through its Python scripts, a program between the agent and baton, so
+// a run of them serves every process of the agent as the agent, and says
+// so once.
+func (a *App) superviseAgents(o runOpts) bool {
+	if o.Prompts == "" {
+		return true
+	}
+	predecessorWarning.Do(func() {
+		a.warn("the predecessor's prompts call baton through their scripts: code the agents run cannot be told from their own calls, and acts for their sessions (docs/security.md, Project code)")
+	})
+	return false
+}
+
+// predecessorWarning says once per run that a run of the predecessor's
+// prompts does not supervise its agents' execs.
+var predecessorWarning sync.Once
 
 // agentOutput collects an agent's output for its log, keeps its latest
 // line for the progress line, and with --follow streams it to stderr.

@@ -42,3 +42,25 @@ func TestShellProgram(t *testing.T) {
 		}
 	}
 }
+
+func TestExecSimple(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"sh agent.sh", "exec sh agent.sh"},
+		{"./agent.sh --fast", "exec ./agent.sh --fast"},
+		{"sh $WORK/agent.sh", "exec sh $WORK/agent.sh"},
+		{"sh ${WORK}/agent.sh", "exec sh ${WORK}/agent.sh"},
+		{"cat >/dev/null; baton session end", "cat >/dev/null; baton session end"},
+		{"a && b", "a && b"},
+		{"a | b", "a | b"},
+		{"echo $(id)", "echo $(id)"},
+		{"run `id`", "run `id`"},
+		{"X=1 agent", "X=1 agent"},
+		{"exit 3", "exit 3"},
+		{"", ""},
+		{"agent\nother", "agent\nother"},
+	} {
+		if got := execSimple(tc.in); got != tc.want {
+			t.Errorf("execSimple(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

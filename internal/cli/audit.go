@@ -13,6 +13,11 @@ import (
 	"github.com/baton-cli/baton/internal/reviews"
 )
 
+// personRemedy is what a person does about the problems verify and
+// status report. Only the person's key makes it work; refusals an agent
+// reads never name it.
+const personRemedy = "REMEDY (a person, with the personal key): look at what happened ('baton log', 'git log'), put right what must be, then record the files as they are with 'baton --as HUMAN --reason WHY reconcile' (README, section Audit)"
+
 func (a *App) newVerifyCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify",
@@ -46,6 +51,9 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 				}
 				for _, n := range res.Notes {
 					printf(w, "NOTE: %s", n)
+				}
+				if !res.OK {
+					printf(w, "%s", personRemedy)
 				}
 			}); err != nil {
 				return err
@@ -145,5 +153,8 @@ func writeStatus(w io.Writer, r app.StatusResult) {
 	}
 	for _, p := range r.Problems {
 		printf(w, "Verify:    PROBLEM [%s] %s", p.Check, p.Message)
+	}
+	if len(r.Problems) > 0 {
+		printf(w, "           %s", personRemedy)
 	}
 }

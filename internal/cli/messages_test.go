@@ -19,7 +19,16 @@ import (
 // bypassHint is what no message an agent can read may say: a way around a
 // rule (acting as a person, a role from the environment, the main-branch
 // override, editing files by hand, another session, another branch).
-var bypassHint = regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|(another|a new|a second|new|other) session|session start\b|(different|another|other|right) --branch|--no-verify|key init`)
+var bypassHint = regexp.MustCompile(`(?i)--as\b|BATON_ROLE|BATON_ALLOW_MAIN|by hand|\breconcil|until the run has stopped|baton key\b|(another|a new|a second|new|other) session|session start\b|(different|another|other|right) --branch|--no-verify|key init`)
+
+// personRemedy is what no refusal, warning or notice may name besides: a
+// variable of baton's environment, a file of baton's own or the socket of
+// its broker. A person learns those from status, verify and the docs.
+var personRemedy = regexp.MustCompile(`(?i)\bBATON_(SESSION|STATE_DIR|HOST_TOKEN|BROKER|SANDBOX_UNAVAILABLE)\b|\bAGENT_STATE_DIR\b|\.baton/|events\.jsonl|baton-broker`)
+
+// nameOnly is a constant that is a name (a variable's, a file's), not a
+// message: it has no space.
+func nameOnly(s string) bool { return !strings.ContainsAny(s, " \t\n") }
 
 // keyCommands are the files of the person-only commands that may name
 // 'baton key init': the key commands themselves and the demo.
@@ -35,7 +44,7 @@ var messageCalls = map[string]bool{
 // personOnly are messages only a person typing --as (or reading a person's
 // command's help) can see: they may name the person's tools.
 func personOnly(s string) bool {
-	return strings.HasPrefix(s, "--as") || strings.HasPrefix(s, "The personal key is a person's own secret")
+	return strings.HasPrefix(s, "--as") || strings.HasPrefix(s, "REMEDY (a person, with the personal key)") || strings.HasPrefix(s, "The personal key is a person's own secret")
 }
 
 // TestNoMessageTeachesABypass scans every error, refusal, warning and
@@ -58,7 +67,10 @@ func TestNoMessageTeachesABypass(t *testing.T) {
 			for _, msg := range messages(f, strings.HasSuffix(path, "hooks.go")) {
 				checked++
 				hint := bypassHint.FindString(msg.text)
-				if hint == "key init" && keyCommands[filepath.Base(path)] {
+				if hint == "" && !nameOnly(msg.text) {
+					hint = personRemedy.FindString(msg.text)
+				}
+				if (hint == "key init" || strings.EqualFold(hint, "baton key")) && keyCommands[filepath.Base(path)] {
 					continue // the person's own key commands, and the demo a person runs
 				}
 				if !personOnly(msg.text) && hint != "" {
@@ -75,7 +87,11 @@ func TestNoMessageTeachesABypass(t *testing.T) {
 			t.Fatal(err)
 		}
 		checked++
-		if m := bypassHint.FindString(string(b)); m != "" {
+		m := bypassHint.FindString(string(b))
+		if m == "" {
+			m = personRemedy.FindString(string(b))
+		}
+		if m != "" {
 			t.Errorf("%s says %q", path, m)
 		}
 	}
@@ -170,7 +186,11 @@ func TestNoHelpTeachesABypass(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := strings.ReplaceAll(string(b), `\-`, "-")
-		if m := bypassHint.FindString(text); m != "" {
+		m := bypassHint.FindString(text)
+		if strings.EqualFold(m, "reconcil") && filepath.Base(p) == "baton.1" {
+			continue // the list of every command names reconcile, as it names key
+		}
+		if m != "" {
 			t.Errorf("%s: the help teaches a way around a rule: %q", filepath.Base(p), m)
 		}
 	}

@@ -54,7 +54,7 @@ runs the agent:
   with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
                         prompt on stdin, non-interactive, allowed to run baton, git and the tests;
                         the role's model from "agent" in .baton/config);
-  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set;
+  with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_BROKER set;
                         either way with a timeout, a progress line on stderr showing the agent's
                         latest output (--follow streams all of it), and a log per session in
                         .baton/logs/ with the prompt, the output and the exit;
@@ -69,7 +69,7 @@ failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person de
 
 With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
 repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
-write only its clone, its temp directory and its agent CLI's directories, cannot read your key,
+write only its clone, its temp directory and a home and caches of its own, cannot read your key,
 and reaches the state only through baton, whose calls go to this run. Its branch comes back
 when it ends. Without an OS sandbox --sandbox fails (exit 4) and --sandbox=auto runs the agents
 unconfined with a warning. A call the sandbox's broker refuses stops the run for a person.`,
@@ -77,7 +77,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.AgentCmd, "agent-cmd", "", "command that runs an agent (prompt on stdin, BATON_SESSION in its environment)")
+	f.StringVar(&o.AgentCmd, "agent-cmd", "", "command that runs an agent (prompt on stdin, its session's broker in BATON_BROKER)")
 	f.IntVar(&o.MaxSessions, "max-sessions", 50, "stop after this many agent sessions")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "how long one agent may run")
 	f.BoolVar(&o.Resume, "resume", false, "continue a run checkpointed through the bridge (exit 42)")
@@ -135,6 +135,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if err := a.app.BecomeLauncher(a.caller()); err != nil {
 		return err
 	}
+	if err := nonDumpable(); err != nil {
+		return errs.New(errs.Unexpected, "%v", err)
+	}
 	stateDir, _, err := a.app.StateDirs()
 	if err != nil {
 		return err
@@ -171,6 +174,15 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		if done, err := a.runStep(ctx, o, br, &ran, &last); done {
 			return err
 		}
+	}
+	return a.maxSessionsReached(ctx, o, ran, last)
+}
+
+// maxSessionsReached ends a run at --max-sessions: what the last session
+// did is verified first, so that it stops the run as any other would.
+func (a *App) maxSessionsReached(ctx context.Context, o runOpts, ran []runSession, last *step) error {
+	if err := a.verifyRun(ctx, last); err != nil {
+		return err
 	}
 	next, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
@@ -395,20 +407,17 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd, cleanup, err := a.agentProcess(actx, o, st)
+	box, err := a.openBox(actx, st, a.superviseAgents(o))
 	if err != nil {
+		a.notice("[baton run] %s session %d: its broker could not be set up: %v", st.Role, st.Session, err)
+		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's broker could not be set up: %v", err), StageID: st.Role, Severity: "error"}
+	}
+	cmd, command, cleanup, err := a.agentProcess(actx, o, st, box)
+	if err != nil {
+		box.close(ctx)
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
-	if o.Prompts != "" {
-		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
-	}
-	command := strings.Join(cmd.Args, " ")
-	box, err := a.sandboxed(actx, cmd, st)
-	if err != nil {
-		a.notice("[baton run] %s session %d: its sandbox could not be set up: %v", st.Role, st.Session, err)
-		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's sandbox could not be set up: %v", err), StageID: st.Role, Severity: "error"}
-	}
 	out := a.newAgentOutput(o)
 	cmd.Stdout, cmd.Stderr = out, out
 	if cmd.SysProcAttr == nil { // the sandbox may have set its own (a network namespace)
@@ -420,7 +429,9 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	stop := a.progressLine(st, start, out.progress())
 	err = cmd.Start()
 	if err == nil {
-		box.started(cmd.Process.Pid)
+		if serr := box.started(actx, cmd.Process.Pid); serr != nil {
+			a.notice("[baton run] %s session %d: the agent's execs could not be supervised, and it was stopped: %v", st.Role, st.Session, serr)
+		}
 		if st.mark != nil {
 			st.mark.AgentPGID = cmd.Process.Pid
 			a.app.MarkRun(st.mark)

@@ -7,10 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/broker"
 	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/lineage"
 	"github.com/baton-cli/baton/internal/sandbox"
 )
 
@@ -74,61 +78,134 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 	return a.app.NoteSandbox("")
 }
 
-// confine turns cmd into its sandboxed form: the helper that confines
-// itself with the policy and then becomes the agent's command, in the
-// clone, without the session's credential, with the broker's socket.
-func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string) error {
+// noPolicy stands for the policy of a helper that confines nothing: the
+// agent of a run without --sandbox, still started under the supervision
+// of its execs.
+const noPolicy = "none"
+
+// lineageFlag tells the helper to put the agent under the supervision of
+// its execs (the lineage package) before it becomes the agent.
+const lineageFlag = "--lineage"
+
+// asHelper turns cmd into the helper that becomes cmd: confined by policy
+// (noPolicy: not confined), and supervised when sock is the helper's end
+// of the lineage channel (nil: not supervised).
+func asHelper(cmd *exec.Cmd, policy string, sock *os.File) error {
 	self, err := selfPath()
 	if err != nil {
 		return err
 	}
+	args := []string{self, sandboxExecCmd}
+	if sock != nil {
+		args = append(args, lineageFlag)
+		cmd.ExtraFiles = []*os.File{sock} // descriptor 3
+	}
+	cmd.Path = self
+	cmd.Args = append(append(args, policy, "--"), cmd.Args...)
+	return nil
+}
+
+// confine turns cmd into its sandboxed form: the helper that confines
+// itself with the policy and then becomes the agent's command, in the
+// clone, with the broker's socket and no credential.
+func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string, lin *os.File) error {
 	pj, err := json.Marshal(p.Policy)
 	if err != nil {
 		return err
 	}
-	cmd.Path = self
-	cmd.Args = append([]string{self, sandboxExecCmd, string(pj), "--"}, cmd.Args...)
+	if err := asHelper(cmd, string(pj), lin); err != nil {
+		return err
+	}
 	cmd.Dir = p.Copy.Top(a.env.Cwd)
 	if _, err := os.Stat(cmd.Dir); err != nil {
 		cmd.Dir = p.Copy.Dir
 	}
-	env := make([]string, 0, len(cmd.Env)+2)
-	for _, kv := range cmd.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "BATON_SESSION", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_BROKER", "TMPDIR":
-			continue
-		}
-		env = append(env, kv)
-	}
-	cmd.Env = append(env, "BATON_BROKER="+sock, "TMPDIR="+p.Tmp)
+	cmd.Env = append(append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp), p.AgentEnv()...)
 	// the agent's baton finds the broker even without the variable
 	return os.WriteFile(filepath.Join(p.Copy.Dir, ".git", "baton-broker"), []byte(sock+"\n"), 0o644)
 }
 
-// sandboxExec is the helper: it confines this process with the policy and
-// replaces it with the agent's command. It returns only on failure.
+// brokerEnviron is env without any binding, state directory or broker of
+// its own, with the session's broker: all an agent gets of its session.
+func brokerEnviron(env []string, sock string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "BATON_SESSION", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_BROKER", "BATON_ROLE", "BATON_HOST_TOKEN", "TMPDIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, broker.EnvSocket+"="+sock)
+}
+
+// sandboxExec is the helper: it puts this process under the supervision
+// of its execs when told to, confines it with the policy, and replaces it
+// with the agent's command. It returns only on failure.
 func sandboxExec(args []string, env Env) int {
+	supervised := len(args) > 0 && args[0] == lineageFlag
+	if supervised {
+		args = args[1:]
+	}
 	if len(args) < 3 || args[1] != "--" {
-		fmt.Fprintln(env.Stderr, "baton: "+sandboxExecCmd+" is baton run's own helper: POLICY -- COMMAND...")
+		fmt.Fprintln(env.Stderr, "baton: "+sandboxExecCmd+" is baton run's own helper: [--lineage] POLICY -- COMMAND...")
 		return 2
 	}
-	var pol sandbox.Policy
-	if err := json.Unmarshal([]byte(args[0]), &pol); err != nil {
-		fmt.Fprintf(env.Stderr, "baton: the sandbox policy is not valid: %v\n", err)
-		return sandboxExit
+	var pol *sandbox.Policy
+	if args[0] != noPolicy {
+		pol = &sandbox.Policy{}
+		if err := json.Unmarshal([]byte(args[0]), pol); err != nil {
+			fmt.Fprintf(env.Stderr, "baton: the sandbox policy is not valid: %v\n", err)
+			return sandboxExit
+		}
 	}
-	self, err := selfPath()
+	// the egress forwarder starts before the supervision, which counts the
+	// agent's execs only
+	agentEnv, err := helperEgress(env)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
 		return sandboxExit
 	}
-	agentEnv, err := startEgress(self, os.Environ())
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
+	if supervised {
+		if err := lineage.Install(os.NewFile(3, "lineage")); err != nil {
+			fmt.Fprintf(env.Stderr, "baton: the agent could not be put under baton's supervision, and was not started: %v\n", err)
+			return sandboxExit
+		}
+	} else {
+		runtime.LockOSThread() // the capabilities below are this thread's, which execs the agent
+	}
+	if err := dropPtrace(); err != nil {
+		fmt.Fprintf(env.Stderr, "baton: the agent was not started: %v\n", err)
 		return sandboxExit
 	}
-	err = sandbox.Exec(pol, args[2:], agentEnv)
-	fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
+	if pol != nil {
+		err = sandbox.Exec(*pol, args[2:], agentEnv)
+	} else {
+		err = execArgv(args[2:], agentEnv)
+	}
+	fmt.Fprintf(env.Stderr, "baton: the agent could not be started: %v\n", err)
 	return sandboxExit
+}
+
+// execArgv replaces this process with argv, found on PATH, in env.
+func execArgv(argv, env []string) error {
+	prog, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(prog, argv, env)
+}
+
+// helperEgress starts the egress forwarder when the launcher asked for
+// one (--sandbox-net=model) and returns the agent's environment.
+func helperEgress(env Env) ([]string, error) {
+	self, err := selfPath()
+	if err == nil {
+		var agentEnv []string
+		if agentEnv, err = startEgress(self, os.Environ()); err == nil {
+			return agentEnv, nil
+		}
+	}
+	fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
+	return nil, err
 }

@@ -158,7 +158,10 @@ func BenchmarkSandboxSetup(b *testing.B) {
 		t0 := time.Now()
 		c := exec.Command("true")
 		c.Env = os.Environ()
-		box, err := a.openBox(ctx, c, step{Session: i, Role: "IMPLEMENT", Branch: "feature/f" + strconv.Itoa(i)})
+		box, err := a.openBox(ctx, step{Session: i, Role: "IMPLEMENT", Branch: "feature/f" + strconv.Itoa(i)}, false)
+		if err == nil {
+			err = box.wrap(c)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -213,12 +216,14 @@ func BenchmarkBrokerCall(b *testing.B) {
 		a := newApp(Env{Stdin: strings.NewReader(""), Stdout: os.Stdout, Stderr: os.Stderr, Getenv: getenv, Cwd: dir, Now: time.Now})
 		a.box = &sandboxConf{}
 		ctx := context.Background()
-		box, err := a.openBox(ctx, exec.Command("true"), step{Session: 1, Role: "IMPLEMENT", Credential: cred})
+		box, err := a.openBox(ctx, step{Session: 1, Role: "IMPLEMENT", Credential: cred}, false)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer box.close(ctx)
-		box.started(os.Getpid()) // the benchmark is the agent: its children may call
+		if err := box.started(ctx, os.Getpid()); err != nil { // the benchmark is the agent: its children may call
+			b.Fatal(err)
+		}
 		sock := filepath.Join(box.place.SockDir, "sock")
 		for b.Loop() {
 			call(b, box.place.Copy.Dir, "BATON_BROKER="+sock)

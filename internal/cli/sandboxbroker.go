@@ -20,25 +20,41 @@ import (
 	"github.com/baton-cli/baton/internal/broker"
 	"github.com/baton-cli/baton/internal/egress"
 	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/lineage"
 	"github.com/baton-cli/baton/internal/workcopy"
 )
 
-// The broker: a sandboxed agent's baton parses its own command line and
-// sends each operation it calls, typed (its name and JSON input), to the
-// launcher's socket; the launcher runs it with the session's caller and
-// answers with the typed result, which the agent's baton prints. Nothing
-// the agent sends names a session, a role or a credential.
+// The broker: an agent's baton, sandboxed or not, parses its own command
+// line and sends each operation it calls, typed (its name and JSON input),
+// to the launcher's socket; the launcher runs it with the session's caller
+// and answers with the typed result, which the agent's baton prints.
+// Nothing the agent sends names a session, a role or a credential: the
+// credential stays in the launcher's memory. Where the kernel allows
+// (the lineage package) the broker acts for the session only on the
+// agent's own calls; a call of code the agent ran (a test, make, a hook)
+// acts for no session: it may read, and records nothing.
 
-// agentBox is one sandboxed session: its clone, its broker, and what its
-// agent tried that the broker refused.
+// agentBox is one session's broker, and its sandbox when the run confines
+// its agents (place nil: the agent works in the project's checkout).
 type agentBox struct {
 	a        *App // the launcher
 	st       step
-	copyReal string // the clone's top, links resolved
+	copyReal string // the clone's top, links resolved ("" unconfined)
 	place    *app.SandboxPlace
+	sock     string // the broker's socket
+	sockDir  string // removed at close, unconfined
+	stateDir string // the project's state directory, unconfined
 	srv      *broker.Server
-	proxy    *egress.Proxy // the egress proxy under --sandbox-net=model (nil otherwise)
-	pid      atomic.Int64  // the agent's process (0 before it starts)
+	proxy    *egress.Proxy   // the egress proxy under --sandbox-net=model (nil otherwise)
+	ctx      context.Context // the session's, for what the proxy logs
+	pid      atomic.Int64    // the agent's process (0 before it starts)
+
+	// lin is the launcher's end of the lineage channel, until the agent
+	// starts; tree is the supervision of the agent's execs (nil where the
+	// system cannot supervise them: every process of the agent's tree is
+	// then served as the agent).
+	lin, linHelper *os.File
+	tree           *lineage.Tree
 
 	callMu sync.Mutex // one call at a time, as from a terminal
 
@@ -51,34 +67,94 @@ type agentBox struct {
 // agent that floods its broker does not flood the log).
 const maxAttempts = 20
 
-// openBox makes session st's sandbox and serves its broker, and turns cmd
-// into the confined agent.
-func (a *App) openBox(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox, error) {
-	place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box.net == netOff)
-	if err != nil {
+// openBox serves session st's broker, in its sandbox when the run
+// confines its agents; supervise says whether the agent's own calls are
+// to be told from those of the code it runs.
+func (a *App) openBox(ctx context.Context, st step, supervise bool) (*agentBox, error) {
+	b := &agentBox{a: a, st: st, ctx: ctx}
+	if a.box != nil {
+		place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box.net == netOff)
+		if err != nil {
+			return nil, err
+		}
+		b.place, b.copyReal = place, realPath(place.Copy.Dir)
+		b.sock = filepath.Join(place.SockDir, "sock")
+	} else {
+		dir, _, err := a.app.StateDirs()
+		if err != nil {
+			return nil, err
+		}
+		b.stateDir = dir
+		if b.sockDir, err = os.MkdirTemp(privateBase(dir, a.env.Cwd), "baton-broker-"); err != nil {
+			return nil, errs.New(errs.Unexpected, "creating the session's broker socket: %v", err)
+		}
+		b.sock = filepath.Join(b.sockDir, "sock")
+	}
+	var err error
+	if b.srv, err = broker.Listen(b.sock, b, b.checkPeer); err != nil {
+		b.remove()
 		return nil, err
 	}
-	b := &agentBox{a: a, st: st, place: place, copyReal: realPath(place.Copy.Dir)}
-	sock := filepath.Join(place.SockDir, "sock")
-	if b.srv, err = broker.Listen(sock, b, b.checkPeer); err != nil {
-		place.Remove()
-		return nil, err
-	}
-	if err := a.confine(cmd, place, sock); err != nil {
-		b.srv.Close()
-		place.Remove()
-		return nil, err
-	}
-	if a.box.net == netModel {
-		if err := b.openEgress(ctx, cmd, a.box.preset); err != nil {
+	if supervise && a.lineageOK() {
+		if b.lin, b.linHelper, err = lineage.Pair(); err != nil {
 			b.srv.Close()
-			place.Remove()
+			b.remove()
 			return nil, err
 		}
 	}
 	go b.srv.Serve(ctx)
 	return b, nil
 }
+
+// wrap turns cmd into the session's agent: started by the helper (under
+// the supervision of its execs where the system allows, confined when the
+// run confines its agents), with the broker's address and no credential.
+func (b *agentBox) wrap(cmd *exec.Cmd) error {
+	if b.place != nil {
+		if err := b.a.confine(cmd, b.place, b.sock, b.linHelper); err != nil {
+			return err
+		}
+		if b.a.box.net == netModel {
+			return b.openEgress(b.ctx, cmd, b.a.box.preset)
+		}
+		return nil
+	}
+	if err := asHelper(cmd, noPolicy, b.linHelper); err != nil {
+		return err
+	}
+	cmd.Env = brokerEnviron(cmd.Env, b.sock)
+	return nil
+}
+
+// remove deletes what the box made: its sandbox, or its socket's directory.
+func (b *agentBox) remove() {
+	if b.place != nil {
+		b.place.Remove()
+	}
+	if b.sockDir != "" {
+		_ = os.RemoveAll(b.sockDir)
+	}
+}
+
+// lineageOK says whether this run can tell an agent's own calls from the
+// code it runs; the first time it cannot, it says so, on stderr and in
+// the log.
+func (a *App) lineageOK() bool {
+	err := lineage.Available()
+	if err == nil {
+		return true
+	}
+	lineageWarning.Do(func() {
+		msg := fmt.Sprintf("this system cannot tell an agent's own baton calls from those of the code it runs (%v): the broker serves every process the agent starts as the agent", err)
+		a.warn("%s", msg)
+		_ = a.app.LogRunNote(context.Background(), "lineage unavailable: "+msg)
+	})
+	return false
+}
+
+// lineageWarning says once per run that the agents' execs are not
+// supervised.
+var lineageWarning sync.Once
 
 // realPath resolves links where the path exists (a path that does not is
 // kept, cleaned).
@@ -89,11 +165,25 @@ func realPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// started tells the broker which process is the agent.
-func (b *agentBox) started(pid int) {
-	if b != nil {
-		b.pid.Store(int64(pid))
+// started tells the broker which process is the agent, and supervises
+// its execs; a supervision that cannot start kills the agent.
+func (b *agentBox) started(ctx context.Context, pid int) error {
+	b.pid.Store(int64(pid))
+	if b.linHelper != nil {
+		b.linHelper.Close()
+		b.linHelper = nil
 	}
+	if b.lin == nil {
+		return nil
+	}
+	t, err := lineage.Supervise(ctx, b.lin, pid)
+	b.lin = nil
+	if err != nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return err
+	}
+	b.tree = t
+	return nil
 }
 
 // close stops the broker, brings the session's branch back, removes the
@@ -109,20 +199,34 @@ func (b *agentBox) close(ctx context.Context) *failureSignature {
 	if b.proxy != nil {
 		_ = b.proxy.Close()
 	}
-	if _, err := b.place.Copy.Import(ctx); err != nil {
-		if errors.Is(err, workcopy.ErrNotFastForward) {
-			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
-		} else {
-			b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
+	if b.tree != nil {
+		b.tree.Close()
+	}
+	for _, f := range []*os.File{b.lin, b.linHelper} {
+		if f != nil {
+			f.Close()
 		}
 	}
-	b.place.Remove()
+	if b.place != nil {
+		if _, err := b.place.Copy.Import(ctx); err != nil {
+			if errors.Is(err, workcopy.ErrNotFastForward) {
+				b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
+			} else {
+				b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
+			}
+		}
+	}
+	b.remove()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.attempts) == 0 {
 		return nil
 	}
-	msg := "the agent tried what its sandbox does not allow: " + strings.Join(b.attempts, "; ")
+	what := "broker"
+	if b.place != nil {
+		what = "sandbox"
+	}
+	msg := "the agent tried what its " + what + " does not allow: " + strings.Join(b.attempts, "; ")
 	if b.more > 0 {
 		msg += fmt.Sprintf("; and %d more refused calls", b.more)
 	}
@@ -148,16 +252,30 @@ func (b *agentBox) attempt(ctx context.Context, what string) {
 	}
 }
 
-// checkPeer accepts only the agent's own processes: the kernel names the
-// caller, and it must descend from the agent the socket serves.
+// checkPeer accepts only processes of this run's user; which of them may
+// act for the session is the caller's kind (kindOf).
 func (b *agentBox) checkPeer(p broker.Peer) error {
 	if p.UID != os.Getuid() {
 		return fmt.Errorf("process %d of user %d is not this run's", p.PID, p.UID)
 	}
-	if pid := b.pid.Load(); pid == 0 || !broker.Descends(p.PID, int(pid)) {
-		return fmt.Errorf("process %d: %w", p.PID, broker.ErrNotDescendant)
-	}
 	return nil
+}
+
+// kindOf says what the calling process is to the session: the agent's own
+// call, one of code the agent ran, or a process outside the agent. Where
+// its execs are not supervised, every process of the agent's tree is the
+// agent.
+func (b *agentBox) kindOf(p broker.Peer) lineage.Verdict {
+	if b.tree != nil {
+		if p.Conn == nil {
+			return lineage.Verdict{Kind: lineage.Outside, Reason: "the call has no connection to ask the kernel about"}
+		}
+		return b.tree.ClassifyConn(p.Conn)
+	}
+	if pid := b.pid.Load(); pid == 0 || !broker.Descends(p.PID, int(pid)) {
+		return lineage.Verdict{Kind: lineage.Outside, Reason: broker.ErrNotDescendant.Error()}
+	}
+	return lineage.Verdict{Kind: lineage.Agent}
 }
 
 // Refuse answers a connection or call the broker would not take.
@@ -166,12 +284,17 @@ func (b *agentBox) Refuse(p broker.Peer, why error) app.Reply {
 	return app.ReplyOf(nil, errs.New(errs.Policy, "refused: %v — this call is not open to your session; %s", why, broker.OwnRole), nil)
 }
 
-// Handle runs one call as the session: the operation it names, if one the
-// session may call, after bringing the agent's new commits on its branch
-// into the main repository, so that the call's git checks see them.
+// Handle runs one call: as the session when it is the agent's own, as no
+// session when it comes from code the agent ran. In a sandbox the agent's
+// new commits on its branch are first brought into the main repository,
+// so that the call's git checks see them.
 func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Reply {
 	b.callMu.Lock()
 	defer b.callMu.Unlock()
+	v := b.kindOf(p)
+	if v.Kind == lineage.Outside {
+		return b.Refuse(p, errors.New(v.Reason))
+	}
 	cwd, err := b.checkCall(c)
 	if err != nil {
 		return b.Refuse(p, err)
@@ -182,17 +305,20 @@ func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Re
 	if err := broker.Overrides(c); err != nil {
 		return b.refused(ctx, p, err)
 	}
-	if _, err := b.place.Copy.Import(ctx); err != nil {
-		if errors.Is(err, workcopy.ErrNotFastForward) {
-			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
-			return app.ReplyOf(nil, errs.New(errs.Conflict, "%v: commits already on your branch stay as they are; add new commits on top of them", err), nil)
+	if b.place != nil {
+		if _, err := b.place.Copy.Import(ctx); err != nil {
+			if errors.Is(err, workcopy.ErrNotFastForward) {
+				b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
+				return app.ReplyOf(nil, errs.New(errs.Conflict, "%v: commits already on your branch stay as they are; add new commits on top of them", err), nil)
+			}
+			b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
+			return app.ReplyOf(nil, errs.New(errs.Unexpected, "your branch's commits could not be brought to the project; keep your work committed on your branch and try again"), nil)
 		}
-		b.a.notice("[baton run] session %d: its branch could not be brought back from its working copy: %v", b.st.Session, err)
-		return app.ReplyOf(nil, errs.New(errs.Unexpected, "your branch's commits could not be brought to the project; keep your work committed on your branch and try again"), nil)
 	}
-	env := app.Env{Stdin: bytes.NewReader(c.Stdin), Getenv: b.getenv, Cwd: b.place.Top, Now: b.a.env.Now, FileDir: cwd, Head: b.place.Copy.Head}
-	x := app.New(env, &app.Options{StateDir: b.place.StateDir}, nil)
-	return broker.Dispatch(ctx, x, app.Bound(b.st.Credential), c)
+	if v.Kind == lineage.Ran {
+		return b.handleRan(ctx, p, c, cwd, v)
+	}
+	return broker.Dispatch(ctx, b.callApp(c, cwd, b.st.Credential), app.Bound(b.st.Credential), c)
 }
 
 // refused answers a call the session may not make, and records that the
@@ -202,6 +328,40 @@ func (b *agentBox) refused(ctx context.Context, p broker.Peer, err error) app.Re
 	return app.ReplyOf(nil, err, nil)
 }
 
+// handleRan runs a call of code the agent ran as no session: a read is
+// answered, anything it would record is refused by the operation itself
+// (no session binds the call), and the refusal goes to the audit log.
+func (b *agentBox) handleRan(ctx context.Context, p broker.Peer, c app.Call, cwd string, v lineage.Verdict) app.Reply {
+	r := broker.Dispatch(ctx, b.callApp(c, cwd, ""), app.Caller{}, c)
+	note := app.Note{Warning: true, Text: fmt.Sprintf("this call comes from a program the agent ran, not from the agent itself (%s): it acts for no session, so it may read and records nothing; an agent CLI records its work with baton's MCP tools", v.Reason)}
+	r.Notes = append([]app.Note{note}, r.Notes...)
+	if r.Error != nil {
+		if err := b.a.app.LogBrokerRefusal(ctx, b.st.Session, b.st.Role, fmt.Sprintf("process %d, code the agent ran (%s), called %s: %s", p.PID, v.Reason, c.Op, r.Error.Message)); err != nil {
+			b.a.warn("the refusal could not be written to the audit log: %v", err)
+		}
+	}
+	return r
+}
+
+// callApp is the application a call runs in: the project's state, the
+// call's working directory (in a sandbox, its clone's), and cred as the
+// session's credential in its environment ("" for none).
+func (b *agentBox) callApp(c app.Call, cwd, cred string) *app.App {
+	getenv := func(k string) string {
+		if k == "BATON_SESSION" {
+			return cred
+		}
+		return b.getenv(k)
+	}
+	env := app.Env{Stdin: bytes.NewReader(c.Stdin), Getenv: getenv, Now: b.a.env.Now, FileDir: cwd}
+	if b.place == nil {
+		env.Cwd = cwd
+		return app.New(env, &app.Options{StateDir: b.stateDir}, nil)
+	}
+	env.Cwd, env.Head = b.place.Top, b.place.Copy.Head
+	return app.New(env, &app.Options{StateDir: b.place.StateDir}, nil)
+}
+
 // checkCall refuses a call whose working directory is outside the agent's
 // clone, or an argument that names a path outside it (the launcher reads
 // with the person's rights): a file argument of its input, another state
@@ -209,7 +369,13 @@ func (b *agentBox) refused(ctx context.Context, p broker.Peer, err error) app.Re
 // read from.
 func (b *agentBox) checkCall(c app.Call) (string, error) {
 	cwd := realPath(c.Cwd)
-	if !filepath.IsAbs(c.Cwd) || !beneath(cwd, b.copyReal) {
+	if !filepath.IsAbs(c.Cwd) {
+		return "", fmt.Errorf("the working directory %q is not an absolute path", c.Cwd)
+	}
+	if b.copyReal == "" {
+		return cwd, nil // unconfined, the agent reads what the launcher can
+	}
+	if !beneath(cwd, b.copyReal) {
 		return "", fmt.Errorf("the working directory %q is outside your working copy", c.Cwd)
 	}
 	paths := []string{c.StateDir, c.File}
@@ -275,9 +441,7 @@ func resolveDepth(v, cwd string, depth int) string {
 // the session, with nothing that points elsewhere.
 func (b *agentBox) getenv(k string) string {
 	switch k {
-	case "BATON_SESSION":
-		return b.st.Credential
-	case "BATON_BROKER", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_ROLE", "BATON_HOST_TOKEN", app.EnvNoSandbox:
+	case "BATON_SESSION", "BATON_BROKER", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_ROLE", "BATON_HOST_TOKEN", app.EnvNoSandbox:
 		return ""
 	}
 	return b.a.env.Getenv(k)
@@ -318,7 +482,7 @@ func (sock brokerClient) Do(_ context.Context, c app.Call) (app.Reply, error) {
 
 // localCommands need no state: a sandboxed agent's baton runs them itself
 // (the demo's scripted agent sends its own calls on).
-var localCommands = map[string]bool{"help": true, "man": true, "schema": true, "completion": true, "demo agent": true,
+var localCommands = map[string]bool{"help": true, "mcp": true, "man": true, "schema": true, "completion": true, "demo agent": true,
 	cobra.ShellCompRequestCmd: true, cobra.ShellCompNoDescRequestCmd: true}
 
 // brokerGuard asks the broker about a command that runs no operation of
@@ -366,15 +530,6 @@ func brokerSocket(env Env) string {
 		dir = parent
 	}
 	return ""
-}
-
-// sandboxed makes session st's sandbox when the run confines its agents
-// (nil otherwise), turning cmd into the confined agent.
-func (a *App) sandboxed(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox, error) {
-	if a.box == nil {
-		return nil, nil
-	}
-	return a.openBox(ctx, cmd, st)
 }
 
 // stopOnAttempts stops the run for a person when the session's agent tried

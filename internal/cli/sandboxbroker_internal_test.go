@@ -116,12 +116,15 @@ func (p *brokerProject) open(role, feature, branch string) {
 	launcher := newApp(Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: p.getenv(nil), Cwd: p.dir, Now: func() time.Time { return p.now }})
 	launcher.box = &sandboxConf{}
 	ctx, cancel := context.WithCancel(context.Background())
-	box, err := launcher.openBox(ctx, exec.Command("true"), step{Session: int(gjson.Get(js, "session_id").Int()), Role: role, Branch: branch, Credential: gjson.Get(js, "env.BATON_SESSION").String()})
+	box, err := launcher.openBox(ctx, step{Session: int(gjson.Get(js, "session_id").Int()), Role: role, Branch: branch, Credential: gjson.Get(js, "env.BATON_SESSION").String()}, false)
 	if err != nil {
 		cancel()
 		p.t.Fatal(err)
 	}
-	box.started(os.Getpid())
+	if err := box.started(ctx, os.Getpid()); err != nil {
+		cancel()
+		p.t.Fatal(err)
+	}
 	p.box, p.cancel = box, cancel
 }
 
@@ -243,7 +246,7 @@ func TestBrokeredCalls(t *testing.T) {
 		{args: []string{"no-such-command"}, code: 2},
 		{args: []string{"reviews", "add-review", "--bogus"}, code: 2},
 		{args: []string{"session", "end", "-o", "SUCCESS", "-s", "/health and /login listed"}, want: `SUCCESS`},
-		{args: []string{"session", "current"}, code: 3, want: `does not hold the credential of an open session`},
+		{args: []string{"session", "current"}, code: 3, want: `credential is not that of an open session`},
 	})
 	if n := len(p.box.attempts); n != 12 {
 		t.Errorf("%d attempts recorded, want 12: %q", n, p.box.attempts)

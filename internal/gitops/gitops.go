@@ -89,7 +89,7 @@ func MainBranchAt(r Repo, configured string) (name, head string, err error) {
 			return b, h, nil
 		}
 	}
-	return "", "", fmt.Errorf("%w: %s (set main_branch in .baton/config)", ErrNoBranch, strings.Join(candidates, " or "))
+	return "", "", fmt.Errorf("%w: %s (a person sets main_branch in the project's configuration)", ErrNoBranch, strings.Join(candidates, " or "))
 }
 
 type repo struct {

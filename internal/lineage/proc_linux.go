@@ -105,8 +105,10 @@ func viewOf(pid int) (view, error) {
 }
 
 // hasChild says whether any process's parent is pid, reaped children
-// aside.
-func hasChild(pid int) bool {
+// aside, and children running the program except (baton's own: the egress
+// forwarder the helper starts before it becomes the agent; a process the
+// agent forks after that settles the root with its exec).
+func hasChild(pid int, except fileID) bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return true // cannot tell: the safe answer
@@ -117,6 +119,9 @@ func hasChild(pid int) bool {
 			continue
 		}
 		if s, err := readStat(n); err == nil && s.ppid == pid {
+			if exe, err := statID("/proc/" + e.Name() + "/exe"); err == nil && exe == except {
+				continue // baton's own helper process (the egress forwarder), started before the agent
+			}
 			return true
 		}
 	}

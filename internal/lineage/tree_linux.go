@@ -184,8 +184,9 @@ func (t *Tree) valid(id uint64) bool {
 }
 
 // count records an exec that goes through. An exec of the root after it
-// has forked taints the root, and so the whole tree; any other settles
-// the root, since its process descends from it.
+// has forked (a child of baton's own program aside: see hasChild) taints
+// the root, and so the whole tree; any other settles the root, since its
+// process descends from it.
 func (t *Tree) count(p proc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -202,7 +203,7 @@ func (t *Tree) count(p proc) {
 	}
 	if !t.settled {
 		s, err := readStat(p.pid)
-		t.settled = err != nil || s.cminflt > 0 || hasChild(p.pid)
+		t.settled = err != nil || s.cminflt > 0 || hasChild(p.pid, t.self)
 	}
 	if t.settled {
 		t.tainted = true

@@ -43,6 +43,9 @@ type Options struct {
 	Credential string
 	// Version is baton's version, told to clients.
 	Version string
+	// Remote, when set, runs every call elsewhere: the session's broker,
+	// which binds the calls itself (Credential is then empty).
+	Remote app.Remote
 }
 
 // New makes the server for o: it finds the role of the session its
@@ -52,7 +55,10 @@ type Options struct {
 func New(ctx context.Context, o Options, warn io.Writer) *mcp.Server {
 	s := &Server{caller: app.Bound(o.Credential)}
 	s.app = app.New(o.Env, o.AppOptions, &app.Notes{}) // each call has its own (WithSink)
-	if o.Credential != "" {
+	if o.Remote != nil {
+		s.app.UseRemote(o.Remote)
+	}
+	if o.Credential != "" || o.Remote != nil {
 		cur, err := s.app.SessionCurrent(ctx, s.caller)
 		switch {
 		case err != nil:

@@ -53,7 +53,7 @@ func anomalies(in Input, changes []Change) []Anomaly {
 func leftoverAnomaly(l Leftover) Anomaly {
 	if strings.HasSuffix(l.Path, "/") {
 		return Anomaly{Kind: "backups", Found: fmt.Sprintf("%s holds the predecessor's copies of earlier versions (%d files)", l.Path, l.Files),
-			Do: fmt.Sprintf("baton never reads %s and keeps its own copies in .baton/backup/: move it out of the project (or delete it) once you no longer need it", l.Path)}
+			Do: fmt.Sprintf("baton never reads %s and keeps its own copies: move it out of the project (or delete it) once you no longer need it", l.Path)}
 	}
 	return Anomaly{Kind: "leftover", Found: fmt.Sprintf("%s is the predecessor orchestrator's own state", l.Path),
 		Do: fmt.Sprintf("baton never reads %s (the next step is computed from the three files): delete it once you no longer run the predecessor", l.Path)}

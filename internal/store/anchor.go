@@ -267,5 +267,5 @@ func (s *Store) LogAhead() (*LogGap, error) {
 // whose anchored entries are gone: the write would overwrite the anchor, the
 // only evidence of what was removed.
 func gapError(s *Store, g *LogGap) error {
-	return errs.New(errs.Invalid, "the audit log %s ends at entry %d, but %s records its head at entry %d: entries were removed or rewritten outside baton, so nothing was written; stop and report it — a person restores the log from .baton/backup/ or records the loss with 'baton reconcile'", s.EventsPath(), g.Seq, g.Path, g.Anchor.Seq)
+	return errs.New(errs.Invalid, "the audit log %s ends at entry %d, but %s records its head at entry %d: entries were removed or rewritten outside baton, so nothing was written; stop and report it: a person must look (see 'baton verify')", s.EventsPath(), g.Seq, g.Path, g.Anchor.Seq)
 }

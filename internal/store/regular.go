@@ -52,7 +52,7 @@ func notRegularLock(path string, fi os.FileInfo) error {
 
 // NotRegular is the error for a state path that is not a regular file.
 func NotRegular(path string, fi os.FileInfo) error {
-	return errs.New(errs.Invalid, "%s is %s, not a regular file: baton keeps its state only in regular files and read nothing from it; nothing was written. A person must put the file back (its last version is in .baton/backup/)", path, describeMode(fi.Mode()))
+	return errs.New(errs.Invalid, "%s is %s, not a regular file: baton keeps its state only in regular files and read nothing from it; nothing was written. A person must look at it (see 'baton verify')", path, describeMode(fi.Mode()))
 }
 
 func describeMode(m fs.FileMode) string {

@@ -180,10 +180,10 @@ func (s *Store) hasState() bool {
 // creates anything.
 func (s *Store) MustExist() error {
 	if fi, err := os.Stat(s.Dir); err == nil && !fi.IsDir() {
-		return errs.New(errs.Usage, "the state directory %s is a file, not a directory: point BATON_STATE_DIR (or --state-dir) at the directory holding progress.json", s.Dir)
+		return errs.New(errs.Usage, "the state directory %s is a file, not a directory: the state directory is the one holding progress.json", s.Dir)
 	}
 	if !s.Exists() {
-		return errs.New(errs.NotFound, "no baton state here (%s has no .baton/ and no state files); run `baton init` to create it, or point BATON_STATE_DIR at the project's state directory", s.Dir)
+		return errs.New(errs.NotFound, "no baton state here (%s has no state files); run `baton init` to create it, or run baton in the project", s.Dir)
 	}
 	return nil
 }

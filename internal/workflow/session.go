@@ -65,7 +65,7 @@ func PersonWhileLaunching(launching bool) error {
 	if !launching {
 		return nil
 	}
-	return errs.New(errs.Policy, "a launcher (baton run) is driving this project: a person's override waits until the run has stopped, and an agent works only in the session its launcher gave it")
+	return errs.New(errs.Policy, "a launcher (baton run) is driving this project, and an agent works only in the session its launcher gave it")
 }
 
 // Opening is who opens a session, for which role, when the workflow

@@ -37,7 +37,7 @@ func TestOpeningSessions(t *testing.T) {
 		{"a person with the key", Opening{Opener: KeyholderOpens, Role: Implement}, "ok"},
 		{"a session opens another", Opening{Session: 2, SessionRole: Implement, Role: Review}, "refused: session 2 (IMPLEMENT) may not open sessions"},
 		{"a person while a run drives", Opening{Opener: KeyholderOpens, LauncherRunning: true}, "refused: a launcher (baton run) is driving this project and opens every session itself"},
-		{"an override while a run drives", Opening{Opener: OverrideOpens, LauncherRunning: true}, "refused: a person's override waits until the run has stopped"},
+		{"an override while a run drives", Opening{Opener: OverrideOpens, LauncherRunning: true}, "refused: a launcher (baton run) is driving this project, and an agent works only in the session its launcher gave it"},
 	} {
 		check(t, tc.name, MayOpen(tc.o), tc.want)
 	}
