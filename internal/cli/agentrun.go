@@ -87,9 +87,12 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	opts.MCP = server
 	if a.box != nil {
 		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
+		opts.Sandboxed = true
 	}
 	argv, _ := agentcli.Command(preset, opts)
-	return exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = agentcli.Env(preset, opts)
+	return cmd
 }
 
 // agentProcess is st's agent process in the working directory, the prompt
@@ -111,7 +114,7 @@ func (a *App) agentProcess(ctx context.Context, o runOpts, st step) (*exec.Cmd, 
 	cmd := a.agentCommand(ctx, o, st, server)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = append(agentEnviron(os.Environ()), "BATON_SESSION="+st.Credential)
+	cmd.Env = append(append(withSelfOnPath(agentEnviron(os.Environ()), agentBaton()), cmd.Env...), "BATON_SESSION="+st.Credential)
 	if dir != "" {
 		cmd.Env = append(cmd.Env, "BATON_STATE_DIR="+dir)
 	}

@@ -52,7 +52,8 @@ predecessor's prompt file for the role, its {{PLACEHOLDER}}s filled), opens the 
 runs the agent:
 
   with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
-                        prompt on stdin, non-interactive, allowed to run baton, git and the tests;
+                        prompt on stdin, non-interactive, every tool under --sandbox, else the allowlist
+                        --dry-run prints (.baton/config "agent": {"allow": [...]});
                         the role's model from "agent" in .baton/config);
   with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_SESSION set;
                         either way with a timeout, a progress line on stderr showing the agent's
@@ -119,7 +120,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		return err
 	}
 	if o.DryRun {
-		return a.dryRun(ctx)
+		return a.dryRun(ctx, o)
 	}
 	if err := a.checkAgentOpts(o); err != nil {
 		return err

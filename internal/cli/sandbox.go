@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/baton-cli/baton/internal/app"
@@ -81,7 +82,12 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string) error {
 	if err != nil {
 		return err
 	}
-	pj, err := json.Marshal(p.Policy)
+	pol := p.Policy
+	// the agent's PATH starts with this binary's directory (agentpath.go),
+	// which may lie in the project the sandbox hides: this one file it
+	// may read and run
+	pol.ReadOnly = append(slices.Clip(pol.ReadOnly), self)
+	pj, err := json.Marshal(pol)
 	if err != nil {
 		return err
 	}

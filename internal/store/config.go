@@ -55,6 +55,9 @@ type AgentConfig struct {
 	Models RoleModels `json:"models,omitzero"`
 	// MaxTurns bounds an agent's turns where the CLI supports it (0: its default).
 	MaxTurns int `json:"max_turns,omitempty"`
+	// Allow are the programs an unsandboxed agent may run without asking
+	// (nil: the preset's default list).
+	Allow []string `json:"allow,omitempty"`
 }
 
 // RoleModels are the models of the roles that have their own (a struct,

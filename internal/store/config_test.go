@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -29,12 +30,12 @@ func withConfig(t *testing.T, data []byte) *store.Store {
 
 func TestLoadConfigDefaults(t *testing.T) {
 	want := store.Config{MaxFixCycles: 3, ArchitectureInterval: 5, TechDebtThreshold: 5, MaxErrorRetries: 2, LockTimeoutSeconds: 10, MergeNoFF: true, Agents: 1}
-	if got := store.DefaultConfig(); got != want {
+	if got := store.DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("DefaultConfig = %+v, want the seed's %+v", got, want)
 	}
 	for name, data := range map[string][]byte{"no file": nil, "empty object": []byte("{}\n"), "null": []byte("null")} {
 		got, err := withConfig(t, data).LoadConfig()
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: LoadConfig = %+v, %v, want defaults", name, got, err)
 		}
 	}
@@ -61,7 +62,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := withConfig(t, []byte(tt.data)).LoadConfig()
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("LoadConfig = %+v, %v, want %+v", got, err, tt.want)
 			}
 		})
