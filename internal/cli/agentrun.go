@@ -130,11 +130,15 @@ type agentOutput struct {
 	latest  string
 	preset  string
 	follow  io.Writer
+	onWrite func() // told of every write (the stall watch)
 }
 
 func (w *agentOutput) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.onWrite != nil {
+		w.onWrite()
+	}
 	w.buf.Write(p)
 	w.partial = append(w.partial, p...)
 	for {

@@ -35,6 +35,9 @@ type runOpts struct {
 	Follow      bool
 	Sandbox     string // on, auto, off ("": the project's config)
 	SandboxNet  string // on, off
+	// StallTimeout ends an agent silent this long (0: the project's
+	// stall_timeout).
+	StallTimeout time.Duration
 	// The predecessor's prompt files (--prompts), its brownfield start
 	// (--input-file) and its INITIALIZER's feature count.
 	Prompts, InputFile string
@@ -85,6 +88,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code), codex, or claude-predecessor (Claude Code as the predecessor ran it; --prompts with claude uses it)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
+	f.DurationVar(&o.StallTimeout, "stall-timeout", 0, "end an agent that writes nothing this long as ERROR (stalled) (default: \"stall_timeout\" in .baton/config, else 10m)")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
@@ -396,6 +400,8 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	actx, stall := a.watchStall(actx, o)
+	defer stall.stop()
 	cmd, cleanup, err := a.agentProcess(actx, o, st)
 	if err != nil {
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
@@ -411,6 +417,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's sandbox could not be set up: %v", err), StageID: st.Role, Severity: "error"}
 	}
 	out := a.newAgentOutput(o)
+	out.onWrite = stall.touch
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -435,6 +442,8 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	}
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
 	switch {
+	case stall.fired() && ctx.Err() == nil:
+		return a.stalledFailure(st, stall)
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		a.notice("[baton run] %s session %d timed out after %s", st.Role, st.Session, o.Timeout)
 		return &failureSignature{Code: "timeout", Message: fmt.Sprintf("the agent ran past --timeout %s and was killed", o.Timeout), StageID: st.Role, Severity: "error"}
