@@ -38,6 +38,7 @@ type runOpts struct {
 	// StallTimeout ends an agent silent this long (0: the project's
 	// stall_timeout).
 	StallTimeout time.Duration
+	MaxCost      float64 // the run's budget in US dollars (0: the project's)
 	// The predecessor's prompt files (--prompts), its brownfield start
 	// (--input-file) and its INITIALIZER's feature count.
 	Prompts, InputFile string
@@ -67,9 +68,12 @@ runs the agent:
                         'baton bridge respond', and runs 'baton run --resume'.
 
 After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
-failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
---max-sessions before DONE (exit 7). A missing agent program is exit 4 before anything is opened;
---dry-run prints the next prompt and opens nothing.
+failure signature. An agent that writes nothing for --stall-timeout is ended as stalled. The
+usage each agent's CLI reports is recorded with its session (an --agent-cmd agent may write it to
+$BATON_USAGE_FILE). The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides),
+--max-sessions before DONE (exit 7), or before a session past --max-cost (exit 8). A missing
+agent program is exit 4 before anything is opened; --dry-run prints the next prompt and the
+agent's command line, and opens nothing.
 
 With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
 repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
@@ -88,6 +92,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code), codex, or claude-predecessor (Claude Code as the predecessor ran it; --prompts with claude uses it)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
+	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop for a person before a session would start once this run has spent this many US dollars (default: \"budget\" in .baton/config, else none)")
 	f.DurationVar(&o.StallTimeout, "stall-timeout", 0, "end an agent that writes nothing this long as ERROR (stalled) (default: \"stall_timeout\" in .baton/config, else 10m)")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
@@ -209,6 +214,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 	case workflow.PhaseStopped:
 		return true, errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 	}
+	if err := a.checkBudget(ctx, o); err != nil {
+		return true, err
+	}
 	st, err := a.openMarkedStep(ctx, next, br == nil)
 	if err != nil {
 		return true, err
@@ -234,6 +242,7 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 		}
 		return true, err
 	}
+	a.recordUsage(ctx, st)
 	if err := a.stopOnAttempts(st, failure); err != nil {
 		return true, err
 	}
@@ -407,6 +416,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		return &failureSignature{Code: "tool_failure", Message: err.Error(), StageID: st.Role, Severity: "error"}
 	}
 	defer cleanup()
+	defer a.offerUsageFile(cmd)()
 	if o.Prompts != "" {
 		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
 	}
@@ -433,6 +443,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		err = cmd.Wait()
 	}
 	stop()
+	a.collectUsage(o, st, cmd, out.Bytes())
 	tried := box.close(ctx)
 	a.logSession(st, command, out.Bytes(), exitText(err))
 	if tried != nil {

@@ -103,6 +103,8 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string) error {
 		switch k {
 		case "BATON_SESSION", "BATON_STATE_DIR", "AGENT_STATE_DIR", "BATON_BROKER", "TMPDIR":
 			continue
+		case usageFileEnv: // where the confined agent may write: its temp directory
+			kv = usageFileEnv + "=" + filepath.Join(p.Tmp, "baton-usage.json")
 		}
 		env = append(env, kv)
 	}

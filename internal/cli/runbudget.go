@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/baton-cli/baton/internal/agentcli"
+	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/store"
+)
+
+// What a run's agents spend: the usage each agent's CLI reports is
+// recorded as its session's "usage" (with the run it belongs to), and
+// --max-cost (else "budget" in .baton/config) stops the run before a
+// session would start past its budget.
+
+// usageFileEnv names the file an --agent-cmd agent may write its usage to.
+const usageFileEnv = "BATON_USAGE_FILE"
+
+// maxUsageFile bounds what is read of that file.
+const maxUsageFile = 64 << 10
+
+// runSpend is the run's identity in the usage it records, and the usage
+// of its sessions not yet recorded.
+type runSpend struct {
+	mu     sync.Mutex
+	run    string
+	usages map[int]progress.Usage
+}
+
+// runID names this run in the usage it records: its start and pid.
+func (a *App) runID() string {
+	a.spend.mu.Lock()
+	defer a.spend.mu.Unlock()
+	if a.spend.run == "" {
+		a.spend.run = fmt.Sprintf("%s/%d", jsondoc.Timestamp(a.env.Now()), os.Getpid())
+	}
+	return a.spend.run
+}
+
+// offerUsageFile names, in the agent's environment, a fresh file in a
+// private directory it may write its usage to; cleanup removes it.
+func (a *App) offerUsageFile(cmd *exec.Cmd) (cleanup func()) {
+	stateDir, _, _ := a.app.StateDirs()
+	dir, err := os.MkdirTemp(privateBase(stateDir, a.env.Cwd), "baton-usage-")
+	if err != nil {
+		return func() {}
+	}
+	cmd.Env = append(cmd.Env, usageFileEnv+"="+filepath.Join(dir, "usage.json"))
+	return func() { _ = os.RemoveAll(dir) }
+}
+
+// collectUsage keeps what st's agent spent: what its CLI reported in its
+// output, else what it wrote to its usage file (a file that is not a
+// usage object is named in a notice and left out).
+func (a *App) collectUsage(o runOpts, st step, cmd *exec.Cmd, out []byte) {
+	u := agentcli.Usage(o.Agent, out)
+	if path := envValue(cmd.Env, usageFileEnv); u == nil && path != "" {
+		data, err := store.ReadRegular(path)
+		if err == nil && data != nil && len(data) <= maxUsageFile {
+			if u, err = agentcli.UsageFile(data); err != nil {
+				a.notice("[baton run] %s session %d: its %s is not recorded: %v", st.Role, st.Session, usageFileEnv, err)
+			}
+		} else if len(data) > maxUsageFile {
+			a.notice("[baton run] %s session %d: its %s is over %d bytes and is not recorded", st.Role, st.Session, usageFileEnv, maxUsageFile)
+		}
+	}
+	if u == nil {
+		return
+	}
+	u.Run = a.runID()
+	a.spend.mu.Lock()
+	defer a.spend.mu.Unlock()
+	if a.spend.usages == nil {
+		a.spend.usages = map[int]progress.Usage{}
+	}
+	a.spend.usages[st.Session] = *u
+}
+
+// recordUsage writes st's usage into its session's record, once the
+// session is ended.
+func (a *App) recordUsage(ctx context.Context, st step) {
+	a.spend.mu.Lock()
+	u, ok := a.spend.usages[st.Session]
+	delete(a.spend.usages, st.Session)
+	a.spend.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err := a.stepApp(false).RecordUsage(ctx, app.Caller{}, st.Session, u); err != nil {
+		a.warn("session %d's usage (%s) could not be recorded: %v", st.Session, app.UsageText(u), err)
+		return
+	}
+	a.notice("[baton run] %s session %d spent %s", st.Role, st.Session, app.UsageText(u))
+}
+
+// checkBudget stops the run for a person when what it spent has reached
+// its budget (--max-cost, else "budget" in .baton/config): the next
+// session would start past it. The stop carries failure signature budget
+// and says what was spent where.
+func (a *App) checkBudget(ctx context.Context, o runOpts) error {
+	budget, source := o.MaxCost, "--max-cost"
+	if budget <= 0 {
+		_, budget, _ = a.app.RunSettings()
+		source = `"budget" in .baton/config`
+	}
+	if budget <= 0 {
+		return nil
+	}
+	costs, err := a.app.CostsNow(ctx, a.runID())
+	if err != nil || costs.Total.CostUSD < budget {
+		return err
+	}
+	where := costs.CostLine()
+	if f := costs.FeatureLine(); f != "" {
+		where += "; by feature: " + f
+	}
+	sig := failureSignature{Code: "budget", Message: fmt.Sprintf("this run spent $%.4f of its budget of $%.4f (%s): %s", costs.Total.CostUSD, budget, source, where), StageID: "RUN", Severity: "error"}
+	b, _ := json.Marshal(sig)
+	a.notice("[baton run] STOPPED: failure signature %s", b)
+	if err := a.app.LogRunNote(ctx, "stopped at the budget: "+sig.Message); err != nil {
+		a.warn("the budget stop could not be written to the audit log: %v", err)
+	}
+	return errs.New(errs.Budget, "the run is stopped for a person before its next session: %s. Raise the budget (%s) and run it again to continue", sig.Message, source)
+}
+
+// envValue is the value of key in env ("" when unset).
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
