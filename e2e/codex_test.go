@@ -50,9 +50,10 @@ func TestCodexDrivesSessions(t *testing.T) {
 		t.Fatalf("baton run --agent codex: %v", err)
 	}
 	p.checkDone(t)
+	p.checkCost(t, "codex")
 	for _, n := range []string{"2", "3"} {
 		log, err := os.ReadFile(filepath.Join(p.dir, ".baton", "logs", "session-"+n+".log"))
-		if err != nil || !strings.Contains(string(log), "=== command: codex exec --sandbox workspace-write") || !strings.Contains(string(log), "=== exit: 0") {
+		if err != nil || !strings.Contains(string(log), "=== command: codex exec --json --sandbox workspace-write") || !strings.Contains(string(log), "=== exit: 0") {
 			t.Errorf("session-%s.log lacks the command or the exit: %v\n%s", n, err, log)
 		}
 	}

@@ -170,15 +170,16 @@ func Env(name string, o Options) []string {
 	return nil
 }
 
-// codex is Codex's exec mode: the prompt read from stdin ("-"), without
-// colour codes in the log, asking for no approvals. Inside baton's sandbox
+// codex is Codex's exec mode: the prompt read from stdin ("-"), events
+// as JSON lines (--json: the log keeps them, and the usage is read from
+// them), asking for no approvals. Inside baton's sandbox
 // its own sandbox is off (danger-full-access: the kernel's boundary is
 // baton's); outside it Codex confines itself to writing the workspace plus
 // the state and git directories (--add-dir).
 func codex(o Options) []string {
-	args := []string{"codex", "exec", "--sandbox", "workspace-write", "--color", "never"}
+	args := []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--color", "never"}
 	if o.Sandboxed {
-		args[3] = "danger-full-access"
+		args[4] = "danger-full-access"
 	} else {
 		for _, d := range o.WritableDirs {
 			args = append(args, "--add-dir", d)
@@ -223,6 +224,9 @@ func codexMCP(m *MCP) []string {
 // they carry; other lines are shown as they are. "" means nothing to show.
 func Latest(name, line string) string {
 	line = strings.TrimSpace(line)
+	if name == "codex" && strings.HasPrefix(line, "{") {
+		return codexLatest(line)
+	}
 	if name != "claude" || !strings.HasPrefix(line, "{") {
 		return line
 	}
@@ -259,6 +263,39 @@ func Latest(name, line string) string {
 			}
 		}
 		return out
+	}
+	return ""
+}
+
+// codexLatest is what one of Codex's --json events shows: the command it
+// runs, the MCP tool it calls, its message or its error.
+func codexLatest(line string) string {
+	var ev struct {
+		Type string `json:"type"`
+		Item struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+			Text    string `json:"text"`
+			Message string `json:"message"`
+			Server  string `json:"server"`
+			Tool    string `json:"tool"`
+		} `json:"item"`
+	}
+	if json.Unmarshal([]byte(line), &ev) != nil {
+		return line
+	}
+	if ev.Type != "item.started" && ev.Type != "item.completed" {
+		return ""
+	}
+	switch ev.Item.Type {
+	case "command_execution":
+		return "exec: " + firstLine(ev.Item.Command)
+	case "mcp_tool_call":
+		return "mcp: " + ev.Item.Server + " " + ev.Item.Tool
+	case "agent_message":
+		return firstLine(ev.Item.Text)
+	case "error":
+		return "error: " + firstLine(ev.Item.Message)
 	}
 	return ""
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/baton-cli/baton/internal/progress"
@@ -14,8 +13,8 @@ import (
 
 // Usage is the usage an agent CLI reported in its output: Claude Code's
 // stream-json result event (tokens and total_cost_usd), Codex's token
-// counts (its JSON events' usage, or the "tokens used" line of its text
-// output). nil when the output reports none.
+// counts (the usage of its --json turn events). nil when the output
+// reports none.
 func Usage(name string, out []byte) *progress.Usage {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "claude", Predecessor:
@@ -49,12 +48,9 @@ func claudeUsage(out []byte) *progress.Usage {
 	return sane(u)
 }
 
-// codexUsage adds up the usage of Codex's turns (JSON events), else reads
-// its text output's last "tokens used" count.
+// codexUsage adds up the usage of the turns in Codex's --json events.
 func codexUsage(out []byte) *progress.Usage {
 	var u *progress.Usage
-	expectCount := false
-	var total int64 = -1
 	eachLine(out, func(line []byte) {
 		var ev struct {
 			Type  string `json:"type"`
@@ -64,42 +60,17 @@ func codexUsage(out []byte) *progress.Usage {
 				Out    int64 `json:"output_tokens"`
 			} `json:"usage"`
 		}
-		if json.Unmarshal(line, &ev) == nil && ev.Usage != nil && ev.Type == "turn.completed" {
-			if u == nil {
-				u = &progress.Usage{Source: "codex"}
-			}
-			u.InputTokens += ev.Usage.In
-			u.CacheReadTokens += ev.Usage.Cached
-			u.OutputTokens += ev.Usage.Out
+		if json.Unmarshal(line, &ev) != nil || ev.Usage == nil || ev.Type != "turn.completed" {
 			return
 		}
-		text := strings.TrimSpace(string(line))
-		if rest, ok := strings.CutPrefix(strings.ToLower(text), "tokens used"); ok {
-			rest = strings.TrimSpace(strings.TrimLeft(rest, ": "))
-			if n, ok := count(rest); ok {
-				total = n
-			} else {
-				expectCount = rest == ""
-			}
-			return
+		if u == nil {
+			u = &progress.Usage{Source: "codex"}
 		}
-		if expectCount {
-			if n, ok := count(text); ok {
-				total = n
-			}
-			expectCount = false
-		}
+		u.InputTokens += ev.Usage.In
+		u.CacheReadTokens += ev.Usage.Cached
+		u.OutputTokens += ev.Usage.Out
 	})
-	if u == nil && total >= 0 {
-		u = &progress.Usage{InputTokens: total, Source: "codex"}
-	}
 	return sane(u)
-}
-
-// count reads "12,345" as a token count.
-func count(s string) (int64, bool) {
-	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
-	return n, err == nil && n >= 0
 }
 
 // UsageFile reads what an --agent-cmd agent wrote to $BATON_USAGE_FILE:

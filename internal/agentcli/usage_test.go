@@ -22,9 +22,8 @@ func TestUsage(t *testing.T) {
 		{"claude, a negative cost", "claude", `{"type":"result","total_cost_usd":-3,"usage":{}}`, nil},
 		{"codex events, turns added up", "codex", `{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7}}
 {"type":"turn.completed","usage":{"input_tokens":50,"cached_input_tokens":0,"output_tokens":3}}`, &progress.Usage{InputTokens: 150, CacheReadTokens: 40, OutputTokens: 10, Source: "codex"}},
-		{"codex text, count on the next line", "codex", "working\ntokens used\n12,345\n", &progress.Usage{InputTokens: 12345, Source: "codex"}},
-		{"codex text, same line", "codex", "tokens used: 99\n", &progress.Usage{InputTokens: 99, Source: "codex"}},
-		{"codex, nothing", "codex", "done\n", nil},
+		{"codex text: no counts split in and out", "codex", "working\ntokens used\n12,345\n", nil},
+		{"codex, a negative count", "codex", `{"type":"turn.completed","usage":{"input_tokens":-5}}`, nil},
 		{"another CLI", "", `{"type":"result","total_cost_usd":1}`, nil},
 	}
 	for _, c := range cases {
@@ -49,7 +48,7 @@ func TestUsageFile(t *testing.T) {
 
 func FuzzUsage(f *testing.F) {
 	f.Add([]byte(`{"type":"result","total_cost_usd":0.5,"usage":{"input_tokens":3}}`))
-	f.Add([]byte("tokens used\n1,234\n"))
+	f.Add([]byte(`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}`))
 	f.Add([]byte(`{"input_tokens":1,"cost_usd":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, p := range []string{"claude", "codex"} {
