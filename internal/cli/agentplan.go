@@ -54,6 +54,10 @@ func (a *App) notePlan(p *agentPlan) {
 		a.notice("[baton run] dry run: confined by baton's OS sandbox, the agent may use every tool (the kernel is the boundary)")
 		return
 	}
+	if p.Allowed == nil {
+		a.notice("[baton run] dry run: unsandboxed, the command runs as you: baton keeps no allowlist for --agent-cmd")
+		return
+	}
 	a.notice("[baton run] dry run: unsandboxed, the agent may run without asking: %s (\"agent\": {\"allow\": [...]} in .baton/config sets the list)", strings.Join(p.Allowed, " "))
 }
 
