@@ -3,19 +3,22 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/baton-cli/baton/internal/agentcli"
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/progress"
-	"github.com/baton-cli/baton/internal/store"
 )
 
 // What a run's agents spend: the usage each agent's CLI reports is
@@ -65,13 +68,12 @@ func (a *App) offerUsageFile(cmd *exec.Cmd) (cleanup func()) {
 func (a *App) collectUsage(o runOpts, st step, cmd *exec.Cmd, out []byte) {
 	u := agentcli.Usage(o.Agent, out)
 	if path := envValue(cmd.Env, usageFileEnv); u == nil && path != "" {
-		data, err := store.ReadRegular(path)
-		if err == nil && data != nil && len(data) <= maxUsageFile {
-			if u, err = agentcli.UsageFile(data); err != nil {
-				a.notice("[baton run] %s session %d: its %s is not recorded: %v", st.Role, st.Session, usageFileEnv, err)
-			}
-		} else if len(data) > maxUsageFile {
-			a.notice("[baton run] %s session %d: its %s is over %d bytes and is not recorded", st.Role, st.Session, usageFileEnv, maxUsageFile)
+		data, err := readUsageFile(path)
+		if err == nil && data != nil {
+			u, err = agentcli.UsageFile(data)
+		}
+		if err != nil {
+			a.notice("[baton run] %s session %d: its %s is not recorded: %v", st.Role, st.Session, usageFileEnv, err)
 		}
 	}
 	if u == nil {
@@ -84,6 +86,35 @@ func (a *App) collectUsage(o runOpts, st step, cmd *exec.Cmd, out []byte) {
 		a.spend.usages = map[int]progress.Usage{}
 	}
 	a.spend.usages[st.Session] = *u
+}
+
+// readUsageFile reads the usage file the agent wrote: a plain file of its
+// own, at most maxUsageFile bytes (nil when there is none). baton reads it
+// with the person's rights, so a link, to the key say, is refused unread.
+func readUsageFile(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is not a plain file (%s)", fi.Mode().Type())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink != 1 {
+		return nil, fmt.Errorf("it has %d links: write a file of its own", st.Nlink)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxUsageFile+1))
+	if err == nil && len(data) > maxUsageFile {
+		err = fmt.Errorf("it is over %d bytes", maxUsageFile)
+	}
+	return data, err
 }
 
 // recordUsage writes st's usage into its session's record, once the
