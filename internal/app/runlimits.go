@@ -2,17 +2,24 @@ package app
 
 import "time"
 
-// RunSettings are a run's limits from .baton/config: how long an agent may
-// write nothing (stall) and what the run may spend (budget, US dollars; 0
-// for none).
-func (a *App) RunSettings() (stall time.Duration, budget float64, err error) {
+// RunLimits are a run's limits from .baton/config.
+type RunLimits struct {
+	// Stall is how long an agent may write nothing.
+	Stall time.Duration
+	// Budget is what one run may spend, FeatureBudget what one feature
+	// may cost over every run (US dollars; 0 for none).
+	Budget, FeatureBudget float64
+}
+
+// RunSettings are the project's run limits.
+func (a *App) RunSettings() (RunLimits, error) {
 	s, err := a.openStore("")
 	if err != nil {
-		return 0, 0, err
+		return RunLimits{}, err
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil {
-		return 0, 0, err
+		return RunLimits{}, err
 	}
-	return cfg.Stall(), cfg.Budget, nil
+	return RunLimits{Stall: cfg.Stall(), Budget: cfg.Budget, FeatureBudget: cfg.FeatureBudget}, nil
 }

@@ -214,7 +214,7 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 	case workflow.PhaseStopped:
 		return true, errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 	}
-	if err := a.checkBudget(ctx, o); err != nil {
+	if err := a.checkBudget(ctx, o, next.Features); err != nil {
 		return true, err
 	}
 	st, err := a.openMarkedStep(ctx, next, br == nil)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,28 +135,48 @@ func (a *App) recordUsage(ctx context.Context, st step) {
 	a.notice("[baton run] %s session %d spent %s", st.Role, st.Session, app.UsageText(u))
 }
 
-// checkBudget stops the run for a person when what it spent has reached
-// its budget (--max-cost, else "budget" in .baton/config): the next
-// session would start past it. The stop carries failure signature budget
-// and says what was spent where.
-func (a *App) checkBudget(ctx context.Context, o runOpts) error {
+// checkBudget stops the run for a person when the next session, on
+// features, would start past a budget: the run's (--max-cost, else
+// "budget" in .baton/config) or a feature's over every run
+// ("feature_budget"). The stop carries failure signature budget and says
+// what was spent where.
+func (a *App) checkBudget(ctx context.Context, o runOpts, features []string) error {
+	limits, _ := a.app.RunSettings()
 	budget, source := o.MaxCost, "--max-cost"
 	if budget <= 0 {
-		_, budget, _ = a.app.RunSettings()
-		source = `"budget" in .baton/config`
+		budget, source = limits.Budget, `"budget" in .baton/config`
 	}
-	if budget <= 0 {
+	if budget > 0 {
+		costs, err := a.app.CostsNow(ctx, a.runID())
+		if err != nil {
+			return err
+		}
+		if costs.Total.CostUSD >= budget {
+			return a.budgetStop(ctx, costs, fmt.Sprintf("this run spent $%.4f of its budget of $%.4f (%s)", costs.Total.CostUSD, budget, source), source)
+		}
+	}
+	if limits.FeatureBudget <= 0 || len(features) == 0 {
 		return nil
 	}
-	costs, err := a.app.CostsNow(ctx, a.runID())
-	if err != nil || costs.Total.CostUSD < budget {
+	costs, err := a.app.CostsNow(ctx, "")
+	if err != nil {
 		return err
 	}
+	for _, f := range costs.ByFeature {
+		if slices.Contains(features, f.Key) && f.CostUSD >= limits.FeatureBudget {
+			return a.budgetStop(ctx, costs, fmt.Sprintf("%s has cost $%.4f of its budget of $%.4f (\"feature_budget\" in .baton/config)", f.Key, f.CostUSD, limits.FeatureBudget), `"feature_budget" in .baton/config`)
+		}
+	}
+	return nil
+}
+
+// budgetStop is the stop at a budget: what was spent, and where.
+func (a *App) budgetStop(ctx context.Context, costs app.Costs, what, source string) error {
 	where := costs.CostLine()
 	if f := costs.FeatureLine(); f != "" {
 		where += "; by feature: " + f
 	}
-	sig := failureSignature{Code: "budget", Message: fmt.Sprintf("this run spent $%.4f of its budget of $%.4f (%s): %s", costs.Total.CostUSD, budget, source, where), StageID: "RUN", Severity: "error"}
+	sig := failureSignature{Code: "budget", Message: what + ": " + where, StageID: "RUN", Severity: "error"}
 	b, _ := json.Marshal(sig)
 	a.notice("[baton run] STOPPED: failure signature %s", b)
 	if err := a.app.LogRunNote(ctx, "stopped at the budget: "+sig.Message); err != nil {

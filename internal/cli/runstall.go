@@ -25,7 +25,8 @@ type stallWatch struct {
 func (a *App) watchStall(ctx context.Context, o runOpts) (context.Context, *stallWatch) {
 	limit := o.StallTimeout
 	if limit <= 0 {
-		limit, _, _ = a.app.RunSettings()
+		l, _ := a.app.RunSettings()
+		limit = l.Stall
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &stallWatch{limit: limit, cancel: cancel, done: make(chan struct{}), last: time.Now()}

@@ -53,6 +53,9 @@ type Config struct {
 	// Budget is what one baton run may spend on agents, in US dollars
 	// (0: no budget).
 	Budget float64 `json:"budget,omitempty"`
+	// FeatureBudget is what the sessions of one feature may cost over
+	// every run, in US dollars (0: no budget).
+	FeatureBudget float64 `json:"feature_budget,omitempty"`
 }
 
 // DefaultStallTimeout is the stall timeout of a project that sets none.
@@ -188,8 +191,8 @@ func (s *Store) loadConfig() (Config, error) {
 	if d, err := time.ParseDuration(c.StallTimeout); c.StallTimeout != "" && (err != nil || d <= 0) {
 		return c, errs.New(errs.Invalid, "%s: stall_timeout must be a positive duration such as \"10m\" or \"90s\", found %q", s.ConfigPath(), c.StallTimeout)
 	}
-	if c.Budget < 0 {
-		return c, errs.New(errs.Invalid, "%s: budget must be a cost in US dollars, 0 or more, found %v", s.ConfigPath(), c.Budget)
+	if c.Budget < 0 || c.FeatureBudget < 0 {
+		return c, errs.New(errs.Invalid, "%s: budget and feature_budget must be costs in US dollars, 0 or more, found %v and %v", s.ConfigPath(), c.Budget, c.FeatureBudget)
 	}
 	if c.LockTimeoutSeconds < 1 {
 		return c, errs.New(errs.Invalid, "%s: lock_timeout_seconds must be at least 1, found %d", s.ConfigPath(), c.LockTimeoutSeconds)
