@@ -85,9 +85,10 @@ fmt:
 	gofmt -w .
 	$(GO) mod tidy
 
-# Go benchmarks, then whole-command timings on generated large states:
-# against a Go hello-world, first contact and trusted, the writes on 10 to
-# 50,000 sessions, throughput for 1 to 16 writers, and, with
+# Go benchmarks, then whole-command timings on generated states (10 and
+# 1,000 sessions): against a Go hello-world, the writes on 10 to
+# 5,000 sessions, throughput for 1 to 16 writers, init adopting up to 50,000
+# sessions, and, with
 # PREDECESSOR=<checkout of the predecessor's repository>, its scripts.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) ./...

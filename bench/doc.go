@@ -2,20 +2,21 @@
 // own. `make bench` runs all three parts:
 //
 //   - Go benchmarks beside the code they measure, in *_bench_test.go files
-//     (progress, reviews, features, jsondoc, store): parsing, appending to and
-//     encoding a state of 10,000 sessions, and committing a multi-megabyte
-//     file through the store's journal;
+//     (jsondoc, progress, reviews, features, store, app, cli, gitops):
+//     parsing, appending to and encoding a state of 10,000 sessions,
+//     committing it through the store's journal, and whole commands in
+//     process;
 //   - bench/cmdbench, which times whole baton processes on a small and a
 //     large generated state and reports the ratios the performance targets
-//     are stated in: against a Go hello-world (the floor), --field reads
-//     against --version and first contact against trusted, the writes on 10
-//     to 50,000 sessions, throughput for 1 to 16 concurrent writers, and,
-//     given a checkout, the predecessor's Python scripts doing the same;
+//     are stated in: against a Go hello-world (the floor) and --version, the
+//     writes on 10 to 5,000 sessions, throughput for 1 to 16 concurrent
+//     writers, init adopting a predecessor's state, and, given a checkout,
+//     the predecessor's Python scripts doing the same reads and add-session;
 //   - bench/gitbench, which generates a ~1,000- and a ~100,000-commit
 //     repository with git fast-import and times each git operation baton
 //     runs (open, range, ancestry, merge base, merge) against the git command
 //     doing the same, in process and as processes, and the commands that run
-//     them (session end and reviews add-review under 150 ms on the large one).
+//     them.
 //
 // bench/stat holds what the harnesses share.
 //

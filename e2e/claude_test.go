@@ -33,7 +33,7 @@ import (
 // under the preset's permissions (its default allowlist lets it run the
 // project's script, python3 and a compound cd && git line), and the usage
 // Claude Code reports is recorded with each session; the project's
-// SessionStart hook (as the README documents it) hands the model the
+// SessionStart hook (as docs/agents.md documents it) hands the model the
 // output of 'baton context'. It runs when
 // BATON_CLAUDE_BIN names a Claude Code binary ('make agent-e2e' installs
 // one from npm).
@@ -63,7 +63,7 @@ func claudeDrivesSessions(t *testing.T, sandboxed bool) {
 		`{"agent": {"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}}`)
 	srv.proj = p.dir
 	proj, run := p.dir, p.run
-	// the SessionStart hook the README documents, with a budget that marks
+	// the SessionStart hook docs/agents.md documents, with a budget that marks
 	// its output apart from the prompt's package
 	hooks := `{"hooks": {"SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": "baton context --budget 150 2>/dev/null || true"}]}]}}`
 	if err := os.MkdirAll(filepath.Join(proj, ".claude"), 0o755); err != nil {

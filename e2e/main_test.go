@@ -521,7 +521,7 @@ func checkAudit(t testing.TB, when string, last *eventRec, files map[string][]by
 }
 
 // contentHash is the hash the audit log records for a file's content (as
-// README's "Audit" defines it, computed here on its own): plain sha256.
+// docs/audit.md defines it, computed here on its own): plain sha256.
 func contentHash(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

@@ -26,9 +26,8 @@ import (
 // scripts, growth with history, and throughput.
 
 const (
-	maxVsHello         = 2.0 // start-up: --version against a Go hello-world
 	minTxSmall         = 300 // transactions a second, 8 writers, 10 sessions
-	minTxLarge         = 200 // the same on 10,000 sessions
+	minTxLarge         = 200 // the same on the large state
 	throughputTotal    = 48  // transactions per throughput point (divides 1, 2, 4, 8, 16 writers)
 	throughputMaxProcs = 16
 )

@@ -46,6 +46,17 @@ func (a *App) SandboxABI() int {
 	return 0
 }
 
+// SandboxHosts are the hosts the project's config lets a confined agent
+// reach besides its CLI's model API (sandbox_hosts).
+func (a *App) SandboxHosts() ([]string, error) {
+	s, err := a.openStore("")
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.LoadConfig()
+	return cfg.SandboxHosts, err
+}
+
 // SandboxMode is a run's sandbox mode: flag (--sandbox) when given, else
 // the project's config, else off.
 func (a *App) SandboxMode(flag string) (string, error) {

@@ -47,7 +47,7 @@ func (a *App) opener() (*personKey, string, error) {
 	}
 	if key == nil {
 		path, _ := a.keyPath()
-		return nil, "", errs.New(errs.Policy, "sessions are opened by a launcher or by a person holding the personal key, and there is no key at %s (see the README, 'Identity'); nothing was written", path)
+		return nil, "", errs.New(errs.Policy, "sessions are opened by a launcher or by a person holding the personal key, and there is no key at %s (see docs/identity.md); nothing was written", path)
 	}
 	return key, "person", nil
 }

@@ -44,10 +44,10 @@ func benchCases(id string) []benchCase {
 
 // BenchmarkMain runs whole commands in process, without the process start
 // that bench/cmdbench also counts, on a copy of the large state that baton
-// has written once (as in use: readers trust files baton wrote). This is
+// has written once, as in use. This is
 // the place to profile one command:
 //
-//	go test -run='^$' -bench='Main/add-session$' -cpuprofile cpu.out ./cmd
+//	go test -run='^$' -bench='Main/add-session$' -cpuprofile cpu.out ./internal/cli
 //
 // Writes grow the state by one record per iteration. The -untrusted case
 // reads the generated file as it is, as after a hand edit.
@@ -157,7 +157,7 @@ func runMainTo(b *testing.B, dir string, c benchCase, stdout io.Writer) {
 // reviews, 5,000 fixes, 1,000 features): the two must cost about the same,
 // as their rules read only the facts a write needs. Profile one with
 //
-//	go test -run='^$' -bench='ReviewGrowth/add-review/50000' -cpuprofile cpu.out ./cmd
+//	go test -run='^$' -bench='ReviewGrowth/add-review/50000' -cpuprofile cpu.out ./internal/cli
 func BenchmarkReviewGrowth(b *testing.B) {
 	for _, sz := range []gen.Size{gen.Small, {Sessions: 50000, Reviews: 10000, Fixes: 5000, Features: 1000}} {
 		st, err := gen.Generate(sz, 1)

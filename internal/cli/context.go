@@ -22,7 +22,7 @@ base, commit range, diff stat), the rules of the role and pointers (spec file, A
 the test command). Items are ranked and cut to --budget tokens, whole: what is left out is named.
 
 A person asks for a role's view of some work with --role ROLE [--feature IDS] [--branch B].
-It reads only; it suits an agent host's session-start hook (see the README).`,
+It reads only; it suits an agent host's session-start hook (see docs/agents.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			pkg, err := a.app.Context(c.Context(), a.caller(), o)

@@ -23,9 +23,9 @@ a script of other content found there (the predecessor's own, or a link to it) i
 NAME.predecessor, never overwritten. State files the predecessor wrote (no baton audit log yet) are
 adopted: their recorded phase, feature and branch (recomputed only where the files prove them
 over), the counters recounted, their sessions, reviews and fixes imported into the log as history,
-and their anomalies listed with what to do (README, 'Migrating from the predecessor').
+and their anomalies listed with what to do (docs/migration.md).
 --hooks installs git hooks (pre-commit, pre-merge-commit, reference-transaction) refusing commits
-and ref updates on main (a person's override is in the README, 'Git'); hooks baton did not write
+and ref updates on main (a person's override is in docs/git.md); hooks baton did not write
 are never overwritten.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

@@ -229,7 +229,7 @@ ids assigned inside the lock and counters computed from the files.
 	pf.BoolVar(&a.g.JSON, "json", false, "print one JSON document on stdout (errors as one JSON object on stderr)")
 	pf.StringVar(&a.g.As, "as", "", "person only: act as HUMAN with your personal key (see 'baton key --help'); requires --reason")
 	pf.StringVar(&a.g.Reason, "reason", "", "person only: why you override (recorded)")
-	// a person's override is documented in the README, docs/security.md and
+	// a person's override is documented in docs/identity.md, docs/security.md and
 	// 'baton key --help', not in the help every agent reads
 	_ = pf.MarkHidden("as")
 	_ = pf.MarkHidden("reason")

@@ -34,7 +34,7 @@ type runOpts struct {
 	Agent       string // a preset: claude, codex
 	Follow      bool
 	Sandbox     string // on, auto, off ("": the project's config)
-	SandboxNet  string // on, off
+	SandboxNet  string // model, on, off
 	// StallTimeout ends an agent silent this long (0: the project's
 	// stall_timeout).
 	StallTimeout time.Duration
@@ -96,7 +96,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.DurationVar(&o.StallTimeout, "stall-timeout", 0, "end an agent that writes nothing this long as ERROR (stalled) (default: \"stall_timeout\" in .baton/config, else 10m)")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
-	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
+	f.StringVar(&o.SandboxNet, "sandbox-net", netModel, "with --sandbox: model (the agent CLI's model API and sandbox_hosts in .baton/config, through baton's proxy), on (the launcher's network) or off (none)")
 	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
 	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
 	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
@@ -429,7 +429,10 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	out := a.newAgentOutput(o)
 	out.onWrite = stall.touch
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil { // the sandbox may have set its own (a network namespace)
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := a.env.Now()
 	stop := a.progressLine(st, start, out.progress())

@@ -31,7 +31,8 @@ const sandboxExit = 125
 
 // sandboxConf is how a run confines its agents.
 type sandboxConf struct {
-	noNet bool
+	net    string // netModel, netOn or netOff
+	preset string // the agent CLI preset ("" for --agent-cmd)
 }
 
 // prepareSandbox decides whether the run confines its agents: with mode on
@@ -45,8 +46,8 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 	if mode == app.SandboxOff {
 		return a.app.NoteSandbox("")
 	}
-	if o.SandboxNet != "on" && o.SandboxNet != "off" {
-		return errs.New(errs.Usage, "--sandbox-net: %q is neither on nor off", o.SandboxNet)
+	if err := checkSandboxNet(o); err != nil {
+		return err
 	}
 	if !agents {
 		if o.Sandbox != "" {
@@ -70,7 +71,7 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 		}
 		return a.app.LogRunNote(ctx, "sandbox unavailable: "+msg)
 	}
-	a.box = &sandboxConf{noNet: o.SandboxNet == "off"}
+	a.box = &sandboxConf{net: o.SandboxNet, preset: o.Agent}
 	return a.app.NoteSandbox("")
 }
 
@@ -125,7 +126,17 @@ func sandboxExec(args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "baton: the sandbox policy is not valid: %v\n", err)
 		return sandboxExit
 	}
-	err := sandbox.Exec(pol, args[2:], os.Environ())
+	self, err := selfPath()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
+		return sandboxExit
+	}
+	agentEnv, err := startEgress(self, os.Environ())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
+		return sandboxExit
+	}
+	err = sandbox.Exec(pol, args[2:], agentEnv)
 	fmt.Fprintf(env.Stderr, "baton: the agent could not be sandboxed, and was not started: %v\n", err)
 	return sandboxExit
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/broker"
+	"github.com/baton-cli/baton/internal/egress"
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/workcopy"
 )
@@ -36,7 +37,8 @@ type agentBox struct {
 	copyReal string // the clone's top, links resolved
 	place    *app.SandboxPlace
 	srv      *broker.Server
-	pid      atomic.Int64 // the agent's process (0 before it starts)
+	proxy    *egress.Proxy // the egress proxy under --sandbox-net=model (nil otherwise)
+	pid      atomic.Int64  // the agent's process (0 before it starts)
 
 	callMu sync.Mutex // one call at a time, as from a terminal
 
@@ -52,7 +54,7 @@ const maxAttempts = 20
 // openBox makes session st's sandbox and serves its broker, and turns cmd
 // into the confined agent.
 func (a *App) openBox(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox, error) {
-	place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box.noNet)
+	place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box.net == netOff)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +68,13 @@ func (a *App) openBox(ctx context.Context, cmd *exec.Cmd, st step) (*agentBox, e
 		b.srv.Close()
 		place.Remove()
 		return nil, err
+	}
+	if a.box.net == netModel {
+		if err := b.openEgress(ctx, cmd, a.box.preset); err != nil {
+			b.srv.Close()
+			place.Remove()
+			return nil, err
+		}
 	}
 	go b.srv.Serve(ctx)
 	return b, nil
@@ -97,6 +106,9 @@ func (b *agentBox) close(ctx context.Context) *failureSignature {
 		_ = syscall.Kill(-int(pid), syscall.SIGKILL) // what the agent left running in its group
 	}
 	b.srv.Close()
+	if b.proxy != nil {
+		_ = b.proxy.Close()
+	}
 	if _, err := b.place.Copy.Import(ctx); err != nil {
 		if errors.Is(err, workcopy.ErrNotFastForward) {
 			b.attempt(ctx, fmt.Sprintf("rewrote its branch: %v", err))
@@ -277,6 +289,9 @@ func (b *agentBox) getenv(k string) string {
 func agentSide(args []string, env Env) (code int, ok bool) {
 	if len(args) > 0 && args[0] == sandboxExecCmd {
 		return sandboxExec(args[1:], env), true
+	}
+	if len(args) > 0 && args[0] == egressForwardCmd {
+		return egressForward(args[1:], env), true
 	}
 	sock := brokerSocket(env)
 	if sock == "" {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,12 +107,16 @@ func TestScripts(t *testing.T) {
 			"rebind":      cmdRebind,
 			"forgelog":    cmdForgeLog,
 			"readmeblock": cmdReadmeBlock,
+			"httpserve":   cmdHTTPServe,
 		},
 		// [landlock]: the kernel offers the sandbox baton run --sandbox
 		// uses; [landlock_abiN]: at least ABI N
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return sandbox.ABI() >= sandbox.MinABI, nil
+			}
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
 			}
 			if n, ok := strings.CutPrefix(cond, "landlock_abi"); ok {
 				v, err := strconv.Atoi(n)
@@ -212,6 +218,21 @@ const testKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeef
 // purpose, so any role may be bound) and hands its credential to the rest
 // of the script, as a launcher hands it to its agent. Binding a role again
 // without flags reuses that role's session while it is open.
+// cmdHTTPServe serves HTTP on a free loopback port for the rest of the
+// script, answering "NAME PATH", and sets $NAME to the port.
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	name := args[0]
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "%s %s\n", name, r.URL.Path) })}
+	go srv.Serve(ln)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv(name, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+}
+
 func cmdBind(ts *testscript.TestScript, neg bool, args []string) {
 	phase := len(args) > 0 && args[0] == "-phase"
 	if phase {

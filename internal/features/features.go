@@ -85,7 +85,7 @@ func Parse(data []byte) (*File, error) {
 		if err != nil {
 			return nil, arr.Invalid("features", i, err.field, "%s", err.msg)
 		}
-		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "features", i, itemShape); err != nil {
+		if err := jsondoc.CheckRecord(arr.Parsed(i), arr.RecordOffset(i), "features", i, itemShape); err != nil {
 			return nil, err
 		}
 		if _, dup := f.index[item.ID]; dup {

@@ -3,6 +3,8 @@ package jsondoc
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/tidwall/gjson"
 )
 
 // Doc is a state file: a top-level object some of whose members are arrays
@@ -18,6 +20,10 @@ type Doc struct {
 type Array struct {
 	elems   [][]byte
 	offsets []int // byte offset of each element in the parsed document (-1: new)
+	// srcs are the records as read, substrings of the one string the
+	// document was parsed from, so that checking a record copies nothing
+	// ("": added or replaced since).
+	srcs []string
 }
 
 // RecordDepth is the depth of a record inside a top-level array.
@@ -27,7 +33,8 @@ const RecordDepth = 2
 // the named arrays into raw records. A named array that is absent is created
 // empty; one that is not an array is an *InvalidError.
 func ParseDoc(data []byte, arrays ...string) (*Doc, error) {
-	top, err := ParseObject(data, 0)
+	src := string(data) // the one copy: every parse below reads substrings of it
+	top, err := objectOf(gjson.Parse(src), data, 0)
 	if err != nil {
 		return nil, &InvalidError{Msg: "the file must hold one JSON object: " + err.Error()}
 	}
@@ -36,14 +43,16 @@ func ParseDoc(data []byte, arrays ...string) (*Doc, error) {
 		a := &Array{}
 		if i := top.index(name); i >= 0 {
 			m := top.Members[i]
-			elems, offs, err := SplitArray(m.Raw)
-			if err != nil {
-				return nil, &InvalidError{Offset: m.Offset, Path: name, Msg: err.Error()}
+			r := gjson.Parse(src[m.Offset : m.Offset+len(m.Raw)])
+			if !r.IsArray() {
+				return nil, &InvalidError{Offset: m.Offset, Path: name, Msg: "expected a JSON array, found " + describe(r)}
 			}
-			for j := range offs {
-				offs[j] += m.Offset
-			}
-			a.elems, a.offsets = elems, offs
+			r.ForEach(func(_, v gjson.Result) bool {
+				a.elems = append(a.elems, sub(m.Raw, v))
+				a.offsets = append(a.offsets, m.Offset+v.Index)
+				a.srcs = append(a.srcs, v.Raw)
+				return true
+			})
 		}
 		d.arrays[name] = a
 	}
@@ -115,6 +124,14 @@ func (a *Array) Elems() [][]byte { return a.elems }
 // Len is the number of records.
 func (a *Array) Len() int { return len(a.elems) }
 
+// Parsed returns record i parsed.
+func (a *Array) Parsed(i int) gjson.Result {
+	if i < len(a.srcs) && a.srcs[i] != "" {
+		return gjson.Parse(a.srcs[i])
+	}
+	return gjson.ParseBytes(a.elems[i])
+}
+
 // Last returns the last record (nil when there is none).
 func (a *Array) Last() []byte {
 	if len(a.elems) == 0 {
@@ -147,6 +164,7 @@ func (a *Array) Append(v any) ([]byte, error) {
 func (a *Array) AppendRaw(raw []byte) {
 	a.elems = append(a.elems, raw)
 	a.offsets = append(a.offsets, -1)
+	a.srcs = append(a.srcs, "")
 }
 
 // Record parses element i as an object at record depth.
@@ -155,7 +173,12 @@ func (a *Array) Record(i int) (*Object, error) {
 }
 
 // Replace stores o as element i.
-func (a *Array) Replace(i int, o *Object) { a.elems[i] = o.Bytes() }
+func (a *Array) Replace(i int, o *Object) {
+	a.elems[i] = o.Bytes()
+	if i < len(a.srcs) {
+		a.srcs[i] = ""
+	}
+}
 
 // Invalid builds an *InvalidError for element i of the array name.
 func (a *Array) Invalid(name string, i int, field, format string, args ...any) *InvalidError {

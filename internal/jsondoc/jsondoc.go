@@ -59,7 +59,11 @@ func NewObject(depth int) *Object { return &Object{Depth: depth} }
 // ParseObject splits a raw JSON object into its members. The input must
 // already be known to be valid JSON (see Check).
 func ParseObject(raw []byte, depth int) (*Object, error) {
-	r := gjson.ParseBytes(raw)
+	return objectOf(gjson.ParseBytes(raw), raw, depth)
+}
+
+// objectOf is ParseObject of r, raw parsed.
+func objectOf(r gjson.Result, raw []byte, depth int) (*Object, error) {
 	if !r.IsObject() {
 		return nil, fmt.Errorf("expected a JSON object, found %s", describe(r))
 	}

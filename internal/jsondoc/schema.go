@@ -40,7 +40,7 @@ type Want struct {
 // reading the object from its start, once per wanted member); of a key
 // given twice the first counts.
 func CheckMembers(raw []byte, off int, path string, wants []Want) error {
-	if err := checkMembers(raw, off, wants); err != nil {
+	if err := checkMembers(gjson.ParseBytes(raw), off, wants); err != nil {
 		err.Path = join(path, err.Path)
 		return err
 	}
@@ -50,8 +50,8 @@ func CheckMembers(raw []byte, off int, path string, wants []Want) error {
 // CheckRecord is CheckMembers for record i of the array named array; the
 // record's path ("sessions[3]") is made only for an error, since files
 // are checked record by record, ten thousand of them.
-func CheckRecord(raw []byte, off int, array string, i int, wants []Want) error {
-	if err := checkMembers(raw, off, wants); err != nil {
+func CheckRecord(r gjson.Result, off int, array string, i int, wants []Want) error {
+	if err := checkMembers(r, off, wants); err != nil {
 		err.Path = join(array+"["+strconv.Itoa(i)+"]", err.Path)
 		return err
 	}
@@ -60,7 +60,7 @@ func CheckRecord(raw []byte, off int, array string, i int, wants []Want) error {
 
 // checkMembers is CheckMembers with the error's path relative to the
 // object (the member's key).
-func checkMembers(raw []byte, off int, wants []Want) *InvalidError {
+func checkMembers(r gjson.Result, off int, wants []Want) *InvalidError {
 	var buf [24]gjson.Result
 	found := buf[:0]
 	if len(wants) > len(buf) {
@@ -68,7 +68,7 @@ func checkMembers(raw []byte, off int, wants []Want) *InvalidError {
 	}
 	found = found[:len(wants)]
 	left := len(wants)
-	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
+	r.ForEach(func(k, v gjson.Result) bool {
 		for i := range wants {
 			if wants[i].Key == k.Str && !found[i].Exists() {
 				found[i] = v

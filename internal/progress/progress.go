@@ -167,8 +167,8 @@ func Parse(data []byte) (*File, error) {
 	arr := doc.Array("sessions")
 	elems := arr.Elems()
 	seen := make(map[int]bool, len(elems))
-	for i, raw := range elems {
-		r := gjson.ParseBytes(raw)
+	for i := range elems {
+		r := arr.Parsed(i)
 		if !r.IsObject() {
 			return nil, arr.Invalid("sessions", i, "", "a session must be a JSON object")
 		}
@@ -180,7 +180,7 @@ func Parse(data []byte) (*File, error) {
 		if seen[id] {
 			return nil, arr.Invalid("sessions", i, "session_id", "duplicate session id %d", id)
 		}
-		if err := jsondoc.CheckRecord(raw, arr.RecordOffset(i), "sessions", i, sessionShape); err != nil {
+		if err := jsondoc.CheckRecord(r, arr.RecordOffset(i), "sessions", i, sessionShape); err != nil {
 			return nil, err
 		}
 		seen[id] = true

@@ -171,18 +171,17 @@ func checkShape(doc *jsondoc.Doc, f *File) error {
 	}
 	rv, fx := doc.Array("reviews"), doc.Array("fixes")
 	for i, r := range f.reviews {
-		path := fmt.Sprintf("reviews[%d]", i)
-		if err := jsondoc.CheckMembers([]byte(r.Raw), rv.RecordOffset(i), path, reviewShape); err != nil {
+		if err := jsondoc.CheckRecord(r, rv.RecordOffset(i), "reviews", i, reviewShape); err != nil {
 			return err
 		}
 		if is := r.Get("issues"); is.IsObject() {
-			if err := jsondoc.CheckMembers([]byte(is.Raw), rv.RecordOffset(i)+is.Index, path+".issues", issuesShape); err != nil {
+			if err := jsondoc.CheckMembers([]byte(is.Raw), rv.RecordOffset(i)+is.Index, fmt.Sprintf("reviews[%d].issues", i), issuesShape); err != nil {
 				return err
 			}
 		}
 	}
 	for i, x := range f.fixes {
-		if err := jsondoc.CheckRecord([]byte(x.Raw), fx.RecordOffset(i), "fixes", i, fixShape); err != nil {
+		if err := jsondoc.CheckRecord(x, fx.RecordOffset(i), "fixes", i, fixShape); err != nil {
 			return err
 		}
 	}
@@ -218,8 +217,8 @@ func index(arr *jsondoc.Array, name, idField string) ([]gjson.Result, int, error
 	views := make([]gjson.Result, len(elems))
 	seen := make(map[int]bool, len(elems))
 	max := 0
-	for i, raw := range elems {
-		r := gjson.ParseBytes(raw)
+	for i := range elems {
+		r := arr.Parsed(i)
 		if !r.IsObject() {
 			return nil, 0, arr.Invalid(name, i, "", "each entry must be a JSON object")
 		}

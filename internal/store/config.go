@@ -41,6 +41,10 @@ type Config struct {
 	// Sandbox is baton run's default for --sandbox: "on", "auto" or
 	// "off" (empty: off).
 	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxHosts are the hosts a confined agent may reach besides its
+	// CLI's model API, under --sandbox-net=model (package registries, say):
+	// "registry.npmjs.org", "*.pypi.org", "proxy.golang.org:443".
+	SandboxHosts []string `json:"sandbox_hosts,omitempty"`
 	// Agents is how many sessions run at once, each in its own lane.
 	Agents int `json:"agents"`
 	// Gate is the command the merged tree must pass before main moves
@@ -180,6 +184,11 @@ func (s *Store) loadConfig() (Config, error) {
 	case "", "on", "auto", "off":
 	default:
 		return c, errs.New(errs.Invalid, "%s: sandbox must be \"on\", \"auto\" or \"off\", found %q", s.ConfigPath(), c.Sandbox)
+	}
+	for i, h := range c.SandboxHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t@") {
+			return c, errs.New(errs.Invalid, "%s: sandbox_hosts[%d] %q is not a host: write a name (\"registry.npmjs.org\"), a wildcard (\"*.pypi.org\") or either with a port (\"proxy.golang.org:443\")", s.ConfigPath(), i, h)
+		}
 	}
 	if err := c.Limits().Validate(); err != nil {
 		return c, errs.New(errs.Invalid, "%s: %v", s.ConfigPath(), err)

@@ -195,3 +195,16 @@ func TestAgentModelFor(t *testing.T) {
 		t.Errorf("no model configured: %q, want the CLI's default", got)
 	}
 }
+
+func TestLoadConfigSandboxHosts(t *testing.T) {
+	got, err := withConfig(t, []byte(`{"sandbox_hosts": ["registry.npmjs.org", "*.pypi.org", "proxy.golang.org:443"]}`)).LoadConfig()
+	if err != nil || len(got.SandboxHosts) != 3 {
+		t.Fatalf("LoadConfig = %+v, %v", got.SandboxHosts, err)
+	}
+	for _, bad := range []string{`""`, `"https://registry.npmjs.org"`, `"a b"`, `"user@host"`} {
+		_, err := withConfig(t, []byte(`{"sandbox_hosts": [`+bad+`]}`)).LoadConfig()
+		if err == nil || !strings.Contains(err.Error(), "sandbox_hosts[0]") {
+			t.Errorf("sandbox_hosts [%s]: %v, want a refusal naming the entry", bad, err)
+		}
+	}
+}
