@@ -53,7 +53,10 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 			srv.logOutputs(t)
 		}
 	})
-	p := newAgentProject(t, "codex", bin, []string{"SCRIPTED_API_KEY=sk-scripted-test"},
+	// the model provider's base URL is also named in the environment: a
+	// confined agent's network reaches a model API on the launcher's
+	// loopback only when a *_BASE_URL variable names it
+	p := newAgentProject(t, "codex", bin, []string{"SCRIPTED_API_KEY=sk-scripted-test", "OPENAI_BASE_URL=http://" + srv.addr + "/v1"},
 		`{"agent": {"model": "gpt-scripted-default", "models": {"REVIEW": "gpt-scripted-review"}}}`)
 	// Codex's home where a confined agent may write it: ~/.codex
 	home := filepath.Join(envOf(p.env, "HOME"), ".codex")
