@@ -136,7 +136,8 @@ inspector:
 # baton run --agent claude and --agent codex each drive one IMPLEMENT and one
 # REVIEW session of the real CLI, pointed at a scripted Messages API
 # (Claude Code) or Responses API (Codex) server on the loopback interface:
-# no model, no network.
+# no model, no network. Each runs unsandboxed and, where the kernel offers
+# Landlock, again under --sandbox; the usage each reports is recorded.
 agent-e2e: claude-code codex inspector
 	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude BATON_CODEX_BIN=$(CURDIR)/$(CODEX_DIR)/node_modules/.bin/codex \
 	  BATON_INSPECTOR_BIN=$(CURDIR)/$(INSPECTOR_DIR)/node_modules/.bin/mcp-inspector \

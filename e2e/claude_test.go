@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/sandbox"
 )
 
 // TestClaudeCodeDrivesSessions runs the real Claude Code CLI under
@@ -28,17 +30,34 @@ import (
 // add_review, merge, session_end: the --mcp-config baton run wrote for the
 // session, whose tools are the session role's) and through Claude Code's
 // own Bash tool, runs git there and writes a file with its Write tool,
-// under the preset's permissions; the project's
+// under the preset's permissions (its default allowlist lets it run the
+// project's script, python3 and a compound cd && git line), and the usage
+// Claude Code reports is recorded with each session; the project's
 // SessionStart hook (as docs/agents.md documents it) hands the model the
 // output of 'baton context'. It runs when
 // BATON_CLAUDE_BIN names a Claude Code binary ('make agent-e2e' installs
 // one from npm).
-func TestClaudeCodeDrivesSessions(t *testing.T) {
+func TestClaudeCodeDrivesSessions(t *testing.T) { claudeDrivesSessions(t, false) }
+
+// TestClaudeCodeDrivesSessionsSandboxed is the same under baton run
+// --sandbox: Claude Code runs with every tool allowed (the kernel is the
+// boundary) in its own clone, and reaches the state only through baton.
+func TestClaudeCodeDrivesSessionsSandboxed(t *testing.T) {
+	if sandbox.ABI() < sandbox.MinABI {
+		t.Skip("no OS sandbox here (Landlock, Linux 6.2 or later)")
+	}
+	claudeDrivesSessions(t, true)
+}
+
+func claudeDrivesSessions(t *testing.T, sandboxed bool) {
 	bin := os.Getenv("BATON_CLAUDE_BIN")
 	if bin == "" {
 		t.Skip("BATON_CLAUDE_BIN is not set: 'make agent-e2e' installs Claude Code and runs this test")
 	}
 	srv := newScriptedAPI(t)
+	if sandboxed {
+		srv.confined()
+	}
 	p := newAgentProject(t, "claude", bin, []string{"ANTHROPIC_BASE_URL=http://" + srv.addr, "ANTHROPIC_API_KEY=sk-scripted-test",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
 		`{"agent": {"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}}`)
@@ -53,20 +72,32 @@ func TestClaudeCodeDrivesSessions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, ".claude", "settings.json"), []byte(hooks), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := run(batonBin, "run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m")
+	args := []string{"run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m"}
+	mode := "acceptEdits"
+	if sandboxed {
+		args, mode = append(args, "--sandbox"), "bypassPermissions"
+	}
+	out := run(batonBin, args...)
 	t.Logf("baton run:\n%s", out)
 
 	srv.check(t)
 	p.checkDone(t)
+	p.checkCost(t, "claude")
 	for _, n := range []string{"2", "3"} {
 		log, err := os.ReadFile(filepath.Join(proj, ".baton", "logs", "session-"+n+".log"))
-		if err != nil || !strings.Contains(string(log), "=== command: claude -p --output-format stream-json") ||
+		if err != nil || !strings.Contains(string(log), "=== command: claude -p --output-format stream-json --verbose --permission-mode "+mode) ||
 			!strings.Contains(string(log), `"type":"result"`) || !strings.Contains(string(log), "=== exit: 0") {
 			t.Errorf("session-%s.log lacks the command, Claude Code's result or the exit: %v\n%s", n, err, log)
 		}
 		// the MCP configuration held the credential: outside the project,
 		// gone after the session, never in the log
 		cfg := regexp.MustCompile(`--mcp-config (\S+)`).FindSubmatch(log)
+		if sandboxed {
+			if cfg != nil || strings.Contains(string(log), "bts1_") {
+				t.Errorf("session-%s.log: a confined agent holds no credential, nor an MCP configuration with one", n)
+			}
+			continue
+		}
 		if cfg == nil || strings.HasPrefix(string(cfg[1]), proj) || strings.Contains(string(log), "bts1_") {
 			t.Errorf("session-%s.log: the MCP configuration %q (want one outside %s), or a credential in the log", n, cfg, proj)
 		} else if _, err := os.Stat(string(cfg[1])); !os.IsNotExist(err) {
@@ -169,6 +200,20 @@ func (p *agentProject) checkDone(t *testing.T) {
 	run(batonBin, "verify")
 }
 
+// checkCost checks that each agent session's usage, as the CLI reported
+// it, was recorded and that status adds it up.
+func (p *agentProject) checkCost(t *testing.T, source string) {
+	for _, n := range []string{"2", "3"} {
+		u := gjson.Parse(p.run(batonBin, "--json", "progress", "get-session", n)).Get("usage")
+		if u.Get("source").String() != source || u.Get("input_tokens").Int() <= 0 || u.Get("output_tokens").Int() <= 0 {
+			t.Errorf("session %s's usage: %s", n, u.Raw)
+		}
+	}
+	if st := p.run(batonBin, "status"); !regexp.MustCompile(`(?m)^Cost: +\$\d+\.\d{4} in 2 session\(s\)`).MatchString(st) {
+		t.Errorf("status shows no cost:\n%s", st)
+	}
+}
+
 // step is one tool call of a scripted session.
 type step struct {
 	tool  string
@@ -188,6 +233,32 @@ type scriptedAPI struct {
 	seen    map[string]int    // role -> requests
 	hooked  map[string]bool   // role -> the SessionStart hook's context reached the model
 	mcp     map[string]string // role -> the baton MCP tools Claude Code offered the model
+	noMCP   bool              // the agent has no MCP server (confined: baton through Bash only)
+}
+
+// confined makes the scripts call baton through Bash only: a confined
+// agent reaches the state through its broker, with no MCP server.
+func (s *scriptedAPI) confined() {
+	s.noMCP = true
+	bash := func(cmd string) step { return step{"Bash", map[string]any{"command": cmd, "description": "run baton"}} }
+	for role, script := range s.scripts {
+		for i, st := range script {
+			in := st.input
+			switch st.tool {
+			case "mcp__baton__context":
+				script[i] = bash("baton context --budget 2000")
+			case "mcp__baton__create_branch":
+				script[i] = bash("baton branch create " + in["name"].(string))
+			case "mcp__baton__add_review":
+				script[i] = bash(fmt.Sprintf("baton reviews add-review -a REVIEW --feature-id F001 -b %s -v %s -s %q", in["branch"], in["verdict"], in["summary"]))
+			case "mcp__baton__merge":
+				script[i] = bash("baton reviews merge")
+			case "mcp__baton__session_end":
+				script[i] = bash(fmt.Sprintf("baton session end -o %s -s %q", in["outcome"], in["summary"]))
+			}
+		}
+		s.scripts[role] = script
+	}
 }
 
 func newScriptedAPI(t *testing.T) *scriptedAPI {
@@ -201,6 +272,7 @@ func newScriptedAPI(t *testing.T) *scriptedAPI {
 			{"mcp__baton__create_branch", map[string]any{"name": "feature/f001"}},
 			bash("git switch feature/f001"),
 			{"Write", map[string]any{"content": "#!/bin/sh\necho hello\n"}}, // file_path: the project's hello.sh
+			bash("sh hello.sh && python3 -c 'print(1)' && cd . && git status --short"),
 			bash("git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'"),
 			bash("baton progress get-status --field current_branch"),
 			{"mcp__baton__session_end", map[string]any{"outcome": "READY_FOR_REVIEW", "summary": "Implemented F001: hello.sh prints hello"}},
@@ -228,6 +300,7 @@ func newScriptedAPI(t *testing.T) *scriptedAPI {
 var (
 	promptRole = regexp.MustCompile(`You are ([A-Z_]+) in project`)
 	mcpTool    = regexp.MustCompile(`mcp__baton__([a-z_]+)`)
+	workingDir = regexp.MustCompile(`Primary working directory: ([^\s"\\]+)`)
 )
 
 func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +352,11 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if results < len(script) {
 		st := script[results]
 		if st.tool == "Write" {
-			st.input = map[string]any{"file_path": filepath.Join(s.proj, "hello.sh"), "content": st.input["content"]}
+			dir := s.proj
+			if m := workingDir.FindStringSubmatch(string(body)); m != nil {
+				dir = m[1]
+			}
+			st.input = map[string]any{"file_path": filepath.Join(dir, "hello.sh"), "content": st.input["content"]}
 		}
 		input, _ := json.Marshal(st.input)
 		sse(w, req.Get("model").String(), "tool_use", fmt.Sprintf(`{"type":"tool_use","id":"toolu_%s_%d","name":%q,"input":{}}`, strings.ToLower(role), results, st.tool), string(input))
@@ -311,8 +388,12 @@ func (s *scriptedAPI) check(t *testing.T) {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
 	}
 	// each session's MCP tools are its role's
-	checkOffered(t, s.mcp)
-	if !s.hooked["IMPLEMENT"] || !s.hooked["REVIEW"] {
+	if !s.noMCP {
+		checkOffered(t, s.mcp)
+	}
+	// the hook is in the project's untracked .claude/settings.json, which
+	// a confined agent's clone does not carry
+	if !s.noMCP && (!s.hooked["IMPLEMENT"] || !s.hooked["REVIEW"]) {
 		t.Errorf("the SessionStart hook's 'baton context' did not reach the model: %v", s.hooked)
 	}
 }

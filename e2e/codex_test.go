@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/baton-cli/baton/internal/sandbox"
 )
 
 // TestCodexDrivesSessions runs the real Codex CLI under 'baton run --agent
@@ -25,34 +27,62 @@ import (
 // overrides of the preset: Codex lists its tools, the session role's, as
 // the mcp__baton namespace). It runs when BATON_CODEX_BIN names a Codex
 // binary ('make agent-e2e' installs one from npm).
-func TestCodexDrivesSessions(t *testing.T) {
+func TestCodexDrivesSessions(t *testing.T) { codexDrivesSessions(t, false) }
+
+// TestCodexDrivesSessionsSandboxed is the same under baton run --sandbox:
+// Codex's own sandbox is off (danger-full-access) inside baton's, and the
+// agent reaches the state only through baton's broker, by its shell.
+func TestCodexDrivesSessionsSandboxed(t *testing.T) {
+	if sandbox.ABI() < sandbox.MinABI {
+		t.Skip("no OS sandbox here (Landlock, Linux 6.2 or later)")
+	}
+	codexDrivesSessions(t, true)
+}
+
+func codexDrivesSessions(t *testing.T, sandboxed bool) {
 	bin := os.Getenv("BATON_CODEX_BIN")
 	if bin == "" {
 		t.Skip("BATON_CODEX_BIN is not set: 'make agent-e2e' installs Codex and runs this test")
 	}
 	srv := newScriptedResponses(t)
+	if sandboxed {
+		srv.confined()
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			srv.logOutputs(t)
 		}
 	})
-	home := t.TempDir()
+	// the model provider's base URL is also named in the environment: a
+	// confined agent's network reaches a model API on the launcher's
+	// loopback only when a *_BASE_URL variable names it
+	p := newAgentProject(t, "codex", bin, []string{"SCRIPTED_API_KEY=sk-scripted-test", "OPENAI_BASE_URL=http://" + srv.addr + "/v1"},
+		`{"agent": {"model": "gpt-scripted-default", "models": {"REVIEW": "gpt-scripted-review"}}}`)
+	// Codex's home where a confined agent may write it: ~/.codex
+	home := filepath.Join(envOf(p.env, "HOME"), ".codex")
 	cfg := fmt.Sprintf("model_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n", srv.addr)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := newAgentProject(t, "codex", bin, []string{"CODEX_HOME=" + home, "SCRIPTED_API_KEY=sk-scripted-test"},
-		`{"agent": {"model": "gpt-scripted-default", "models": {"REVIEW": "gpt-scripted-review"}}}`)
-	out, err := p.try(batonBin, "run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m")
+	p.env = append(p.env, "CODEX_HOME="+home)
+	args, mode := []string{"run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m"}, "workspace-write"
+	if sandboxed {
+		args, mode = append(args, "--sandbox"), "danger-full-access"
+	}
+	out, err := p.try(batonBin, args...)
 	t.Logf("baton run:\n%s", out)
 	srv.check(t)
 	if err != nil {
 		t.Fatalf("baton run --agent codex: %v", err)
 	}
 	p.checkDone(t)
+	p.checkCost(t, "codex")
 	for _, n := range []string{"2", "3"} {
 		log, err := os.ReadFile(filepath.Join(p.dir, ".baton", "logs", "session-"+n+".log"))
-		if err != nil || !strings.Contains(string(log), "=== command: codex exec --sandbox workspace-write") || !strings.Contains(string(log), "=== exit: 0") {
+		if err != nil || !strings.Contains(string(log), "=== command: codex exec --json --sandbox "+mode) || !strings.Contains(string(log), "=== exit: 0") {
 			t.Errorf("session-%s.log lacks the command or the exit: %v\n%s", n, err, log)
 		}
 	}
@@ -68,6 +98,46 @@ type scriptedResponses struct {
 	seen    map[string]int
 	outputs []string
 	mcp     map[string]string // role -> the tools of the mcp__baton namespace
+	noMCP   bool              // the agent has no MCP server (confined: baton through its shell only)
+}
+
+// confined makes the scripts call baton through the shell only: a
+// confined agent reaches the state through its broker, with no MCP
+// server.
+func (s *scriptedResponses) confined() {
+	s.noMCP = true
+	for role, script := range s.scripts {
+		for i, st := range script {
+			rest, ok := strings.CutPrefix(st, "mcp ")
+			if !ok {
+				continue
+			}
+			tool, args, _ := strings.Cut(rest, " ")
+			in := gjson.Parse(args)
+			switch tool {
+			case "context":
+				script[i] = "baton context --budget 2000"
+			case "session_end":
+				script[i] = fmt.Sprintf("baton session end -o %s -s %q", in.Get("outcome"), in.Get("summary"))
+			case "add_review":
+				script[i] = fmt.Sprintf("baton reviews add-review -a REVIEW --feature-id F001 -b %s -v %s -s %q", in.Get("branch"), in.Get("verdict"), in.Get("summary"))
+			case "merge":
+				script[i] = "baton reviews merge"
+			}
+		}
+		s.scripts[role] = script
+	}
+}
+
+// envOf is the value of key in env.
+func envOf(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 func newScriptedResponses(t *testing.T) *scriptedResponses {
@@ -188,5 +258,7 @@ func (s *scriptedResponses) check(t *testing.T) {
 	if s.models["IMPLEMENT"] != "gpt-scripted-default" || s.models["REVIEW"] != "gpt-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
 	}
-	checkOffered(t, s.mcp)
+	if !s.noMCP {
+		checkOffered(t, s.mcp)
+	}
 }

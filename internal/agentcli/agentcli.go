@@ -1,8 +1,9 @@
 // Package agentcli holds the command lines of the agent CLIs baton run
 // starts with --agent (Claude Code, Codex): non-interactive, the prompt on
-// stdin, the permissions an agent needs to run baton, git and the
-// project's tests, and the model configured for the role. It also reads
-// their output for the progress line. It is pure: it starts nothing.
+// stdin, the permissions that fit the boundary (every tool inside baton's
+// OS sandbox, an allowlist of the project's tools outside it), and the
+// model configured for the role. It also reads their output for the
+// progress line and the usage they report. It is pure: it starts nothing.
 package agentcli
 
 import (
@@ -23,6 +24,40 @@ type Options struct {
 	Role         string // the session's role (the predecessor's preset picks its model by it)
 	// MCP, when set, hands the agent baton's MCP server for its session.
 	MCP *MCP
+	// Sandboxed says the agent runs inside baton's OS sandbox: the kernel
+	// is the boundary, so the CLI allows every tool.
+	Sandboxed bool
+	// Allow are the programs (or Claude Code tool rules) an unsandboxed
+	// agent may run without asking; nil means DefaultAllow.
+	Allow []string
+}
+
+// DefaultAllow are the programs an unsandboxed agent may run when the
+// project configures none: baton and git, and the build and test tools of
+// the projects baton finds (make, Go, Node, Python, Rust, shell scripts).
+var DefaultAllow = []string{"baton", "git", "make", "go", "npm", "npx", "node", "python", "python3", "pytest", "pip", "cargo", "sh", "bash"}
+
+// Allowed is the allowlist of o: the configured programs (else
+// DefaultAllow), with baton, git and the test command's program always
+// in, each once.
+func Allowed(o Options) []string {
+	list := o.Allow
+	if list == nil {
+		list = DefaultAllow
+	}
+	list = append([]string{"baton", "git"}, list...)
+	if f := strings.Fields(o.TestCommand); len(f) > 0 {
+		list = append(list, f[0])
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range list {
+		if p = strings.TrimSpace(p); p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // MCP is how the agent CLI starts `baton mcp` for its session.
@@ -80,43 +115,75 @@ func Command(name string, o Options) ([]string, error) {
 }
 
 // claude is Claude Code in print mode: the prompt read from stdin, events
-// streamed as JSON lines (stream-json needs --verbose in print mode), file
-// edits accepted, and Bash allowed for baton, git and the test command's
-// program — anything else it asks for is denied, as print mode cannot ask.
+// streamed as JSON lines (stream-json needs --verbose in print mode). In
+// baton's sandbox every tool is allowed (bypassPermissions); outside it
+// file edits are accepted and Bash is allowed for the allowlist's
+// programs — anything else it asks for is denied, as print mode cannot ask.
 func claude(o Options) []string {
-	args := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"}
+	mode := "acceptEdits"
+	if o.Sandboxed {
+		mode = "bypassPermissions"
+	}
+	args := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", mode}
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
 	if o.MaxTurns > 0 {
 		args = append(args, "--max-turns", fmt.Sprint(o.MaxTurns))
 	}
-	tools := AllowedTools(o.TestCommand)
 	if o.MCP != nil {
 		args = append(args, "--mcp-config", o.MCP.ConfigFile)
+	}
+	if o.Sandboxed {
+		return args
+	}
+	tools := AllowedTools(o)
+	if o.MCP != nil {
 		tools = append(tools, "mcp__"+ServerName+"__*")
 	}
 	return append(args, append([]string{"--allowedTools"}, tools...)...)
 }
 
-// AllowedTools are the Claude Code tools an agent session may use without
-// asking: reading and editing files, and Bash for baton, git and the test
-// command's program.
-func AllowedTools(testCommand string) []string {
-	tools := []string{"Read", "Edit", "Write", "Glob", "Grep", "Bash(baton:*)", "Bash(git:*)"}
-	if f := strings.Fields(testCommand); len(f) > 0 && f[0] != "baton" && f[0] != "git" {
-		tools = append(tools, "Bash("+f[0]+":*)")
+// AllowedTools are the Claude Code tools an unsandboxed session may use
+// without asking: reading and editing files, and Bash for each program of
+// the allowlist. An entry that is already a tool rule ("WebFetch",
+// "Bash(ls:*)") is kept as written.
+func AllowedTools(o Options) []string {
+	tools := []string{"Read", "Edit", "Write", "Glob", "Grep"}
+	for _, p := range Allowed(o) {
+		if strings.Contains(p, "(") || (p[0] >= 'A' && p[0] <= 'Z') {
+			tools = append(tools, p)
+		} else {
+			tools = append(tools, "Bash("+p+":*)")
+		}
 	}
 	return tools
 }
 
-// codex is Codex's exec mode: the prompt read from stdin ("-"), sandboxed
-// to writing the workspace plus the state and git directories (--add-dir;
-// exec mode asks for no approvals), without colour codes in the log.
+// Env is what the preset's CLI needs in its environment besides the
+// launcher's: inside baton's sandbox, Claude Code is told it runs in one
+// (IS_SANDBOX), which it requires to bypass its permissions as root.
+func Env(name string, o Options) []string {
+	if o.Sandboxed && strings.HasPrefix(strings.ToLower(strings.TrimSpace(name)), "claude") {
+		return []string{"IS_SANDBOX=1"}
+	}
+	return nil
+}
+
+// codex is Codex's exec mode: the prompt read from stdin ("-"), events
+// as JSON lines (--json: the log keeps them, and the usage is read from
+// them), asking for no approvals. Inside baton's sandbox
+// its own sandbox is off (danger-full-access: the kernel's boundary is
+// baton's); outside it Codex confines itself to writing the workspace plus
+// the state and git directories (--add-dir).
 func codex(o Options) []string {
-	args := []string{"codex", "exec", "--sandbox", "workspace-write", "--color", "never"}
-	for _, d := range o.WritableDirs {
-		args = append(args, "--add-dir", d)
+	args := []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--color", "never"}
+	if o.Sandboxed {
+		args[4] = "danger-full-access"
+	} else {
+		for _, d := range o.WritableDirs {
+			args = append(args, "--add-dir", d)
+		}
 	}
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
@@ -157,6 +224,9 @@ func codexMCP(m *MCP) []string {
 // they carry; other lines are shown as they are. "" means nothing to show.
 func Latest(name, line string) string {
 	line = strings.TrimSpace(line)
+	if name == "codex" && strings.HasPrefix(line, "{") {
+		return codexLatest(line)
+	}
 	if name != "claude" || !strings.HasPrefix(line, "{") {
 		return line
 	}
@@ -193,6 +263,39 @@ func Latest(name, line string) string {
 			}
 		}
 		return out
+	}
+	return ""
+}
+
+// codexLatest is what one of Codex's --json events shows: the command it
+// runs, the MCP tool it calls, its message or its error.
+func codexLatest(line string) string {
+	var ev struct {
+		Type string `json:"type"`
+		Item struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+			Text    string `json:"text"`
+			Message string `json:"message"`
+			Server  string `json:"server"`
+			Tool    string `json:"tool"`
+		} `json:"item"`
+	}
+	if json.Unmarshal([]byte(line), &ev) != nil {
+		return line
+	}
+	if ev.Type != "item.started" && ev.Type != "item.completed" {
+		return ""
+	}
+	switch ev.Item.Type {
+	case "command_execution":
+		return "exec: " + firstLine(ev.Item.Command)
+	case "mcp_tool_call":
+		return "mcp: " + ev.Item.Server + " " + ev.Item.Tool
+	case "agent_message":
+		return firstLine(ev.Item.Text)
+	case "error":
+		return "error: " + firstLine(ev.Item.Message)
 	}
 	return ""
 }
@@ -245,6 +348,9 @@ func claudePredecessor(o Options) []string {
 		turns = PredecessorMaxTurns
 	}
 	args := []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--max-turns", fmt.Sprint(turns)}
+	if o.Sandboxed {
+		args = append(args, "--permission-mode", "bypassPermissions")
+	}
 	if model != "" {
 		args = append(args, "--model", model)
 	}

@@ -16,18 +16,30 @@ func TestCommandLines(t *testing.T) {
 		o    agentcli.Options
 		want string
 	}{
-		{"claude", agentcli.Options{}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
+		// unsandboxed: the default allowlist, the test command's program added once
+		{"claude", agentcli.Options{}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(make:*) Bash(go:*) Bash(npm:*) Bash(npx:*) Bash(node:*) Bash(python:*) Bash(python3:*) Bash(pytest:*) Bash(pip:*) Bash(cargo:*) Bash(sh:*) Bash(bash:*)"},
 		{"claude", agentcli.Options{Model: "opus", MaxTurns: 40, TestCommand: "go test ./..."},
-			"claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model opus --max-turns 40 --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(go:*)"},
-		{"Claude", agentcli.Options{TestCommand: "git status"}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
-		{"codex", agentcli.Options{}, "codex exec --sandbox workspace-write --color never -"},
+			"claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model opus --max-turns 40 --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(make:*) Bash(go:*) Bash(npm:*) Bash(npx:*) Bash(node:*) Bash(python:*) Bash(python3:*) Bash(pytest:*) Bash(pip:*) Bash(cargo:*) Bash(sh:*) Bash(bash:*)"},
+		{"claude", agentcli.Options{TestCommand: "./run-tests.sh -v"},
+			"claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(make:*) Bash(go:*) Bash(npm:*) Bash(npx:*) Bash(node:*) Bash(python:*) Bash(python3:*) Bash(pytest:*) Bash(pip:*) Bash(cargo:*) Bash(sh:*) Bash(bash:*) Bash(./run-tests.sh:*)"},
+		// the project's own allowlist: baton and git stay, tool rules kept as written
+		{"Claude", agentcli.Options{TestCommand: "git status", Allow: []string{"deno", "git", "WebFetch", "Bash(ls:*)", " "}},
+			"claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) Bash(deno:*) WebFetch Bash(ls:*)"},
+		{"claude", agentcli.Options{Allow: []string{}}, "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*)"},
+		// in baton's sandbox the kernel is the boundary: every tool
+		{"claude", agentcli.Options{Sandboxed: true, Allow: []string{"deno"}, MCP: &agentcli.MCP{ConfigFile: "/t/mcp.json"}},
+			"claude -p --output-format stream-json --verbose --permission-mode bypassPermissions --mcp-config /t/mcp.json"},
+		{"codex", agentcli.Options{Sandboxed: true, WritableDirs: []string{"/p/state"}}, "codex exec --json --sandbox danger-full-access --color never -"},
+		{"claude-predecessor", agentcli.Options{Role: "FIX", Sandboxed: true},
+			"claude -p --output-format stream-json --verbose --max-turns 200 --permission-mode bypassPermissions --model sonnet --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
+		{"codex", agentcli.Options{}, "codex exec --json --sandbox workspace-write --color never -"},
 		// as the predecessor ran Claude Code: its model per role, 200 turns, its tools
 		{"claude-predecessor", agentcli.Options{Role: "REVIEW"},
 			"claude -p --output-format stream-json --verbose --max-turns 200 --model opus --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
 		{"claude-predecessor", agentcli.Options{Role: "BUGFIX", Model: "haiku", MaxTurns: 30},
 			"claude -p --output-format stream-json --verbose --max-turns 30 --model haiku --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
 		{"codex", agentcli.Options{Model: "gpt-5-codex", MaxTurns: 9, WritableDirs: []string{"/p/state", `/p/a "b"`}},
-			`codex exec --sandbox workspace-write --color never --add-dir /p/state --add-dir /p/a "b" --model gpt-5-codex -`},
+			`codex exec --json --sandbox workspace-write --color never --add-dir /p/state --add-dir /p/a "b" --model gpt-5-codex -`},
 	}
 	for _, c := range cases {
 		argv, err := agentcli.Command(c.name, c.o)
@@ -52,6 +64,12 @@ func TestLatest(t *testing.T) {
 		{"claude", "plain text", "plain text"},
 		{"claude", "{not json", "{not json"},
 		{"codex", `  exec baton features list  `, "exec baton features list"},
+		{"codex", `{"type":"item.started","item":{"id":"item_2","type":"command_execution","command":"bash -lc 'baton context'\nmore","status":"in_progress"}}`, "exec: bash -lc 'baton context'"},
+		{"codex", `{"type":"item.completed","item":{"type":"mcp_tool_call","server":"baton","tool":"context"}}`, "mcp: baton context"},
+		{"codex", `{"type":"item.completed","item":{"type":"agent_message","text":"All done"}}`, "All done"},
+		{"codex", `{"type":"item.completed","item":{"type":"error","message":"stream disconnected"}}`, "error: stream disconnected"},
+		{"codex", `{"type":"turn.completed","usage":{"input_tokens":600}}`, ""},
+		{"codex", `{broken`, "{broken"},
 		{"", "", ""},
 	}
 	for _, c := range cases {
@@ -61,14 +79,28 @@ func TestLatest(t *testing.T) {
 	}
 }
 
+func TestEnv(t *testing.T) {
+	if got := agentcli.Env("claude", agentcli.Options{Sandboxed: true}); strings.Join(got, " ") != "IS_SANDBOX=1" {
+		t.Errorf("claude in baton's sandbox: %v", got)
+	}
+	for _, c := range []struct {
+		name string
+		o    agentcli.Options
+	}{{"claude", agentcli.Options{}}, {"codex", agentcli.Options{Sandboxed: true}}} {
+		if got := agentcli.Env(c.name, c.o); got != nil {
+			t.Errorf("Env(%s, %+v) = %v, want nothing", c.name, c.o, got)
+		}
+	}
+}
+
 func TestMCPCommandLines(t *testing.T) {
 	m := &agentcli.MCP{Baton: "/opt/bin/baton", ConfigFile: "/tmp/baton-mcp-1/claude.json", PassEnv: []string{"BATON_SESSION", "BATON_STATE_DIR"}}
 	cases := []struct{ name, want string }{
 		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --mcp-config /tmp/baton-mcp-1/claude.json --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) mcp__baton__*"},
-		{"codex", `codex exec --sandbox workspace-write --color never -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.default_tools_approval_mode="approve" -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
+		{"codex", `codex exec --json --sandbox workspace-write --color never -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.default_tools_approval_mode="approve" -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
 	}
 	for _, c := range cases {
-		argv, err := agentcli.Command(c.name, agentcli.Options{MCP: m})
+		argv, err := agentcli.Command(c.name, agentcli.Options{MCP: m, Allow: []string{}})
 		if err != nil {
 			t.Fatal(err)
 		}

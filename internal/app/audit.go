@@ -335,6 +335,8 @@ type StatusResult struct {
 	OpenSessions []progress.OpenSession `json:"open_sessions"`
 	Problems     []Problem              `json:"problems"`
 	LanesView
+	// Costs are the usage the sessions' agents reported, added up.
+	Costs Costs `json:"costs"`
 }
 
 func (sn *snapshot) status() StatusResult {
@@ -348,6 +350,7 @@ func (sn *snapshot) status() StatusResult {
 	}
 	st, _ := sn.prog.Status()
 	res.Passing, res.Completed = st.FeaturesPassing, st.FeaturesCompleted
+	res.Costs = costsOf(sn.prog, "")
 	if sn.pendingAdoption() != nil { // the predecessor's counters were typed in
 		c := countersOf(sn.prog, sn.feat, sn.rev)
 		res.Passing, res.Completed, res.Total = c.FeaturesPassing, c.FeaturesCompleted, c.TotalFeatures

@@ -240,7 +240,7 @@ func (a *App) agentOptions(role string) agentcli.Options {
 	if err != nil {
 		cfg = store.DefaultConfig()
 	}
-	o.Model, o.MaxTurns, o.Role = cfg.Agent.ModelFor(role), cfg.Agent.MaxTurns, role
+	o.Model, o.MaxTurns, o.Role, o.Allow = cfg.Agent.ModelFor(role), cfg.Agent.MaxTurns, role, cfg.Agent.Allow
 	top := s.Dir
 	if r := a.repo(); r != nil {
 		top = r.Top()

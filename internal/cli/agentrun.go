@@ -105,9 +105,12 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	opts.MCP = server
 	if a.box != nil {
 		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
+		opts.Sandboxed = true
 	}
 	argv, _ := agentcli.Command(preset, opts)
-	return exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = agentcli.Env(preset, opts)
+	return cmd
 }
 
 // agentProcess is st's agent process, started by the helper with the
@@ -127,16 +130,19 @@ func (a *App) agentProcess(ctx context.Context, o runOpts, st step, box *agentBo
 	cmd = a.agentCommand(ctx, o, st, server)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
-	cmd.Env = agentEnviron(os.Environ())
+	cmd.Env = append(withSelfOnPath(agentEnviron(os.Environ()), agentBaton()), cmd.Env...)
 	if o.Prompts != "" {
 		cmd.Env = append(cmd.Env, a.predecessorEnv()...)
 	}
 	command = strings.Join(cmd.Args, " ")
+	usageDone := a.offerUsageFile(cmd)
 	if err := box.wrap(cmd); err != nil {
 		cleanup()
+		usageDone()
 		return nil, "", func() {}, err
 	}
-	return cmd, command, cleanup, nil
+	mcpDone := cleanup
+	return cmd, command, func() { mcpDone(); usageDone() }, nil
 }
 
 // superviseAgents says whether the run tells its agents' own baton calls
@@ -167,11 +173,15 @@ type agentOutput struct {
 	latest  string
 	preset  string
 	follow  io.Writer
+	onWrite func() // told of every write (the stall watch)
 }
 
 func (w *agentOutput) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.onWrite != nil {
+		w.onWrite()
+	}
 	w.buf.Write(p)
 	w.partial = append(w.partial, p...)
 	for {

@@ -148,6 +148,7 @@ func writeStatus(w io.Writer, r app.StatusResult) {
 		printf(w, "Open:      session %d %s since %s", s.SessionID, s.AgentType, s.StartedAt)
 	}
 	writeLanes(w, r.LanesView)
+	writeCosts(w, r.Costs)
 	if len(r.Problems) == 0 {
 		printf(w, "Verify:    ok")
 	}

@@ -107,7 +107,8 @@ type App struct {
 	// what the last sandboxed agent tried that its broker refused.
 	box   *sandboxConf
 	tried *failureSignature
-	ran   bool // a command's run started: later errors are not usage errors
+	spend runSpend // what the run's agents spent (runbudget.go)
+	ran   bool     // a command's run started: later errors are not usage errors
 	// trapSignals: SIGINT cancels the command (Main's process); sigintSeen:
 	// it did.
 	trapSignals, sigintSeen bool
@@ -131,6 +132,7 @@ const exitCodeHelp = `Exit codes:
       response, file exists
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
   7   baton run stopped at --max-sessions before DONE (run it again to continue)
+  8   baton run stopped before a session past its cost budget (--max-cost, "budget")
   42  need agent: a bridge checkpoint (answer the request, re-run with --resume)
   129 stopped by SIGHUP, 130 interrupted (SIGINT), 143 stopped by SIGTERM`
 

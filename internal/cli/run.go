@@ -35,6 +35,10 @@ type runOpts struct {
 	Follow      bool
 	Sandbox     string // on, auto, off ("": the project's config)
 	SandboxNet  string // model, on, off
+	// StallTimeout ends an agent silent this long (0: the project's
+	// stall_timeout).
+	StallTimeout time.Duration
+	MaxCost      float64 // the run's budget in US dollars (0: the project's)
 	// The predecessor's prompt files (--prompts), its brownfield start
 	// (--input-file) and its INITIALIZER's feature count.
 	Prompts, InputFile string
@@ -52,7 +56,8 @@ predecessor's prompt file for the role, its {{PLACEHOLDER}}s filled), opens the 
 runs the agent:
 
   with --agent claude|codex  baton runs Claude Code or Codex with a preset command line (the
-                        prompt on stdin, non-interactive, allowed to run baton, git and the tests;
+                        prompt on stdin, non-interactive, every tool under --sandbox, else the allowlist
+                        --dry-run prints (.baton/config "agent": {"allow": [...]});
                         the role's model from "agent" in .baton/config);
   with --agent-cmd CMD  baton runs CMD itself (sh -c), the prompt on stdin, BATON_BROKER set;
                         either way with a timeout, a progress line on stderr showing the agent's
@@ -63,9 +68,12 @@ runs the agent:
                         'baton bridge respond', and runs 'baton run --resume'.
 
 After each agent baton checks what it recorded: a session it left open is ended as ERROR with a
-failure signature. The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides), or
---max-sessions before DONE (exit 7). A missing agent program is exit 4 before anything is opened;
---dry-run prints the next prompt and opens nothing.
+failure signature. An agent that writes nothing for --stall-timeout is ended as stalled. The
+usage each agent's CLI reports is recorded with its session (an --agent-cmd agent may write it to
+$BATON_USAGE_FILE). The loop stops at DONE (exit 0), STOPPED (exit 3: a person decides),
+--max-sessions before DONE (exit 7), or before a session past --max-cost (exit 8). A missing
+agent program is exit 4 before anything is opened; --dry-run prints the next prompt and the
+agent's command line, and opens nothing.
 
 With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
 repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
@@ -84,6 +92,8 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the next session's prompt and exit, opening nothing")
 	f.StringVar(&o.Agent, "agent", "", "run a preset agent CLI: claude (Claude Code), codex, or claude-predecessor (Claude Code as the predecessor ran it; --prompts with claude uses it)")
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
+	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop for a person before a session would start once this run has spent this many US dollars (default: \"budget\" in .baton/config, else none)")
+	f.DurationVar(&o.StallTimeout, "stall-timeout", 0, "end an agent that writes nothing this long as ERROR (stalled) (default: \"stall_timeout\" in .baton/config, else 10m)")
 	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	f.StringVar(&o.SandboxNet, "sandbox-net", netModel, "with --sandbox: model (the agent CLI's model API and sandbox_hosts in .baton/config, through baton's proxy), on (the launcher's network) or off (none)")
@@ -119,7 +129,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 		return err
 	}
 	if o.DryRun {
-		return a.dryRun(ctx)
+		return a.dryRun(ctx, o)
 	}
 	if err := a.checkAgentOpts(o); err != nil {
 		return err
@@ -216,6 +226,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 	case workflow.PhaseStopped:
 		return true, errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 	}
+	if err := a.checkBudget(ctx, o, next.Features); err != nil {
+		return true, err
+	}
 	st, err := a.openMarkedStep(ctx, next, br == nil)
 	if err != nil {
 		return true, err
@@ -241,6 +254,7 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 		}
 		return true, err
 	}
+	a.recordUsage(ctx, st)
 	if err := a.stopOnAttempts(st, failure); err != nil {
 		return true, err
 	}
@@ -407,6 +421,8 @@ type failureSignature = progress.FailureSignature
 func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignature {
 	actx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	actx, stall := a.watchStall(actx, o)
+	defer stall.stop()
 	box, err := a.openBox(actx, st, a.superviseAgents(o))
 	if err != nil {
 		a.notice("[baton run] %s session %d: its broker could not be set up: %v", st.Role, st.Session, err)
@@ -419,6 +435,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	}
 	defer cleanup()
 	out := a.newAgentOutput(o)
+	out.onWrite = stall.touch
 	cmd.Stdout, cmd.Stderr = out, out
 	if cmd.SysProcAttr == nil { // the sandbox may have set its own (a network namespace)
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -439,6 +456,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		err = cmd.Wait()
 	}
 	stop()
+	a.collectUsage(o, st, cmd, out.Bytes())
 	tried := box.close(ctx)
 	a.logSession(st, command, out.Bytes(), exitText(err))
 	if tried != nil {
@@ -448,6 +466,8 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	}
 	took := a.env.Now().Sub(start).Round(time.Millisecond)
 	switch {
+	case stall.fired() && ctx.Err() == nil:
+		return a.stalledFailure(st, stall)
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		a.notice("[baton run] %s session %d timed out after %s", st.Role, st.Session, o.Timeout)
 		return &failureSignature{Code: "timeout", Message: fmt.Sprintf("the agent ran past --timeout %s and was killed", o.Timeout), StageID: st.Role, Severity: "error"}

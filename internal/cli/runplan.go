@@ -11,7 +11,7 @@ import (
 )
 
 // dryRun prints the prompt the next session would get, opening nothing.
-func (a *App) dryRun(ctx context.Context) error {
+func (a *App) dryRun(ctx context.Context, o runOpts) error {
 	n, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
 		return err
@@ -28,9 +28,11 @@ func (a *App) dryRun(ctx context.Context) error {
 		return err
 	}
 	a.notice("[baton run] dry run: the next session would be %d, %s %s on %s", p.Session, p.Role, app.OrDash(p.Feature), app.OrDash(p.Branch))
+	agent := a.planAgent(o, p.Role)
+	a.notePlan(agent)
 	if a.g.JSON {
 		n.Branch = progress.Nullable(p.Branch)
-		return a.writeJSON(a.env.Stdout, map[string]any{"stopped": "dry-run", "next": n, "sessions": []runSession{}, "session_id": p.Session, "prompt": p.Prompt})
+		return a.writeJSON(a.env.Stdout, map[string]any{"stopped": "dry-run", "next": n, "sessions": []runSession{}, "session_id": p.Session, "prompt": p.Prompt, "agent": agent})
 	}
 	_, err = io.WriteString(a.env.Stdout, p.Prompt)
 	return err

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -109,7 +110,16 @@ func asHelper(cmd *exec.Cmd, policy string, sock *os.File) error {
 // itself with the policy and then becomes the agent's command, in the
 // clone, with the broker's socket and no credential.
 func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string, lin *os.File) error {
-	pj, err := json.Marshal(p.Policy)
+	self, err := selfPath()
+	if err != nil {
+		return err
+	}
+	pol := p.Policy
+	// the agent's PATH starts with this binary's directory (agentpath.go),
+	// which may lie in the project the sandbox hides: this one file it
+	// may read and run
+	pol.ReadOnly = append(slices.Clip(pol.ReadOnly), self)
+	pj, err := json.Marshal(pol)
 	if err != nil {
 		return err
 	}
@@ -119,6 +129,11 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string, lin *os.F
 	cmd.Dir = p.Copy.Top(a.env.Cwd)
 	if _, err := os.Stat(cmd.Dir); err != nil {
 		cmd.Dir = p.Copy.Dir
+	}
+	for i, kv := range cmd.Env {
+		if strings.HasPrefix(kv, usageFileEnv+"=") { // where the confined agent may write: its temp directory
+			cmd.Env[i] = usageFileEnv + "=" + filepath.Join(p.Tmp, "baton-usage.json")
+		}
 	}
 	cmd.Env = append(append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp), p.AgentEnv()...)
 	// the agent's baton finds the broker even without the variable

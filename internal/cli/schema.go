@@ -55,6 +55,9 @@ var defs = defsTable()
 func defsTable() schema {
 	return schema{
 		"warnings": tStrings(),
+		"cost":     props(schema{"key": tString(), "sessions": tInt(), "cost_usd": schema{"type": "number"}, "input_tokens": tInt(), "output_tokens": tInt()}, "key", "sessions", "cost_usd", "input_tokens", "output_tokens"),
+		"costs": props(schema{"total": ref("cost"), "by_session": oneOf(schema{"type": "null"}, arrayOf(ref("cost"))), "by_role": arrayOf(ref("cost")),
+			"by_feature": arrayOf(ref("cost")), "by_run": arrayOf(ref("cost"))}, "total", "by_session", "by_role", "by_feature", "by_run"),
 		"session": props(schema{"session_id": tInt(), "agent_type": tString(), "started_at": tString(), "completed_at": tString(),
 			"summary": tString(), "features_touched": tIDs(), "outcome": tString(), "commits": arrayOf(props(schema{"hash": tString(), "message": tString()}, "hash")),
 			"commit_range": tObject(), "failure_signature": tObject()}, "session_id", "agent_type", "outcome"),
@@ -120,7 +123,7 @@ func commandSchemas() map[string]schema {
 
 		"init": initSchema(),
 		"status": docOf(schema{"state_dir": tString(), "project": tString(), "next": ref("next"), "features_passing": tInt(), "total_features": tInt(), "features_completed": tInt(), "last_session": oneOf(ref("session"), schema{"type": "null"}), "last_review": oneOf(ref("review"), schema{"type": "null"}), "fix_cycles": tAny(), "open_sessions": arrayOf(ref("open_session")), "problems": arrayOf(ref("problem")),
-			"agents": tInt(), "lanes": arrayOf(ref("lane")), "landing": arrayOf(tObject()), "gate": oneOf(props(schema{"command": tString(), "timeout": tString(), "batch": tInt()}, "command"), schema{"type": "null"})},
+			"agents": tInt(), "lanes": arrayOf(ref("lane")), "landing": arrayOf(tObject()), "gate": oneOf(props(schema{"command": tString(), "timeout": tString(), "batch": tInt()}, "command"), schema{"type": "null"}), "costs": ref("costs")},
 			"next", "features_passing", "total_features", "open_sessions", "problems", "agents", "lanes", "landing", "gate"),
 		"next":   nextSchema(),
 		"verify": docOf(schema{"ok": tBool(), "events": tInt(), "problems": arrayOf(ref("problem")), "authenticated": tBool(), "notes": tStrings()}, "ok", "events", "problems", "authenticated", "notes"),
@@ -134,7 +137,7 @@ func commandSchemas() map[string]schema {
 			"items":   arrayOf(props(schema{"context_item_id": tString(), "kind": schema{"enum": []string{"task", "project", "global"}}, "source": tString(), "timestamp": tString(), "tags": tStrings(), "importance": schema{"type": "number"}, "token_cost": tInt(), "title": tString(), "payload": tString()}, "context_item_id", "kind", "importance", "token_cost", "payload")),
 			"omitted": arrayOf(props(schema{"context_item_id": tString(), "title": tString(), "token_cost": tInt()}, "context_item_id", "token_cost")),
 			"summary": tString(), "token_cost": tInt(), "compression_ratio": schema{"type": "number"}}, "context_package_id", "request", "items", "omitted", "summary", "token_cost", "compression_ratio"),
-		"run":           docOf(schema{"stopped": schema{"enum": []string{"done", "max-sessions", "dry-run"}}, "next": ref("next"), "prompt": tString(), "session_id": tInt(), "sessions": arrayOf(props(schema{"session_id": tInt(), "agent_type": tString(), "features": tIDs(), "branch": tString(), "failure_signature": tAny()}, "session_id", "agent_type", "features"))}, "stopped", "next", "sessions"),
+		"run":           docOf(schema{"stopped": schema{"enum": []string{"done", "max-sessions", "dry-run"}}, "next": ref("next"), "prompt": tString(), "session_id": tInt(), "agent": oneOf(schema{"type": "null"}, props(schema{"command": arrayOf(tString()), "sandboxed": tBool(), "allowed": oneOf(schema{"type": "null"}, arrayOf(tString()))}, "command", "sandboxed", "allowed")), "sessions": arrayOf(props(schema{"session_id": tInt(), "agent_type": tString(), "features": tIDs(), "branch": tString(), "failure_signature": tAny()}, "session_id", "agent_type", "features"))}, "stopped", "next", "sessions"),
 		"demo":          docOf(schema{"dir": tString(), "kept": tBool(), "status": tObject(), "features": tObject(), "sessions": tObject(), "reviews": tObject(), "log": tObject(), "verify": tObject(), "main_history": tStrings()}, "dir", "kept", "status", "verify", "main_history"),
 		"branch create": docOf(schema{"branch": tString(), "at": tString(), "from": tString()}, "branch", "at"),
 

@@ -64,6 +64,9 @@ func TestMain(m *testing.M) {
 //	                         recording the files as they are)
 //	rebind                   bind again to the session unbind left (a
 //	                         person's command between an agent's ones)
+//	readmeblock SECTION FILE write the sh code blocks of the README's
+//	                         section "## SECTION" to FILE, as a person
+//	                         would paste them
 //	schemavalid NAME [stderr] the last stdout (or stderr) must be valid
 //	                         against 'baton schema NAME' (error: the error
 //	                         object)
@@ -103,6 +106,7 @@ func TestScripts(t *testing.T) {
 			"schemavalid": cmdSchemaValid,
 			"rebind":      cmdRebind,
 			"forgelog":    cmdForgeLog,
+			"readmeblock": cmdReadmeBlock,
 			"httpserve":   cmdHTTPServe,
 		},
 		// [landlock]: the kernel offers the sandbox baton run --sandbox
@@ -158,6 +162,43 @@ func cmdJSONField(ts *testscript.TestScript, neg bool, args []string) {
 	if match == neg {
 		ts.Fatalf("jsonfield %s: got %q (exists=%v), want %s%q", args[0], got.String(), got.Exists(), map[bool]string{true: "not ", false: ""}[neg], args[1])
 	}
+}
+
+func cmdReadmeBlock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: readmeblock SECTION FILE")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	ts.Check(err)
+	code, err := readmeShBlocks(string(readme), args[0])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(code), 0o644))
+}
+
+// readmeShBlocks returns the ```sh blocks of the README section headed
+// "## section", up to the next heading of that level.
+func readmeShBlocks(readme, section string) (string, error) {
+	_, body, ok := strings.Cut(readme, "\n## "+section+"\n")
+	if !ok {
+		return "", fmt.Errorf("README.md has no section %q", section)
+	}
+	body, _, _ = strings.Cut(body, "\n## ")
+	var code strings.Builder
+	in := false
+	for _, line := range strings.Split(body, "\n") {
+		switch {
+		case !in && line == "```sh":
+			in = true
+		case in && line == "```":
+			in = false
+		case in:
+			code.WriteString(line + "\n")
+		}
+	}
+	if code.Len() == 0 {
+		return "", fmt.Errorf("README.md section %q has no sh code block", section)
+	}
+	return code.String(), nil
 }
 
 func cmdJSONValid(ts *testscript.TestScript, neg bool, args []string) {

@@ -43,6 +43,7 @@ func writeStory(w io.Writer, st app.Story) {
 			rng = fmt.Sprintf(" [%s..%s]", app.Str(r["from"]), app.Str(r["to"]))
 		}
 		printf(w, "  #%v %v %v %v → %v (%s) %q%s", s["session_id"], s["agent_type"], app.OrDash(app.Str(s["outcome"])), s["started_at"], app.OrDash(app.Str(s["completed_at"])), durationText(int64Of(s["duration_seconds"])), app.Str(s["summary"]), rng)
+		writeSessionCost(w, s["usage"])
 	}
 	printf(w, "Commits:   %d", len(st.Commits))
 	for _, c := range st.Commits {

@@ -22,6 +22,7 @@ const (
 	NeedAgent               // a bridge checkpoint: exit 42
 	Interrupted             // Ctrl-C: exit 130
 	MaxSessions             // baton run stopped at --max-sessions before DONE: exit 7
+	Budget                  // baton run stopped before a session past its cost budget: exit 8
 )
 
 // Exit codes, documented in the README and in `baton --help`.
@@ -36,6 +37,7 @@ const (
 	ExitNeedAgent   = 42
 	ExitInterrupted = 130
 	ExitMaxSessions = 7
+	ExitBudget      = 8
 )
 
 var codes = map[Kind]int{
@@ -48,6 +50,7 @@ var codes = map[Kind]int{
 	NeedAgent:   ExitNeedAgent,
 	Interrupted: ExitInterrupted,
 	MaxSessions: ExitMaxSessions,
+	Budget:      ExitBudget,
 }
 
 var names = map[Kind]string{
@@ -60,6 +63,7 @@ var names = map[Kind]string{
 	NeedAgent:   "need_agent",
 	Interrupted: "interrupted",
 	MaxSessions: "max_sessions",
+	Budget:      "budget",
 }
 
 // String names the kind as it appears in JSON error output.

@@ -25,6 +25,7 @@ func TestCodeForEveryKind(t *testing.T) {
 		{errs.NeedAgent, 42, "need_agent"},
 		{errs.Interrupted, 130, "interrupted"},
 		{errs.MaxSessions, 7, "max_sessions"},
+		{errs.Budget, 8, "budget"},
 	}
 	for _, tt := range tests {
 		err := errs.New(tt.kind, "something about %s", "x")

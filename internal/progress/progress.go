@@ -96,8 +96,10 @@ type FailureSignature struct {
 
 // FailureCodes are the codes a FailureSignature may carry.
 // interrupted: `baton run` was stopped by SIGINT, SIGTERM or SIGHUP while
-// the session's agent ran.
-var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "interrupted", "unknown"}
+// the session's agent ran. stalled: the agent wrote nothing for the
+// stall timeout and was killed. budget: the run stopped before a session
+// that would have started past its cost budget.
+var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "interrupted", "stalled", "budget", "unknown"}
 
 // Status is the status object.
 type Status struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -49,6 +50,28 @@ type Config struct {
 	// Gate is the command the merged tree must pass before main moves
 	// (none when empty).
 	Gate workflow.Gate `json:"gate,omitzero"`
+	// StallTimeout is how long baton run lets an agent write nothing
+	// before it ends the session as stalled (a Go duration, "10m";
+	// empty: DefaultStallTimeout).
+	StallTimeout string `json:"stall_timeout,omitempty"`
+	// Budget is what one baton run may spend on agents, in US dollars
+	// (0: no budget).
+	Budget float64 `json:"budget,omitempty"`
+	// FeatureBudget is what the sessions of one feature may cost over
+	// every run, in US dollars (0: no budget).
+	FeatureBudget float64 `json:"feature_budget,omitempty"`
+}
+
+// DefaultStallTimeout is the stall timeout of a project that sets none.
+const DefaultStallTimeout = 10 * time.Minute
+
+// Stall is the configured stall timeout.
+func (c Config) Stall() time.Duration {
+	d, err := time.ParseDuration(c.StallTimeout)
+	if err != nil || d <= 0 {
+		return DefaultStallTimeout
+	}
+	return d
 }
 
 // AgentConfig is how baton run starts an agent CLI (--agent claude|codex).
@@ -59,6 +82,9 @@ type AgentConfig struct {
 	Models RoleModels `json:"models,omitzero"`
 	// MaxTurns bounds an agent's turns where the CLI supports it (0: its default).
 	MaxTurns int `json:"max_turns,omitempty"`
+	// Allow are the programs an unsandboxed agent may run without asking
+	// (nil: the preset's default list).
+	Allow []string `json:"allow,omitempty"`
 }
 
 // RoleModels are the models of the roles that have their own (a struct,
@@ -171,6 +197,12 @@ func (s *Store) loadConfig() (Config, error) {
 		return c, errs.New(errs.Invalid, "%s: %v", s.ConfigPath(), err)
 	}
 	c.Gate = c.Gate.WithDefaults()
+	if d, err := time.ParseDuration(c.StallTimeout); c.StallTimeout != "" && (err != nil || d <= 0) {
+		return c, errs.New(errs.Invalid, "%s: stall_timeout must be a positive duration such as \"10m\" or \"90s\", found %q", s.ConfigPath(), c.StallTimeout)
+	}
+	if c.Budget < 0 || c.FeatureBudget < 0 {
+		return c, errs.New(errs.Invalid, "%s: budget and feature_budget must be costs in US dollars, 0 or more, found %v and %v", s.ConfigPath(), c.Budget, c.FeatureBudget)
+	}
 	if c.LockTimeoutSeconds < 1 {
 		return c, errs.New(errs.Invalid, "%s: lock_timeout_seconds must be at least 1, found %d", s.ConfigPath(), c.LockTimeoutSeconds)
 	}
