@@ -44,6 +44,8 @@ type MergeResult struct {
 	BranchDeleted bool     `json:"branch_deleted"`
 	Switched      []string `json:"switched"` // worktrees that had the branch checked out, now on Into
 	Detached      []string `json:"detached"`
+	// Queued: the merge waits in the landing queue; main has not moved.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // mergeTarget is what a merge acts on, checked.
@@ -410,6 +412,9 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 		st.taskID = t.featureID
 		if err := st.ownItem(t.features, t.branch); err != nil {
 			return err
+		}
+		if workflow.Queued(st.cfg.Agents, st.cfg.Gate) {
+			return st.enqueue(t, out)
 		}
 		ff := o.FF || !st.cfg.MergeNoFF
 		intend := func(commit string) error {

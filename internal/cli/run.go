@@ -188,6 +188,9 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 	if err := a.verifyRun(ctx, *last); err != nil {
 		return true, err
 	}
+	if err := a.landQueue(ctx); err != nil {
+		return true, err
+	}
 	next, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
 		return true, err
