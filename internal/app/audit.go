@@ -616,6 +616,9 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	// must not hold up the writers.
 	res.GitChecked = a.repo() != nil
 	res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
+	if r := a.repo(); r != nil {
+		res.Problems = append(res.Problems, gateProblems(r, recs.log, cfg.Gate.Command)...)
+	}
 	res.Problems, res.Notes = splitNotes(res.Problems, res.Notes)
 	if note := a.staleHooksNote(cfg); note != "" {
 		res.Notes = append(res.Notes, note)
