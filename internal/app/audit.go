@@ -120,7 +120,7 @@ func (sn *snapshot) compare(name string, data []byte) {
 }
 
 func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, error) {
-	cfg, err := s.LoadConfig()
+	cfg, err := a.loadConfig(s)
 	if err != nil {
 		return nil, err
 	}

@@ -86,8 +86,10 @@ type LandInput struct {
 	Max int `json:"max,omitempty"`
 	// Gate runs the gate's command; nil runs it unconfined (RunGate).
 	Gate GateRunner `json:"-"`
-	// Started, when set, is told when the gate starts on an item.
+	// Started, when set, is told when the gate starts on an item, and
+	// Settled when an item has landed or gone back.
 	Started func(item, tree string) `json:"-"`
+	Settled func(Landed)            `json:"-"`
 }
 
 // LandResult is what Land did, item by item, in queue order.
@@ -128,6 +130,9 @@ func (a *App) Land(ctx context.Context, c Caller, in LandInput) (LandResult, err
 			return res, err
 		}
 		res.Items = append(res.Items, got)
+		if in.Settled != nil {
+			in.Settled(got)
+		}
 	}
 	return res, nil
 }
@@ -388,5 +393,18 @@ func (a *App) config() (store.Config, error) {
 	if err != nil {
 		return store.Config{}, err
 	}
-	return s.LoadConfig()
+	return a.loadConfig(s)
+}
+
+// Config is the project's .baton/config, as this run applies it.
+func (a *App) Config() (store.Config, error) { return a.config() }
+
+// loadConfig reads s's config, with the run's number of agents in place
+// of the file's when one was given.
+func (a *App) loadConfig(s *store.Store) (store.Config, error) {
+	cfg, err := s.LoadConfig()
+	if err == nil && a.g.Agents > 0 {
+		cfg.Agents = a.g.Agents
+	}
+	return cfg, err
 }

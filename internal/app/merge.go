@@ -11,6 +11,7 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/gitops"
+	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
 	"github.com/baton-cli/baton/internal/workflow"
 )
@@ -66,7 +67,7 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 	if err != nil {
 		return t, err
 	}
-	if t.review, err = pickReview(rv, id); err != nil {
+	if t.review, err = st.pickReview(rv, id); err != nil {
 		return t, err
 	}
 	t.id = int(t.review.Get("review_id").Int())
@@ -128,12 +129,35 @@ func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
 	return st.decide(workflow.BranchAsReviewed(ref, t.head))
 }
 
-// pickReview returns review id, or the last review.
-func pickReview(rv *reviews.File, id int) (gjson.Result, error) {
+// pickReview returns review id, or the last review: for a session in a
+// lane, the last review of its lane's item.
+func (st *state) pickReview(rv *reviews.File, id int) (gjson.Result, error) {
 	if id > 0 {
 		return rv.Review(id)
 	}
+	if l, ok := st.ownLane(); ok {
+		all := rv.Reviews()
+		for i := len(all) - 1; i >= 0; i-- {
+			if itemOfReview(all[i]) == l.Item {
+				return all[i], nil
+			}
+		}
+	}
 	return rv.Last()
+}
+
+// ownLane is the lane of the session the call is bound to (false for
+// none).
+func (st *state) ownLane() (progress.Lane, bool) {
+	who, _ := st.resolveActor()
+	if who == nil || who.Session == nil || who.Source != "session" {
+		return progress.Lane{}, false
+	}
+	p, ok, err := st.progressOpt()
+	if err != nil || !ok {
+		return progress.Lane{}, false
+	}
+	return p.LaneOf(*who.Session)
 }
 
 func mergeMessage(t mergeTarget) string {
@@ -473,7 +497,7 @@ func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o RejectInpu
 		if err != nil {
 			return err
 		}
-		pick, err := pickReview(rv, o.Review)
+		pick, err := st.pickReview(rv, o.Review)
 		if err != nil {
 			return err
 		}

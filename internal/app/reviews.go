@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -297,14 +298,14 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if _, err := st.requireAs(workflow.AddReview, in.AgentType); err != nil {
 			return err
 		}
+		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
+			return err
+		}
 		r, err := st.reviews()
 		if err != nil {
 			return err
 		}
 		if err := st.checkReview(r, in); err != nil {
-			return err
-		}
-		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
 			return err
 		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
@@ -508,11 +509,17 @@ func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 	if a.remote != nil {
 		return remoteRecord(ctx, a, c, "reviews.get-last", nil)
 	}
-	r, s, err := readFileIn(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
+	a = a.as(c)
+	r, s, err := readFileIn(ctx, a, reviews.FileName, reviewsHint, reviews.Parse)
 	if err != nil {
 		return gjson.Result{}, err
 	}
 	rv := r.Reviews()
+	if p, err := readFile(ctx, a, progress.FileName, progressHint, progress.Parse); err == nil {
+		if l, ok := a.boundLane(ctx, p); ok { // a lane's session: its own item's last review
+			rv = slices.DeleteFunc(rv, func(r gjson.Result) bool { return itemOfReview(r) != l.Item })
+		}
+	}
 	if len(rv) == 0 {
 		return gjson.Result{}, errs.New(errs.NotFound, "No reviews found in %s", s.Path(reviews.FileName))
 	}

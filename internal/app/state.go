@@ -111,7 +111,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 	if err != nil {
 		return err
 	}
-	cfg, err := s.LoadConfig()
+	cfg, err := a.loadConfig(s)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ type runOpts struct {
 	// (--input-file) and its INITIALIZER's feature count.
 	Prompts, InputFile string
 	FeatureCount       int
+	// Agents is how many sessions run at once (0: "agents" in .baton/config).
+	Agents int
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -89,6 +91,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.StringVar(&o.SandboxNet, "sandbox-net", "on", "with --sandbox: off cuts the agents' TCP connections")
 	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
 	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
+	f.IntVar(&o.Agents, "agents", 0, "run up to this many agent sessions at once, each in its own working copy (default: \"agents\" in .baton/config, else 1)")
 	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
 	return c
 }
@@ -114,6 +117,18 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
+	}
+	k, err := a.agentsFor(o)
+	if err != nil {
+		return err
+	}
+	if k > 1 && !o.DryRun {
+		if err := checkLanes(o, k); err != nil {
+			return err
+		}
+	}
+	if k > 1 {
+		a.g.Agents = k
 	}
 	if err := a.usePrompts(o); err != nil {
 		return err
@@ -164,6 +179,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	}
 	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
 		return err
+	}
+	if k > 1 {
+		return a.runLanes(ctx, o, k)
 	}
 	var ran []runSession
 	var last *step
@@ -552,7 +570,7 @@ func agentEnviron(env []string) []string {
 func (a *App) stepApp(asJSON bool) *app.App {
 	sink := &App{env: a.env}
 	sink.g.JSON = asJSON
-	return a.app.Child(app.Env{Stdin: a.env.Stdin, Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now}, &app.Options{StateDir: a.g.StateDir}, sink)
+	return a.app.Child(app.Env{Stdin: a.env.Stdin, Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now}, &app.Options{StateDir: a.g.StateDir, Agents: a.g.Agents}, sink)
 }
 
 // stepErr names the step that failed as the command it is: "baton ARGS:

@@ -87,6 +87,13 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string) error {
 	}
 	cmd.Path = self
 	cmd.Args = append([]string{self, sandboxExecCmd, string(pj), "--"}, cmd.Args...)
+	return a.brokered(cmd, p, sock)
+}
+
+// brokered makes cmd an agent that works in its clone and reaches the
+// state only through the broker at sock: no session credential, no state
+// directory, the clone's temp directory.
+func (a *App) brokered(cmd *exec.Cmd, p *app.SandboxPlace, sock string) error {
 	cmd.Dir = p.Copy.Top(a.env.Cwd)
 	if _, err := os.Stat(cmd.Dir); err != nil {
 		cmd.Dir = p.Copy.Dir

@@ -179,7 +179,7 @@ func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Re
 		return app.ReplyOf(nil, errs.New(errs.Unexpected, "your branch's commits could not be brought to the project; keep your work committed on your branch and try again"), nil)
 	}
 	env := app.Env{Stdin: bytes.NewReader(c.Stdin), Getenv: b.getenv, Cwd: b.place.Top, Now: b.a.env.Now, FileDir: cwd, Head: b.place.Copy.Head}
-	x := app.New(env, &app.Options{StateDir: b.place.StateDir}, nil)
+	x := app.New(env, &app.Options{StateDir: b.place.StateDir, Agents: b.a.g.Agents}, nil)
 	return broker.Dispatch(ctx, x, app.Bound(b.st.Credential), c)
 }
 

@@ -86,6 +86,9 @@ type PipelineChange struct {
 func Advance(x string, d Decision) PipelineChange {
 	c := PipelineChange{Drop: x}
 	item := ItemOf(d.Feature, d.Branch, d.Phase)
+	if item == PhaseStopped && x != "" && d.Rule == "error-stop" { // an item named after its role stops as itself
+		item = x
+	}
 	if !continues(d) || item == PhaseStopped || item == PhaseDone {
 		return c
 	}

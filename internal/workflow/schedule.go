@@ -118,8 +118,8 @@ func Runnable(p Project) Schedule {
 	barrier := v.barrier()
 	v.inFlight()
 	v.laneSteps()
-	if barrier != nil && !v.has(barrier.Item) {
-		v.s.Steps = append(v.s.Steps, *barrier)
+	if barrier != nil && !v.has(barrier.Item) && barrier.Role != PhaseStopped {
+		v.s.Steps = append(v.s.Steps, *barrier) // a barrier stopped for a person holds back new work, and runs no more
 	}
 	v.newWork(barrier)
 	v.finish()
