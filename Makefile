@@ -87,12 +87,14 @@ fmt:
 
 # Go benchmarks, then whole-command timings on generated large states:
 # against a Go hello-world, first contact and trusted, the writes on 10 to
-# 50,000 sessions, throughput for 1 to 16 writers, and, with
+# 50,000 sessions, throughput for 1 to 16 writers, time to DONE with 1 to 8
+# agents at once (lanebench), and, with
 # PREDECESSOR=<checkout of the predecessor's repository>, its scripts.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) ./...
 	$(GO) run ./bench/cmdbench -baton $(BIN) $(if $(PREDECESSOR),-predecessor $(PREDECESSOR))
 	$(GO) run ./bench/gitbench -baton $(BIN)
+	$(GO) run ./bench/lanebench -baton $(BIN)
 
 # A whole multi-agent project on a scratch repository: baton run drives the
 # built-in scripted agent to DONE (demo/demo.sh walks one cycle by hand).

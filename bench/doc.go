@@ -1,5 +1,5 @@
 // Package bench holds baton's performance measurement; it has no code of its
-// own. `make bench` runs all three parts:
+// own. `make bench` runs all four parts:
 //
 //   - Go benchmarks beside the code they measure, in *_bench_test.go files
 //     (progress, reviews, features, jsondoc, store): parsing, appending to and
@@ -16,6 +16,12 @@
 //     runs (open, range, ancestry, merge base, merge) against the git command
 //     doing the same, in process and as processes, and the commands that run
 //     them (session end and reviews add-review under 150 ms on the large one).
+//
+//   - bench/lanebench, which drives a generated project of 16 independent
+//     features to DONE with a scripted agent of fixed session time and a
+//     gate of fixed time, for 1, 2, 4 and 8 agents at once: wall time, the
+//     speed-up against one agent, the time landings wait in the queue and
+//     the share of lane time idle.
 //
 // bench/stat holds what the harnesses share.
 //

@@ -298,14 +298,14 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if _, err := st.requireAs(workflow.AddReview, in.AgentType); err != nil {
 			return err
 		}
-		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
-			return err
-		}
 		r, err := st.reviews()
 		if err != nil {
 			return err
 		}
 		if err := st.checkReview(r, in); err != nil {
+			return err
+		}
+		if err := st.ownItem(features.SplitIDs(Deref(in.FeatureID)), Deref(in.Branch)); err != nil {
 			return err
 		}
 		if err := a.reviewRange(st.cfg, &in); err != nil {
