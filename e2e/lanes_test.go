@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -188,4 +189,70 @@ func TestLanesKilledWhileLanding(t *testing.T) {
 	}
 	mustBaton(t, dir, "verify")
 	t.Logf("%d of %d runs killed", killed, iterations)
+}
+
+// TestLanesSignals stops a run of three lanes with SIGINT while every
+// lane's agent (and a child of each) runs: every agent group is killed,
+// every session ends as ERROR (interrupted), baton exits 130, and no
+// session stays open.
+func TestLanesSignals(t *testing.T) {
+	bin := raceBaton(t)
+	dir, _ := laneProject(t, 3, `{"agents": 3, "architecture_interval": 100}`)
+	pids := t.TempDir()
+	agent := `sleep 600 & echo $! > ` + pids + `/child.$$; wait`
+	c := exec.Command(bin, "run", "--agent-cmd", agent, "--max-sessions", "10")
+	c.Dir, c.Env = dir, batonEnv(dir)
+	gitEnv(c)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var children []int
+	for deadline := time.Now().Add(time.Minute); len(children) < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("three agents did not start:\n%s", stderr.String())
+		}
+		children = children[:0]
+		files, _ := filepath.Glob(filepath.Join(pids, "child.*"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+				var pid int
+				fmt.Sscan(string(b), &pid)
+				children = append(children, pid)
+			}
+		}
+	}
+	if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if got := exitCode(c.Wait()); got != 130 {
+		t.Fatalf("baton run after SIGINT: exit %d, want 130\n%s", got, stderr.String())
+	}
+	for _, pid := range children {
+		waitGone(t, pid)
+	}
+	var p struct {
+		Sessions []struct {
+			Outcome string `json:"outcome"`
+			Failure struct {
+				Code string `json:"code"`
+			} `json:"failure_signature"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal(readState(t, dir, progressName), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sessions) != 3 {
+		t.Fatalf("%d sessions recorded, want 3:\n%s", len(p.Sessions), stderr.String())
+	}
+	for _, s := range p.Sessions {
+		if s.Outcome != "ERROR" || s.Failure.Code != "interrupted" {
+			t.Errorf("a session after the signal: %+v, want ERROR (interrupted)", s)
+		}
+	}
+	if open := readState(t, dir, filepath.Join(".baton", "sessions.json")); strings.Contains(string(open), `"session_id"`) {
+		t.Fatalf("a session is still open:\n%s", open)
+	}
+	mustBaton(t, dir, "verify")
 }
