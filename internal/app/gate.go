@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/internal/gitops"
+	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/sandbox"
 	"github.com/baton-cli/baton/internal/workcopy"
 	"github.com/baton-cli/baton/internal/workflow"
 )
@@ -40,11 +42,12 @@ type GateRun struct {
 func (g GateRun) Passed() bool { return g.ExitCode == 0 && !g.TimedOut }
 
 // GateRunner starts cmd (its directory, environment and output set) and
-// waits for it; a front end may confine it first.
-type GateRunner func(ctx context.Context, cmd *exec.Cmd) error
+// waits for it; a front end that confines its agents confines it with
+// pol first, as an agent in the gate's working copy.
+type GateRunner func(ctx context.Context, cmd *exec.Cmd, pol sandbox.Policy) error
 
 // RunGate runs the gate unconfined.
-func RunGate(_ context.Context, cmd *exec.Cmd) error { return cmd.Run() }
+func RunGate(_ context.Context, cmd *exec.Cmd, _ sandbox.Policy) error { return cmd.Run() }
 
 // gateTail is how much of the gate's output the log keeps.
 const (
@@ -86,8 +89,9 @@ func (a *App) gateRun(ctx context.Context, r gitops.Repo, run GateRunner, g work
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
+	pol := a.sandboxPolicy(&SandboxPlace{Top: r.Top(), StateDir: a.stateDirOr(), Copy: wc, Tmp: tmp}, false)
 	start := time.Now()
-	err = run(gctx, cmd)
+	err = run(gctx, cmd, pol)
 	res.DurationMS = time.Since(start).Milliseconds()
 	if ctx.Err() != nil {
 		return res, ctx.Err() // interrupted: nothing to record
@@ -147,4 +151,13 @@ func (w *tailWriter) tail() string {
 		lines = lines[len(lines)-gateTailLines:]
 	}
 	return strings.ToValidUTF8(strings.Join(lines, "\n"), "?")
+}
+
+// stateDirOr is the state directory ("" when it cannot be found).
+func (a *App) stateDirOr() string {
+	s, err := a.openStore(progress.FileName)
+	if err != nil {
+		return ""
+	}
+	return filepath.Clean(s.Dir)
 }

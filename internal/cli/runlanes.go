@@ -17,6 +17,7 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/gitops"
 	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/sandbox"
 	"github.com/baton-cli/baton/internal/workflow"
 )
 
@@ -183,6 +184,7 @@ func (a *App) startLanding(ctx context.Context, r *laneRun) {
 	lander := a.stepApp(true)
 	go func() {
 		res, err := lander.Land(ctx, app.Caller{}, app.LandInput{
+			Gate:    a.gateRunner(),
 			Started: func(item, _ string) { r.gates <- item },
 			Settled: func(it app.Landed) { r.settled <- it },
 		})
@@ -380,7 +382,7 @@ func (a *App) laneEvent(kind string, fields map[string]any, format string, args 
 // sessions of a run of one agent, saying on stderr what each gate run and
 // landing did.
 func (a *App) landQueue(ctx context.Context) error {
-	in := app.LandInput{Started: func(item, tree string) {
+	in := app.LandInput{Gate: a.gateRunner(), Started: func(item, tree string) {
 		a.notice("[baton run] gate started on %s (merged tree %s)", item, gitops.Short(tree))
 	}}
 	res, err := a.app.Land(ctx, a.caller(), in)
@@ -393,4 +395,26 @@ func (a *App) landQueue(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// gateRunner is how the run's gate runs: confined by the kernel, as an
+// agent in the gate's working copy, when the run confines its agents
+// (nil: unconfined).
+func (a *App) gateRunner() app.GateRunner {
+	if a.box == nil {
+		return nil
+	}
+	return func(_ context.Context, cmd *exec.Cmd, pol sandbox.Policy) error {
+		self, err := selfPath()
+		if err != nil {
+			return err
+		}
+		pj, err := json.Marshal(pol)
+		if err != nil {
+			return err
+		}
+		cmd.Path = self
+		cmd.Args = append([]string{self, sandboxExecCmd, string(pj), "--"}, cmd.Args...)
+		return cmd.Run()
+	}
 }
