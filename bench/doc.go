@@ -15,8 +15,7 @@
 //     repository with git fast-import and times each git operation baton
 //     runs (open, range, ancestry, merge base, merge) against the git command
 //     doing the same, in process and as processes, and the commands that run
-//     them (session end and reviews add-review under 150 ms on the large one).
-//
+//     them (session end and reviews add-review under 150 ms on the large one);
 //   - bench/lanebench, which drives a generated project of 16 independent
 //     features to DONE with a scripted agent of fixed session time and a
 //     gate of fixed time, for 1, 2, 4 and 8 agents at once: wall time, the
