@@ -240,9 +240,11 @@ func (a *App) settle(ctx context.Context, r gitops.Repo, q progress.Landing, ont
 			return st.sendBack(r, p, q, back, run, &out)
 		}
 		if errors.Is(err, errMainMoved) {
-			st.logAnyway = run != nil // the gate ran: its entry stays
-			st.summary = fmt.Sprintf("gate %q ran on %s merged into main at %s, which moved since: landing it again", run.Command, q.Branch, gitops.Short(onto))
-			st.record = map[string]any{"gate": run, "review_id": q.ReviewID}
+			if run != nil { // the gate ran: its entry stays
+				st.logAnyway = true
+				st.summary = fmt.Sprintf("gate %q ran on %s merged into main at %s, which moved since: landing it again", run.Command, q.Branch, gitops.Short(onto))
+				st.record = map[string]any{"gate": run, "review_id": q.ReviewID}
+			}
 			return nil
 		}
 		return err

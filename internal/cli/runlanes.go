@@ -117,10 +117,7 @@ func (a *App) runLanes(ctx context.Context, o runOpts, k int) error {
 		if r.fatal != nil || ctx.Err() != nil {
 			stopAll()
 		}
-		if len(r.running) == 0 && !r.landing && !r.kick {
-			return a.lanesOver(ctx, r)
-		}
-		if len(r.running) == 0 && !r.landing && (r.fatal != nil || ctx.Err() != nil) {
+		if len(r.running) == 0 && !r.landing && (!r.kick || r.fatal != nil || ctx.Err() != nil) {
 			return a.lanesOver(ctx, r)
 		}
 		a.waitLanes(ctx, r)
@@ -170,6 +167,9 @@ func (a *App) lanesOver(ctx context.Context, r *laneRun) error {
 		return nil
 	case workflow.PhaseStopped:
 		return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
+	}
+	if r.opened < r.o.MaxSessions {
+		return errs.New(errs.Policy, "the run stopped: no session could be opened for the next step, %s (%s); see 'baton next --json'", next.Phase, next.Reason)
 	}
 	return errs.New(errs.MaxSessions, "the run stopped after --max-sessions %d before DONE; run it again to continue", r.o.MaxSessions)
 }
