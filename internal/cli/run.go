@@ -118,17 +118,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
 	}
-	k, err := a.agentsFor(o)
+	k, err := a.useAgents(o)
 	if err != nil {
 		return err
-	}
-	if k > 1 && !o.DryRun {
-		if err := checkLanes(o, k); err != nil {
-			return err
-		}
-	}
-	if k > 1 {
-		a.g.Agents = k
 	}
 	if err := a.usePrompts(o); err != nil {
 		return err

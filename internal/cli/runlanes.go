@@ -15,7 +15,6 @@ import (
 	"github.com/baton-cli/baton/internal/app"
 	"github.com/baton-cli/baton/internal/broker"
 	"github.com/baton-cli/baton/internal/errs"
-	"github.com/baton-cli/baton/internal/gitops"
 	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/sandbox"
 	"github.com/baton-cli/baton/internal/workflow"
@@ -83,6 +82,22 @@ func (a *App) agentsFor(o runOpts) (int, error) {
 		return 0, err
 	}
 	return cfg.Agents, nil
+}
+
+// useAgents is how many agents the run keeps going, refusing with K > 1
+// what runs one at a time; the run's application then counts K lanes.
+func (a *App) useAgents(o runOpts) (int, error) {
+	k, err := a.agentsFor(o)
+	if err != nil || k == 1 {
+		return k, err
+	}
+	if !o.DryRun {
+		if err := checkLanes(o, k); err != nil {
+			return 0, err
+		}
+	}
+	a.g.Agents = k
+	return k, nil
 }
 
 // checkLanes refuses what runs one agent at a time, before anything starts.
@@ -202,7 +217,7 @@ func (a *App) landEvents(res app.LandResult) {
 		switch it.Outcome {
 		case "landed":
 			f["merge_commit"] = it.MergeCommit
-			a.laneEvent("landed", f, "[baton run] landed %s (%s, review R%d) as %s", it.Item, it.Branch, it.ReviewID, gitops.Short(it.MergeCommit))
+			a.laneEvent("landed", f, "[baton run] landed %s (%s, review R%d) as %s", it.Item, it.Branch, it.ReviewID, app.Short(it.MergeCommit))
 		default:
 			f["gate_review"], f["phase"], f["reason"] = it.Review, it.Phase, it.Reason
 			a.laneEvent("sent_back", f, "[baton run] %s %s by gate review R%d: %s", map[string]string{"sent_back": "sent back", "rejected": "rejected"}[it.Outcome], it.Item, it.Review, it.Reason)
@@ -383,13 +398,13 @@ func (a *App) laneEvent(kind string, fields map[string]any, format string, args 
 // landing did.
 func (a *App) landQueue(ctx context.Context) error {
 	in := app.LandInput{Gate: a.gateRunner(), Started: func(item, tree string) {
-		a.notice("[baton run] gate started on %s (merged tree %s)", item, gitops.Short(tree))
+		a.notice("[baton run] gate started on %s (merged tree %s)", item, app.Short(tree))
 	}}
 	res, err := a.app.Land(ctx, a.caller(), in)
 	for _, it := range res.Items {
 		switch it.Outcome {
 		case "landed":
-			a.notice("[baton run] landed %s (%s, review R%d) as %s", it.Item, it.Branch, it.ReviewID, gitops.Short(it.MergeCommit))
+			a.notice("[baton run] landed %s (%s, review R%d) as %s", it.Item, it.Branch, it.ReviewID, app.Short(it.MergeCommit))
 		default:
 			a.notice("[baton run] %s %s by gate review R%d: %s", map[string]string{"sent_back": "sent back", "rejected": "rejected"}[it.Outcome], it.Item, it.Review, it.Reason)
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/internal/app"
-	"github.com/baton-cli/baton/internal/gitops"
 	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/reviews"
 )
@@ -63,7 +62,7 @@ func writeStory(w io.Writer, st app.Story) {
 		printf(w, "Merge:     R%d (%s) merged %s as %s onto %s at %s", m.ReviewID, m.Verdict, m.Branch, m.MergeCommit, app.OrDash(m.MergedOnto), m.MergedAt)
 	}
 	for _, g := range st.Gates {
-		printf(w, "Gate:      entry %d: %q on tree %s: exit %d in %dms (output %s)", g.Seq, g.Command, gitops.Short(g.Tree), g.ExitCode, g.DurationMS, g.Digest)
+		printf(w, "Gate:      entry %d: %q on tree %s: exit %d in %dms (output %s)", g.Seq, g.Command, app.Short(g.Tree), g.ExitCode, g.DurationMS, g.Digest)
 	}
 	printf(w, "Refused:   %d", len(st.Refused))
 	for _, l := range st.Refused {
