@@ -516,8 +516,11 @@ func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 	}
 	rv := r.Reviews()
 	if p, err := readFile(ctx, a, progress.FileName, progressHint, progress.Parse); err == nil {
-		if l, ok := a.boundLane(ctx, p); ok { // a lane's session: its own item's last review
-			rv = slices.DeleteFunc(rv, func(r gjson.Result) bool { return itemOfReview(r) != l.Item })
+		if l, ok := a.boundLane(ctx, p); ok { // a lane's session: its own item's last review, if it has one
+			own := slices.DeleteFunc(slices.Clone(rv), func(r gjson.Result) bool { return itemOfReview(r) != l.Item })
+			if len(own) > 0 {
+				rv = own
+			}
 		}
 	}
 	if len(rv) == 0 {
