@@ -1,5 +1,5 @@
 // Package bench holds baton's performance measurement; it has no code of its
-// own. `make bench` runs all three parts:
+// own. `make bench` runs all four parts:
 //
 //   - Go benchmarks beside the code they measure, in *_bench_test.go files
 //     (jsondoc, progress, reviews, features, store, app, cli, gitops):
@@ -16,7 +16,12 @@
 //     repository with git fast-import and times each git operation baton
 //     runs (open, range, ancestry, merge base, merge) against the git command
 //     doing the same, in process and as processes, and the commands that run
-//     them.
+//     them;
+//   - bench/lanebench, which drives a generated project of 16 independent
+//     features to DONE with a scripted agent of fixed session time and a
+//     gate of fixed time, for 1, 2, 4 and 8 agents at once: wall time, the
+//     speed-up against one agent, the time landings wait in the queue and
+//     the share of lane time idle.
 //
 // bench/stat holds what the harnesses share.
 //

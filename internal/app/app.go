@@ -39,6 +39,9 @@ type Env struct {
 type Options struct {
 	StateDir string // the state directory, when given (else discovered)
 	File     string // the path of the operation's own state file, when given
+	// Agents, when set, is how many sessions run at once in place of
+	// "agents" in .baton/config (baton run --agents).
+	Agents int
 }
 
 // Caller says how a call is authenticated. The front end fills it from

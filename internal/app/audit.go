@@ -120,7 +120,7 @@ func (sn *snapshot) compare(name string, data []byte) {
 }
 
 func (a *App) readSnapshot(ctx context.Context, s *store.Store) (*snapshot, error) {
-	cfg, err := s.LoadConfig()
+	cfg, err := a.loadConfig(s)
 	if err != nil {
 		return nil, err
 	}
@@ -619,6 +619,9 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	// must not hold up the writers.
 	res.GitChecked = a.repo() != nil
 	res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
+	if r := a.repo(); r != nil {
+		res.Problems = append(res.Problems, gateProblems(r, recs.log, cfg.Gate.Command)...)
+	}
 	res.Problems, res.Notes = splitNotes(res.Problems, res.Notes)
 	if note := a.staleHooksNote(cfg); note != "" {
 		res.Notes = append(res.Notes, note)

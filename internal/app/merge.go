@@ -11,6 +11,7 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/gitops"
+	"github.com/baton-cli/baton/internal/progress"
 	"github.com/baton-cli/baton/internal/reviews"
 	"github.com/baton-cli/baton/internal/workflow"
 )
@@ -44,6 +45,8 @@ type MergeResult struct {
 	BranchDeleted bool     `json:"branch_deleted"`
 	Switched      []string `json:"switched"` // worktrees that had the branch checked out, now on Into
 	Detached      []string `json:"detached"`
+	// Queued: the merge waits in the landing queue; main has not moved.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // mergeTarget is what a merge acts on, checked.
@@ -64,7 +67,7 @@ func (st *state) mergeTarget(r gitops.Repo, id int) (mergeTarget, error) {
 	if err != nil {
 		return t, err
 	}
-	if t.review, err = pickReview(rv, id); err != nil {
+	if t.review, err = st.pickReview(rv, id); err != nil {
 		return t, err
 	}
 	t.id = int(t.review.Get("review_id").Int())
@@ -126,12 +129,35 @@ func (st *state) locate(r gitops.Repo, t *mergeTarget) error {
 	return st.decide(workflow.BranchAsReviewed(ref, t.head))
 }
 
-// pickReview returns review id, or the last review.
-func pickReview(rv *reviews.File, id int) (gjson.Result, error) {
+// pickReview returns review id, or the last review: for a session in a
+// lane, the last review of its lane's item.
+func (st *state) pickReview(rv *reviews.File, id int) (gjson.Result, error) {
 	if id > 0 {
 		return rv.Review(id)
 	}
+	if l, ok := st.ownLane(); ok {
+		all := rv.Reviews()
+		for i := len(all) - 1; i >= 0; i-- {
+			if itemOfReview(all[i]) == l.Item {
+				return all[i], nil
+			}
+		}
+	}
 	return rv.Last()
+}
+
+// ownLane is the lane of the session the call is bound to (false for
+// none).
+func (st *state) ownLane() (progress.Lane, bool) {
+	who, _ := st.resolveActor()
+	if who == nil || who.Session == nil || who.Source != "session" {
+		return progress.Lane{}, false
+	}
+	p, ok, err := st.progressOpt()
+	if err != nil || !ok {
+		return progress.Lane{}, false
+	}
+	return p.LaneOf(*who.Session)
 }
 
 func mergeMessage(t mergeTarget) string {
@@ -411,6 +437,9 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 		if err := st.ownItem(t.features, t.branch); err != nil {
 			return err
 		}
+		if workflow.Queued(st.cfg.Agents, st.cfg.Gate) {
+			return st.enqueue(t, out)
+		}
 		ff := o.FF || !st.cfg.MergeNoFF
 		intend := func(commit string) error {
 			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
@@ -468,7 +497,7 @@ func (a *App) runReviewsReject(ctx context.Context, cmdPath string, o RejectInpu
 		if err != nil {
 			return err
 		}
-		pick, err := pickReview(rv, o.Review)
+		pick, err := st.pickReview(rv, o.Review)
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,9 @@ type logRecords struct {
 	// commits they brought are the person's, on the record.
 	reconciled []logMove
 	gap        bool
+	// queuedFrom is the first entry that queued a merge or ran the gate (0:
+	// none): from then on every merge lands through the landing queue.
+	queuedFrom int
 }
 
 // logMerge is a merge into main an entry of the log records.
@@ -40,6 +43,7 @@ type logMerge struct {
 	seq    int
 	commit string
 	review int
+	gate   *GateRun // the gate run the landing recorded (nil: none)
 	// reconciledAfter: a person's reconcile recorded a move of main after
 	// it (main moved back on purpose, and said so).
 	reconciledAfter bool
@@ -55,9 +59,11 @@ type logMove struct {
 type mergeEntry struct {
 	Changed []string `json:"changed"`
 	Record  struct {
-		MergeCommit string `json:"merge_commit"`
-		Into        string `json:"into"`
-		ReviewID    int    `json:"review_id"`
+		MergeCommit string   `json:"merge_commit"`
+		Into        string   `json:"into"`
+		ReviewID    int      `json:"review_id"`
+		Queued      bool     `json:"queued"`
+		Gate        *GateRun `json:"gate"`
 	} `json:"record"`
 	LogGap *store.LogGap `json:"log_gap"`
 }
@@ -72,7 +78,10 @@ func logRecordsOf(events []store.Event) logRecords {
 		lr.gap = lr.gap || p.LogGap != nil
 		merged := p.Record.MergeCommit != "" && p.Record.Into != ""
 		if merged {
-			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID})
+			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, gate: p.Record.Gate})
+		}
+		if lr.queuedFrom == 0 && (p.Record.Queued || p.Record.Gate != nil) {
+			lr.queuedFrom = e.Seq
 		}
 		head := e.Metadata.Files[mainRef]
 		if head == "" || head == prev {
@@ -220,4 +229,31 @@ func reconciledCommits(r gitops.Repo, lr logRecords, ok map[string]bool) {
 			ok[c.Hash] = true
 		}
 	}
+}
+
+// gateProblems holds each merge the log records, from the first use of
+// the landing queue on, to a passing gate run on exactly the merge's tree
+// (when a gate is configured).
+func gateProblems(r gitops.Repo, lr logRecords, gate string) []Problem {
+	if gate == "" || lr.queuedFrom == 0 {
+		return nil
+	}
+	var out []Problem
+	for _, m := range lr.merges {
+		if m.seq < lr.queuedFrom {
+			continue
+		}
+		tree, err := r.TreeOf(m.commit)
+		switch {
+		case err != nil:
+			continue // a commit gone from git is git-log's to report
+		case m.gate == nil:
+			out = append(out, Problem{"gate", store.EventsName, fmt.Sprintf("entry %d records the merge of review R%d as %s with no gate run: the gate %q is configured, and every merge lands through it", m.seq, m.review, gitops.Short(m.commit), gate)})
+		case !m.gate.Passed():
+			out = append(out, Problem{"gate", store.EventsName, fmt.Sprintf("entry %d records the merge of review R%d as %s, but its gate run exited %d: main moved past a failing gate", m.seq, m.review, gitops.Short(m.commit), m.gate.ExitCode)})
+		case m.gate.Tree != tree:
+			out = append(out, Problem{"gate", store.EventsName, fmt.Sprintf("entry %d records the merge of review R%d as %s, whose tree %s is not the tree %s its gate run passed", m.seq, m.review, gitops.Short(m.commit), gitops.Short(tree), gitops.Short(m.gate.Tree))})
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -508,11 +509,20 @@ func (a *App) LastReview(ctx context.Context, c Caller) (gjson.Result, error) {
 	if a.remote != nil {
 		return remoteRecord(ctx, a, c, "reviews.get-last", nil)
 	}
-	r, s, err := readFileIn(ctx, a.as(c), reviews.FileName, reviewsHint, reviews.Parse)
+	a = a.as(c)
+	r, s, err := readFileIn(ctx, a, reviews.FileName, reviewsHint, reviews.Parse)
 	if err != nil {
 		return gjson.Result{}, err
 	}
 	rv := r.Reviews()
+	if p, err := readFile(ctx, a, progress.FileName, progressHint, progress.Parse); err == nil {
+		if l, ok := a.boundLane(ctx, p); ok { // a lane's session: its own item's last review, if it has one
+			own := slices.DeleteFunc(slices.Clone(rv), func(r gjson.Result) bool { return itemOfReview(r) != l.Item })
+			if len(own) > 0 {
+				rv = own
+			}
+		}
+	}
 	if len(rv) == 0 {
 		return gjson.Result{}, errs.New(errs.NotFound, "No reviews found in %s", s.Path(reviews.FileName))
 	}

@@ -61,6 +61,8 @@ type RunMark struct {
 	StartedAt string `json:"started_at"`
 	Session   int    `json:"session,omitempty"`
 	AgentPGID int    `json:"agent_pgid,omitempty"`
+	// AgentPGIDs are the process groups of the agents of a run's lanes.
+	AgentPGIDs []int `json:"agent_pgids,omitempty"`
 }
 
 func (a *App) runMarkPath() string {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -31,6 +32,7 @@ type Story struct {
 	Issues          []StoryIssue     `json:"issues"`
 	Commits         []storyCommit    `json:"commits"`
 	Merges          []StoryMerge     `json:"merges"`
+	Gates           []StoryGate      `json:"gates"`
 	Refused         []LogLine        `json:"refused"`
 	Events          []LogLine        `json:"events"`
 	StartedAt       *string          `json:"started_at"`
@@ -78,6 +80,25 @@ type StoryMerge struct {
 	MergedAt    string `json:"merged_at"`
 }
 
+// StoryGate is a run of the landing queue's gate on an item's merged
+// tree, as the audit log records it.
+type StoryGate struct {
+	Seq int `json:"seq"`
+	GateRun
+}
+
+// addGates lists the gate runs the item's events record.
+func (st *Story) addGates() {
+	for _, l := range st.Events {
+		var rec struct {
+			Gate *GateRun `json:"gate"`
+		}
+		if json.Unmarshal(l.Record, &rec) == nil && rec.Gate != nil {
+			st.Gates = append(st.Gates, StoryGate{Seq: l.Seq, GateRun: *rec.Gate})
+		}
+	}
+}
+
 // story gathers id's story.
 func (sn *snapshot) story(id string, lines []LogLine) (Story, error) {
 	if sn.feat == nil {
@@ -90,7 +111,7 @@ func (sn *snapshot) story(id string, lines []LogLine) (Story, error) {
 	raw, _ := sn.feat.Raw(id)
 	st := Story{ID: it.ID, Name: it.Name, Kind: it.Kind(), Passes: it.Passes, Record: gjson.ParseBytes(raw).Value(),
 		Sessions: []map[string]any{}, Reviews: []map[string]any{}, Fixes: []map[string]any{}, Issues: []StoryIssue{},
-		Commits: []storyCommit{}, Merges: []StoryMerge{}, Refused: []LogLine{}, Events: []LogLine{}, Warnings: []string{}}
+		Commits: []storyCommit{}, Merges: []StoryMerge{}, Gates: []StoryGate{}, Refused: []LogLine{}, Events: []LogLine{}, Warnings: []string{}}
 	sessions := sessionsOf(id, lines, sn.prog)
 	for _, l := range lines {
 		if concerns(l, id, sessions) {
@@ -102,6 +123,7 @@ func (sn *snapshot) story(id string, lines []LogLine) (Story, error) {
 	}
 	st.addSessions(sn, sessions)
 	st.addReviews(sn, id)
+	st.addGates()
 	st.Origin = sn.origin(gjson.ParseBytes(raw), id, lines)
 	if e := st.Origin.Event; e != nil && (len(st.Events) == 0 || st.Events[0].Seq > e.Seq) {
 		st.Events = append([]LogLine{*e}, st.Events...)

@@ -97,6 +97,9 @@ type state struct {
 	reconciled []store.Drift
 	// logGap is the lost log a person's reconcile records (nil for none).
 	logGap *store.LogGap
+	// logAnyway logs the transaction's event although no file changed (a
+	// gate run whose landing is tried again).
+	logAnyway bool
 }
 
 // stateFiles are the state files.
@@ -108,7 +111,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 	if err != nil {
 		return err
 	}
-	cfg, err := s.LoadConfig()
+	cfg, err := a.loadConfig(s)
 	if err != nil {
 		return err
 	}
@@ -156,7 +159,7 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 
 // logEvent stages the audit event of a transaction that changed anything.
 func (st *state) logEvent() {
-	if len(st.dirty) == 0 && st.adopted == nil && st.reconciled == nil && st.logGap == nil {
+	if len(st.dirty) == 0 && st.adopted == nil && st.reconciled == nil && st.logGap == nil && !st.logAnyway {
 		return
 	}
 	who, _ := st.resolveActor()

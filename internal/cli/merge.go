@@ -70,6 +70,10 @@ is computed as after a REJECT. A review that was merged cannot be rejected.`,
 }
 
 func writeMerge(w io.Writer, out app.MergeResult) {
+	if out.Queued {
+		printf(w, "SUCCESS: Queued %s for landing on %s (review R%d at %s): main moves when the launcher lands it", out.Branch, out.Into, out.ReviewID, out.BranchHead)
+		return
+	}
 	how := "merge commit"
 	if out.FastForward {
 		how = "fast-forward"

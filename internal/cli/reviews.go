@@ -183,11 +183,7 @@ func (a *App) newShowIssuesCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "show-issues", Short: "Show the last review's issues, by severity, for fixing", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			r, err := a.app.Reviews(c.Context(), a.caller())
-			if err != nil {
-				return err
-			}
-			last, err := r.Last()
+			last, err := a.app.LastReview(c.Context(), a.caller()) // a lane's session: its own item's
 			if err != nil {
 				return err
 			}

@@ -257,7 +257,7 @@ func (a *App) addAllCommands(root *cobra.Command) {
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
+	root.AddCommand(a.newRunCmd(), a.newLandCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd(), a.newVerificationCmd())
 }
 

@@ -43,6 +43,8 @@ type runOpts struct {
 	// (--input-file) and its INITIALIZER's feature count.
 	Prompts, InputFile string
 	FeatureCount       int
+	// Agents is how many sessions run at once (0: "agents" in .baton/config).
+	Agents int
 }
 
 func (a *App) newRunCmd() *cobra.Command {
@@ -99,6 +101,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.StringVar(&o.SandboxNet, "sandbox-net", netModel, "with --sandbox: model (the agent CLI's model API and sandbox_hosts in .baton/config, through baton's proxy), on (the launcher's network) or off (none)")
 	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")
 	f.StringVar(&o.InputFile, "input-file", "", "with --prompts: start with BROWNFIELD_INITIALIZER turning this free-form file into features and bugs")
+	f.IntVar(&o.Agents, "agents", 0, "run up to this many agent sessions at once, each in its own working copy (default: \"agents\" in .baton/config, else 1)")
 	f.IntVar(&o.FeatureCount, "feature-count", 0, "with --prompts: {{FEATURE_COUNT}}, how many features the INITIALIZER writes (default: the feature list's, else 50)")
 	return c
 }
@@ -124,6 +127,10 @@ func (a *App) runLoop(ctx context.Context, o runOpts) error {
 func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if o.MaxSessions < 1 {
 		return errs.New(errs.Usage, "--max-sessions: must be at least 1, got %d", o.MaxSessions)
+	}
+	k, err := a.useAgents(o)
+	if err != nil {
+		return err
 	}
 	if err := a.usePrompts(o); err != nil {
 		return err
@@ -178,6 +185,9 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
 		return err
 	}
+	if k > 1 {
+		return a.runLanes(ctx, o, k)
+	}
 	var ran []runSession
 	var last *step
 	for n := 0; n < o.MaxSessions; n++ {
@@ -208,6 +218,9 @@ func (a *App) maxSessionsReached(ctx context.Context, o runOpts, ran []runSessio
 // STOPPED, a bridge checkpoint, or err).
 func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]runSession, last **step) (done bool, err error) {
 	if err := a.verifyRun(ctx, *last); err != nil {
+		return true, err
+	}
+	if err := a.landQueue(ctx); err != nil {
 		return true, err
 	}
 	next, err := a.app.RunNext(ctx, a.caller())
@@ -423,7 +436,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	defer cancel()
 	actx, stall := a.watchStall(actx, o)
 	defer stall.stop()
-	box, err := a.openBox(actx, st, a.superviseAgents(o))
+	box, err := a.openBox(actx, st, a.superviseAgents(o), false)
 	if err != nil {
 		a.notice("[baton run] %s session %d: its broker could not be set up: %v", st.Role, st.Session, err)
 		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's broker could not be set up: %v", err), StageID: st.Role, Severity: "error"}
@@ -583,7 +596,7 @@ func agentEnviron(env []string) []string {
 func (a *App) stepApp(asJSON bool) *app.App {
 	sink := &App{env: a.env}
 	sink.g.JSON = asJSON
-	return a.app.Child(app.Env{Stdin: a.env.Stdin, Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now}, &app.Options{StateDir: a.g.StateDir}, sink)
+	return a.app.Child(app.Env{Stdin: a.env.Stdin, Getenv: a.env.Getenv, Cwd: a.env.Cwd, Now: a.env.Now}, &app.Options{StateDir: a.g.StateDir, Agents: a.g.Agents}, sink)
 }
 
 // stepErr names the step that failed as the command it is: "baton ARGS:

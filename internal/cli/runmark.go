@@ -30,8 +30,10 @@ func (a *App) reclaimDeadRun(ctx context.Context) error {
 	if m.PID != os.Getpid() && alive(m.PID) {
 		return errs.New(errs.Conflict, "another 'baton run' (pid %d) is driving the agents in this project (session %d): wait for it to finish, or stop it (kill %d) — it ends its session when stopped", m.PID, m.Session, m.PID)
 	}
-	if m.AgentPGID > 0 {
-		_ = syscall.Kill(-m.AgentPGID, syscall.SIGKILL)
+	for _, pg := range append([]int{m.AgentPGID}, m.AgentPGIDs...) {
+		if pg > 0 {
+			_ = syscall.Kill(-pg, syscall.SIGKILL)
+		}
 	}
 	open, err := a.app.SessionCurrent(ctx, app.Caller{})
 	if err != nil {

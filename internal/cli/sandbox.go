@@ -126,6 +126,13 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string, lin *os.F
 	if err := asHelper(cmd, string(pj), lin); err != nil {
 		return err
 	}
+	return a.brokered(cmd, p, sock, true)
+}
+
+// brokered makes cmd an agent that works in its clone and reaches the
+// state only through the broker at sock: no session credential, no state
+// directory, the clone's temp directory (and, confined, its own home).
+func (a *App) brokered(cmd *exec.Cmd, p *app.SandboxPlace, sock string, confined bool) error {
 	cmd.Dir = p.Copy.Top(a.env.Cwd)
 	if _, err := os.Stat(cmd.Dir); err != nil {
 		cmd.Dir = p.Copy.Dir
@@ -135,7 +142,10 @@ func (a *App) confine(cmd *exec.Cmd, p *app.SandboxPlace, sock string, lin *os.F
 			cmd.Env[i] = usageFileEnv + "=" + filepath.Join(p.Tmp, "baton-usage.json")
 		}
 	}
-	cmd.Env = append(append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp), p.AgentEnv()...)
+	cmd.Env = append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp)
+	if confined {
+		cmd.Env = append(cmd.Env, p.AgentEnv()...)
+	}
 	// the agent's baton finds the broker even without the variable
 	return os.WriteFile(filepath.Join(p.Copy.Dir, ".git", "baton-broker"), []byte(sock+"\n"), 0o644)
 }

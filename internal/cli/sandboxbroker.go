@@ -68,12 +68,13 @@ type agentBox struct {
 const maxAttempts = 20
 
 // openBox serves session st's broker, in its sandbox when the run
-// confines its agents; supervise says whether the agent's own calls are
-// to be told from those of the code it runs.
-func (a *App) openBox(ctx context.Context, st step, supervise bool) (*agentBox, error) {
+// confines its agents, in a working copy of its own when it does or clone
+// says so (a lane's); supervise says whether the agent's own calls are to
+// be told from those of the code it runs.
+func (a *App) openBox(ctx context.Context, st step, supervise, clone bool) (*agentBox, error) {
 	b := &agentBox{a: a, st: st, ctx: ctx}
-	if a.box != nil {
-		place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box.net == netOff)
+	if a.box != nil || clone {
+		place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box != nil && a.box.net == netOff)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +111,12 @@ func (a *App) openBox(ctx context.Context, st step, supervise bool) (*agentBox, 
 // the supervision of its execs where the system allows, confined when the
 // run confines its agents), with the broker's address and no credential.
 func (b *agentBox) wrap(cmd *exec.Cmd) error {
+	if b.place != nil && b.a.box == nil { // a lane's working copy, not confined
+		if err := asHelper(cmd, noPolicy, b.linHelper); err != nil {
+			return err
+		}
+		return b.a.brokered(cmd, b.place, b.sock, false)
+	}
 	if b.place != nil {
 		if err := b.a.confine(cmd, b.place, b.sock, b.linHelper); err != nil {
 			return err
@@ -356,10 +363,10 @@ func (b *agentBox) callApp(c app.Call, cwd, cred string) *app.App {
 	env := app.Env{Stdin: bytes.NewReader(c.Stdin), Getenv: getenv, Now: b.a.env.Now, FileDir: cwd}
 	if b.place == nil {
 		env.Cwd = cwd
-		return app.New(env, &app.Options{StateDir: b.stateDir}, nil)
+		return app.New(env, &app.Options{StateDir: b.stateDir, Agents: b.a.g.Agents}, nil)
 	}
 	env.Cwd, env.Head = b.place.Top, b.place.Copy.Head
-	return app.New(env, &app.Options{StateDir: b.place.StateDir}, nil)
+	return app.New(env, &app.Options{StateDir: b.place.StateDir, Agents: b.a.g.Agents}, nil)
 }
 
 // checkCall refuses a call whose working directory is outside the agent's

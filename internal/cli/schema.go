@@ -96,6 +96,7 @@ var schemas = schemasTable()
 func schemasTable() map[string]schema {
 	m := commandSchemas()
 	maps.Copy(m, verificationSchemas())
+	m["land"] = landSchema()
 	return m
 }
 
@@ -167,7 +168,7 @@ func commandSchemas() map[string]schema {
 		"reviews list":           docOf(schema{"reviews": arrayOf(ref("review")), "fixes": arrayOf(ref("fix"))}, "reviews", "fixes"),
 		"reviews next-review-id": docOf(schema{"next_review_id": tInt()}, "next_review_id"),
 		"reviews mark-merged":    docOf(schema{"fix_id": tInt(), "merged_to_main": tBool()}, "fix_id", "merged_to_main"),
-		"reviews merge":          docOf(schema{"review_id": tInt(), "branch": tString(), "into": tString(), "merge_commit": tString(), "passed": tIDs(), "fixes_merged": tStrings(), "branch_deleted": tBool()}, "review_id", "branch", "into", "merge_commit", "passed"),
+		"reviews merge":          docOf(schema{"review_id": tInt(), "branch": tString(), "into": tString(), "merge_commit": tString(), "passed": tIDs(), "fixes_merged": tStrings(), "branch_deleted": tBool(), "queued": tBool()}, "review_id", "branch", "into", "merge_commit", "passed"),
 		"reviews reject":         docOf(schema{"review_id": tInt(), "branch": tString(), "branch_deleted": tBool(), "requeued": tIDs(), "phase": tString(), "reason": tString()}, "review_id", "requeued", "phase"),
 
 		"features next":            oneOf(ref("done"), withWarnings2(ref("feature"))),
@@ -192,6 +193,12 @@ func commandSchemas() map[string]schema {
 		"bridge install-claude-command": docOf(schema{"path": tString(), "command": tString()}, "path", "command"),
 		"reconcile":                     docOf(schema{"reconciled": arrayOf(props(schema{"file": tString()}, "file"))}, "reconciled"),
 	}
+}
+
+// landSchema is land's document: what the queue did, item by item.
+func landSchema() schema {
+	return docOf(schema{"items": arrayOf(props(schema{"item": tString(), "review_id": tInt(), "branch": tString(), "outcome": schema{"enum": []string{"landed", "sent_back", "rejected"}},
+		"merge_commit": tString(), "passed": tIDs(), "gate_review": tInt(), "phase": tString(), "reason": tString(), "gate": tObject()}, "item", "review_id", "branch", "outcome", "reason"))}, "items")
 }
 
 // withWarnings2 is s with the warnings every document carries.

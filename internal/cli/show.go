@@ -62,6 +62,9 @@ func writeStory(w io.Writer, st app.Story) {
 	for _, m := range st.Merges {
 		printf(w, "Merge:     R%d (%s) merged %s as %s onto %s at %s", m.ReviewID, m.Verdict, m.Branch, m.MergeCommit, app.OrDash(m.MergedOnto), m.MergedAt)
 	}
+	for _, g := range st.Gates {
+		printf(w, "Gate:      entry %d: %q on tree %s: exit %d in %dms (output %s)", g.Seq, g.Command, app.Short(g.Tree), g.ExitCode, g.DurationMS, g.Digest)
+	}
 	printf(w, "Refused:   %d", len(st.Refused))
 	for _, l := range st.Refused {
 		printf(w, "  %s", logText(l))

@@ -31,9 +31,9 @@ import (
 // ModelHosts are the hosts each agent CLI preset needs for its model API
 // and its sign-in.
 var ModelHosts = map[string][]string{
-	"claude":             {"api.anthropic.com", "statsig.anthropic.com", "console.anthropic.com", "claude.ai"},
-	"claude-predecessor": {"api.anthropic.com", "statsig.anthropic.com", "console.anthropic.com", "claude.ai"},
-	"codex":              {"api.openai.com", "chatgpt.com", "auth.openai.com"},
+	"claude":             {"api.anthropic.com", "*.anthropic.com", "claude.ai", "*.claude.ai"},
+	"claude-predecessor": {"api.anthropic.com", "*.anthropic.com", "claude.ai", "*.claude.ai"},
+	"codex":              {"api.openai.com", "*.openai.com", "chatgpt.com", "*.chatgpt.com"},
 }
 
 // Allowed says whether host:port (or a bare host) matches one of the

@@ -150,6 +150,7 @@ func specNamed(name string) spec {
 // notTools are the matrix's actions no tool takes, and why.
 var notTools = map[workflow.Action]string{
 	workflow.InitFiles: "the state files come from 'baton init' (or the CLI's progress/reviews init) before any session",
+	workflow.Land:      "the launcher lands the queue; no agent role may, so no session's server offers it",
 }
 
 // TestEveryActionHasATool: every action of the responsibility matrix, and

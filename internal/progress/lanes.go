@@ -254,3 +254,20 @@ func (f *File) LaneOf(session int) (Lane, bool) {
 
 // LandingQueue is the landing queue, in order.
 func (f *File) LandingQueue() []Landing { return slices.Clone(f.ls.landing) }
+
+// Enqueue puts l at the end of the landing queue, in place of an earlier
+// entry of its item.
+func (f *File) Enqueue(l Landing) {
+	f.Dequeue(l.Item)
+	f.ls.landing = append(f.ls.landing, l)
+	f.ls.dirty["landing"] = true
+}
+
+// Dequeue drops item's entry from the landing queue, if it has one.
+func (f *File) Dequeue(item string) {
+	n := len(f.ls.landing)
+	f.ls.landing = slices.DeleteFunc(f.ls.landing, func(l Landing) bool { return l.Item == item })
+	if len(f.ls.landing) != n {
+		f.ls.dirty["landing"] = true
+	}
+}

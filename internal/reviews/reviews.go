@@ -519,6 +519,13 @@ func (f *File) MergedSinceArchitecture() []string {
 		switch {
 		case r.Get("agent_type").String() == "ARCHITECTURE":
 			out = []string{}
+		case r.Get("agent_type").String() == "GATE": // the landing queue sent a passed item back: it did not land
+			for i := len(out) - 1; i >= 0; i-- {
+				if out[i] == r.Get("feature_id").String() {
+					out = slices.Delete(out, i, i+1)
+					break
+				}
+			}
 		case Merged(r):
 			out = append(out, r.Get("feature_id").String())
 		}

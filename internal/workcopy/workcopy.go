@@ -340,3 +340,10 @@ func (c *Copy) Top(path string) string {
 	}
 	return filepath.Join(c.Dir, rel)
 }
+
+// Checkout puts tree, exactly, into the copy's index and files: a gate's
+// copy holds the merged tree it tests.
+func (c *Copy) Checkout(ctx context.Context, tree string) error {
+	_, err := git(ctx, c.Dir, "read-tree", "--reset", "-u", tree)
+	return err
+}

@@ -86,6 +86,9 @@ type PipelineChange struct {
 func Advance(x string, d Decision) PipelineChange {
 	c := PipelineChange{Drop: x}
 	item := ItemOf(d.Feature, d.Branch, d.Phase)
+	if item == PhaseStopped && x != "" && d.Rule == "error-stop" { // an item named after its role stops as itself
+		item = x
+	}
 	if !continues(d) || item == PhaseStopped || item == PhaseDone {
 		return c
 	}
@@ -137,10 +140,25 @@ func View(d Decision, s Schedule) Decision {
 			return Decision{Phase: st.Role, Feature: st.Feature, Branch: st.Branch, Rule: st.Rule, Reason: st.Reason}
 		}
 	}
+	if s.Phase == "" && len(s.Landing) > 0 {
+		return queuedView(s.Landing[0])
+	}
 	if s.Phase == "" {
 		return d
 	}
 	return Decision{Phase: s.Phase, Rule: s.Rule, Reason: s.Reason}
+}
+
+// RuleLandingQueue is the rule of a status that waits for the landing
+// queue: nothing else runs, and the launcher lands the queue.
+const RuleLandingQueue = "landing-queue"
+
+// queuedView is the status while only the landing queue has work: the
+// REVIEW of its first item, landing.
+func queuedView(q progress.Landing) Decision {
+	b := q.Branch
+	return Decision{Phase: PhaseReview, Feature: ItemFeature(q.Item, &b), Branch: &b, Rule: RuleLandingQueue,
+		Reason: fmt.Sprintf("R%d passed: %s waits in the landing queue; the launcher lands it (baton run)", q.ReviewID, q.Branch)}
 }
 
 func listed(d Decision, s Schedule) bool {

@@ -84,6 +84,7 @@ var matrix = map[Action][]string{
 	AppendDebt:           {Initializer, Review, Architecture}, // the seed's reviewer records debt
 	RecordSession:        {Initializer, Implement, Review, Fix, Architecture},
 	SetStatus:            {Initializer, Implement},
+	Land:                 {},
 }
 
 // Actions lists every action of the matrix, sorted.
@@ -109,7 +110,7 @@ type Refusal struct {
 func (r *Refusal) Error() string {
 	who := strings.Join(r.Allowed, " or ")
 	if who == "" {
-		who = "no agent role"
+		return fmt.Sprintf("%s may not %s: no agent role may, the launcher does it; do your own role's work and end your session with the outcome that fits, saying why in its summary", r.Role, r.Action)
 	}
 	return fmt.Sprintf("%s may not %s: only %s may; leave it to them, do your own role's work and end your session with the outcome that fits, saying why in its summary", r.Role, r.Action, who)
 }

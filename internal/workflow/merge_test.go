@@ -1,6 +1,9 @@
 package workflow
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMergeable(t *testing.T) {
 	for _, tc := range []struct {
@@ -130,5 +133,44 @@ func TestLandedBy(t *testing.T) {
 	}
 	if _, ok := LandedBy(all, "feature/b"); ok {
 		t.Error("feature/b was never merged")
+	}
+}
+
+func TestQueued(t *testing.T) {
+	for _, c := range []struct {
+		agents int
+		gate   Gate
+		want   bool
+	}{
+		{1, Gate{}, false},
+		{2, Gate{}, true},
+		{1, Gate{Command: "make test"}, true},
+		{4, Gate{Command: "make test"}, true},
+	} {
+		if got := Queued(c.agents, c.gate); got != c.want {
+			t.Errorf("Queued(%d, %+v) = %v, want %v", c.agents, c.gate, got, c.want)
+		}
+	}
+}
+
+func TestSendBack(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    SendBack
+		want []string
+	}{
+		{"conflict", SendBack{Branch: "feature/a", Into: "main", Conflicts: []string{"x.go", "y.go"}}, []string{"conflicts in x.go, y.go", "Merge main into feature/a"}},
+		{"gate failed", SendBack{Branch: "feature/a", Into: "main", Command: "make test", ExitCode: 2, Tail: "FAIL x"}, []string{`"make test" exited 2`, "FAIL x"}},
+		{"gate timed out", SendBack{Branch: "feature/a", Into: "main", Command: "make test", TimedOut: true}, []string{"ran past its timeout"}},
+		{"refused", SendBack{Branch: "feature/a", Into: "main", Refused: "the branch moved"}, []string{"the branch moved"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := c.s.Summary() + "\n" + c.s.Issue()
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q does not say %q", text, w)
+				}
+			}
+		})
 	}
 }

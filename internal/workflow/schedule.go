@@ -81,6 +81,9 @@ type Schedule struct {
 	Phase  string `json:"phase,omitempty"`
 	Rule   string `json:"rule,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Landing is the landing queue, when nothing else can run or runs:
+	// the launcher lands it.
+	Landing []progress.Landing `json:"landing,omitempty"`
 }
 
 // ItemOf is the item a decision or a session is about: its features, else
@@ -115,8 +118,8 @@ func Runnable(p Project) Schedule {
 	barrier := v.barrier()
 	v.inFlight()
 	v.laneSteps()
-	if barrier != nil && !v.has(barrier.Item) {
-		v.s.Steps = append(v.s.Steps, *barrier)
+	if barrier != nil && !v.has(barrier.Item) && barrier.Role != PhaseStopped {
+		v.s.Steps = append(v.s.Steps, *barrier) // a barrier stopped for a person holds back new work, and runs no more
 	}
 	v.newWork(barrier)
 	v.finish()
@@ -456,7 +459,8 @@ func (v *plan) finish() {
 		return
 	}
 	if len(v.p.Landing) > 0 {
-		return // the landing queue lands them
+		v.s.Landing = v.p.Landing // the launcher lands them
+		return
 	}
 	d := done()
 	v.s.Phase, v.s.Rule, v.s.Reason = d.Phase, d.Rule, d.Reason

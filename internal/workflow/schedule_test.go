@@ -94,6 +94,9 @@ func TestRunnable(t *testing.T) {
 		{"architecture interval reached: a barrier, no new item starts",
 			Project{Agents: 2, Limits: lim, Items: items("+F001", "F002"), PassedSinceArchitecture: 5, Pipelines: map[string]progress.Pipeline{"F003": pipe(PhaseReview, "implemented", "t")}},
 			"REVIEW F003; ARCHITECTURE ARCHITECTURE", "", "F002", ""},
+		{"an architecture review stopped for a person holds back new work, and nothing runs",
+			Project{Agents: 2, Limits: lim, Items: items("+F001", "F002"), PassedSinceArchitecture: 5, Pipelines: map[string]progress.Pipeline{ItemArchitecture: pipe(PhaseStopped, "error-stop", "t")}},
+			"", "", "ARCHITECTURE; F002", PhaseStopped},
 		{"an item in flight comes before a barrier: a passed item's merge",
 			Project{Agents: 1, Limits: lim, Items: items("F001"), PassedSinceArchitecture: 5, Pipelines: map[string]progress.Pipeline{"F001": pipe(PhaseReview, RuleMergePending, "t")}},
 			"REVIEW F001; ARCHITECTURE ARCHITECTURE", "", "", ""},
@@ -315,6 +318,9 @@ func TestAdvance(t *testing.T) {
 	}
 	if c := Advance("", HumanOverride(PhaseFix, PhaseReview, sp("F001"), nil, "why")); !c.Set || c.Pipeline.Phase != PhaseFix {
 		t.Errorf("a person's override is the item's step: %+v", c)
+	}
+	if c := Advance(ItemArchitecture, Decision{Phase: PhaseStopped, Rule: "error-stop", Errors: 3}); !c.Set || c.Item != ItemArchitecture || c.Pipeline.Phase != PhaseStopped {
+		t.Errorf("an architecture review stopped by its errors stops as itself: %+v", c)
 	}
 	pl := progress.Pipeline{Phase: PhaseImplement, Rule: "error-retry", Errors: 2}
 	if ErrorsSoFar(&pl, "BUGFIX") != 2 || ErrorsSoFar(&pl, Review) != 0 || ErrorsSoFar(nil, Implement) != 0 {

@@ -1,0 +1,282 @@
+// Command lanebench measures what running agents at once buys: a generated
+// project of independent features, a scripted agent whose every session
+// takes a fixed time, and a gate of fixed time, driven to DONE by
+// `baton run --agents K` for each K. It reports the wall time to DONE, the
+// speed-up against K = 1, the time landings wait in the queue (a REVIEW's
+// end to its landing) and the share of lane time that sits idle. The
+// agents wait, they do not compute: the target is a speed-up of 3 or more
+// at K = 4 on a 2-core machine.
+//
+//	go run ./bench/lanebench -baton bin/baton [-features 16] [-session 1s] [-gate 0.5s] [-agents 1,2,4,8]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-cli/baton/bench/gen"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// agent is the scripted agent: it waits its session's time, then does the
+// step: IMPLEMENT commits its feature's own file, REVIEW passes it and
+// asks to merge.
+const agent = `#!/bin/sh
+cat >/dev/null
+sleep "$LANEBENCH_SESSION"
+phase=$(baton progress get-status --field current_phase)
+f=$(baton progress get-status --field current_feature)
+b=feature/$(echo "$f" | tr A-Z a-z)
+set -e
+case $phase in
+IMPLEMENT)
+	git rev-parse -q --verify "refs/heads/$b" >/dev/null || baton branch create "$b" >/dev/null
+	git switch -q "$b"
+	echo "$f" > "$f.txt"
+	git add "$f.txt"
+	git commit -q -m "Implement $f"
+	baton session end -o READY_FOR_REVIEW -s "implemented $f" >/dev/null ;;
+REVIEW)
+	baton reviews add-review -a REVIEW -b "$b" --feature-id "$f" -v PASS -s ok >/dev/null
+	baton reviews merge >/dev/null
+	baton session end -o SUCCESS -s "passed $f" >/dev/null ;;
+*)
+	echo "no script for $phase" >&2; exit 1 ;;
+esac
+`
+
+type opts struct {
+	keyDir        string // XDG_CONFIG_HOME holding the benchmark's person key
+	baton         string
+	features      int
+	session, gate time.Duration
+	agents        []int
+	keep          bool
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var o opts
+	var agents string
+	fs := flag.NewFlagSet("lanebench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.baton, "baton", "bin/baton", "the baton binary")
+	fs.IntVar(&o.features, "features", 16, "independent features in the project")
+	fs.DurationVar(&o.session, "session", time.Second, "how long each agent session takes")
+	fs.DurationVar(&o.gate, "gate", 500*time.Millisecond, "how long the gate takes")
+	fs.StringVar(&agents, "agents", "1,2,4,8", "the numbers of agents at once to measure")
+	fs.BoolVar(&o.keep, "keep", false, "keep the generated projects")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	for _, s := range strings.Split(agents, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			fmt.Fprintf(stderr, "lanebench: -agents: %q is not a number of agents\n", s)
+			return 2
+		}
+		o.agents = append(o.agents, k)
+	}
+	bin, err := filepath.Abs(o.baton)
+	if err != nil {
+		fmt.Fprintln(stderr, "lanebench:", err)
+		return 1
+	}
+	o.baton = bin
+	// a person's key of the benchmark's own: it sets the project up, and
+	// the run (a launcher) signs with it
+	if o.keyDir, err = gen.PersonKey(bin, env(o)); err != nil {
+		fmt.Fprintln(stderr, "lanebench:", err)
+		return 1
+	}
+	defer os.RemoveAll(o.keyDir)
+	fmt.Fprintf(stdout, "lanes: %d independent features, sessions of %s, a gate of %s\n", o.features, o.session, o.gate)
+	fmt.Fprintf(stdout, "%-7s %10s %9s %16s %10s\n", "agents", "to DONE", "speed-up", "queue wait (avg)", "lane idle")
+	var base time.Duration
+	for _, k := range o.agents {
+		m, err := measure(o, k)
+		if err != nil {
+			fmt.Fprintf(stderr, "lanebench: %d agents: %v\n", k, err)
+			return 1
+		}
+		if base == 0 {
+			base = m.wall
+		}
+		fmt.Fprintf(stdout, "%-7d %10s %8.2fx %16s %9.0f%%\n", k, m.wall.Round(10*time.Millisecond), float64(base)/float64(m.wall), m.queueWait.Round(10*time.Millisecond), 100*m.idle)
+	}
+	return 0
+}
+
+// measurement is one run to DONE.
+type measurement struct {
+	wall, queueWait time.Duration
+	idle            float64 // the share of lane time no session ran
+}
+
+// measure runs a fresh project to DONE with k agents at once.
+func measure(o opts, k int) (measurement, error) {
+	dir, err := project(o)
+	if err != nil {
+		return measurement{}, err
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	}
+	args := []string{"run", "--agent-cmd", "sh " + filepath.Join(dir, "..", "agent.sh"), "--max-sessions", strconv.Itoa(4 * o.features), "--agents", strconv.Itoa(k), "--timeout", "10m"}
+	if k > 1 {
+		args = append([]string{"--json"}, args...)
+	}
+	cmd := exec.Command(o.baton, args...)
+	cmd.Dir, cmd.Env = dir, env(o)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return measurement{}, err
+	}
+	var errBuf strings.Builder
+	cmd.Stderr = &errBuf
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return measurement{}, err
+	}
+	ev := events(out, start)
+	if err := cmd.Wait(); err != nil {
+		return measurement{}, fmt.Errorf("baton run: %v\n%s", err, errBuf.String())
+	}
+	m := measurement{wall: time.Since(start)}
+	if k > 1 {
+		m.queueWait, m.idle = ev.queueWait(), ev.idle(k, m.wall)
+	} else {
+		m.idle = 0
+	}
+	return m, nil
+}
+
+// project makes a git repository holding a baton project of independent
+// features, with the gate configured, and the agent beside it.
+func project(o opts) (string, error) {
+	root, err := os.MkdirTemp("", "lanebench-")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "p")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(root, "agent.sh"), []byte(agent), 0o755); err != nil {
+		return "", err
+	}
+	var feats []map[string]string
+	for i := 1; i <= o.features; i++ {
+		feats = append(feats, map[string]string{"id": fmt.Sprintf("F%03d", i), "name": fmt.Sprintf("feature %d", i)})
+	}
+	fj, _ := json.Marshal(feats)
+	cfg := fmt.Sprintf(`{"architecture_interval": 1000, "gate": {"command": "sleep %g", "timeout": "10m"}}`, o.gate.Seconds())
+	steps := [][]string{
+		{"git", "init", "-q", "-b", "main"},
+		{"git", "commit", "-q", "--allow-empty", "-m", "initial commit"},
+		{o.baton, "init", "--name", "lanebench"},
+		{"cp", "/dev/stdin", ".baton/config"},
+		{o.baton, "--as", "HUMAN", "--reason", "lanebench", "reconcile"},
+		{o.baton, "--as", "HUMAN", "--reason", "lanebench", "features", "append", "-s", "spec", "-e", string(fj)},
+	}
+	for _, s := range steps {
+		c := exec.Command(s[0], s[1:]...)
+		c.Dir, c.Env = dir, env(o)
+		c.Stdin = strings.NewReader(cfg)
+		if b, err := c.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, b)
+		}
+	}
+	return dir, nil
+}
+
+// env is the environment every process of the benchmark runs with: baton
+// on PATH, an identity to commit as, and the agent's session time.
+func env(o opts) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BATON_") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			out = append(out, kv)
+		}
+	}
+	if o.keyDir != "" {
+		out = append(out, "XDG_CONFIG_HOME="+o.keyDir)
+	}
+	return append(out, "PATH="+filepath.Dir(o.baton)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GIT_AUTHOR_NAME=lanebench", "GIT_AUTHOR_EMAIL=lanebench@example.test", "GIT_COMMITTER_NAME=lanebench", "GIT_COMMITTER_EMAIL=lanebench@example.test",
+		fmt.Sprintf("LANEBENCH_SESSION=%g", o.session.Seconds()))
+}
+
+// event is one JSON event of a run of lanes, stamped as it arrived.
+type event struct {
+	at      time.Duration
+	Event   string `json:"event"`
+	Role    string `json:"role"`
+	Feature string `json:"feature"`
+	Item    string `json:"item"`
+}
+
+type eventLog []event
+
+// events reads the run's JSON events as they come.
+func events(r io.Reader, start time.Time) eventLog {
+	var out eventLog
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Event != "" {
+			e.at = time.Since(start)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// queueWait is the mean time from a REVIEW's end to its feature's landing.
+func (l eventLog) queueWait() time.Duration {
+	reviewed := map[string]time.Duration{}
+	var sum time.Duration
+	n := 0
+	for _, e := range l {
+		switch {
+		case e.Event == "ended" && e.Role == "REVIEW":
+			reviewed[e.Feature] = e.at
+		case e.Event == "landed":
+			if t, ok := reviewed[e.Item]; ok {
+				sum += e.at - t
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
+// idle is the share of the k lanes' time, over the run, with no session.
+func (l eventLog) idle(k int, wall time.Duration) float64 {
+	busy, last := 0, time.Duration(0)
+	var used time.Duration
+	for _, e := range l {
+		used += time.Duration(busy) * (e.at - last)
+		last = e.at
+		switch e.Event {
+		case "opened":
+			busy++
+		case "ended":
+			busy--
+		}
+	}
+	used += time.Duration(busy) * (wall - last)
+	return 1 - float64(used)/float64(time.Duration(k)*wall)
+}
