@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -45,9 +46,6 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 		t.Skip("BATON_CODEX_BIN is not set: 'make agent-e2e' installs Codex and runs this test")
 	}
 	srv := newScriptedResponses(t)
-	if sandboxed {
-		srv.confined()
-	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			srv.logOutputs(t)
@@ -58,7 +56,13 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 	// loopback only when a *_BASE_URL variable names it
 	p := newAgentProject(t, "codex", bin, []string{"SCRIPTED_API_KEY=sk-scripted-test", "OPENAI_BASE_URL=http://" + srv.addr + "/v1"},
 		`{"agent": {"model": "gpt-scripted-default", "models": {"REVIEW": "gpt-scripted-review"}}}`)
-	// Codex's home where a confined agent may write it: ~/.codex
+	t.Cleanup(func() {
+		if t.Failed() {
+			p.logSessions()
+		}
+	})
+	// Codex's home, ~/.codex: a confined agent gets a copy of its
+	// configuration in a home of its own
 	home := filepath.Join(envOf(p.env, "HOME"), ".codex")
 	cfg := fmt.Sprintf("model_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n", srv.addr)
 	if err := os.MkdirAll(home, 0o755); err != nil {
@@ -67,7 +71,6 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.env = append(p.env, "CODEX_HOME="+home)
 	args, mode := []string{"run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m"}, "workspace-write"
 	if sandboxed {
 		args, mode = append(args, "--sandbox"), "danger-full-access"
@@ -82,7 +85,9 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 	p.checkCost(t, "codex")
 	for _, n := range []string{"2", "3"} {
 		log, err := os.ReadFile(filepath.Join(p.dir, ".baton", "logs", "session-"+n+".log"))
-		if err != nil || !strings.Contains(string(log), "=== command: codex exec --json --sandbox "+mode) || !strings.Contains(string(log), "=== exit: 0") {
+		// npm's codex command is a Node wrapper: baton starts the native
+		// binary it names, so that Codex's MCP server is the agent's own
+		if err != nil || !regexp.MustCompile(`=== command: \S*/bin/codex exec --json --sandbox `+mode).Match(log) || !strings.Contains(string(log), "=== exit: 0") {
 			t.Errorf("session-%s.log lacks the command or the exit: %v\n%s", n, err, log)
 		}
 	}
@@ -98,35 +103,6 @@ type scriptedResponses struct {
 	seen    map[string]int
 	outputs []string
 	mcp     map[string]string // role -> the tools of the mcp__baton namespace
-	noMCP   bool              // the agent has no MCP server (confined: baton through its shell only)
-}
-
-// confined makes the scripts call baton through the shell only: a
-// confined agent reaches the state through its broker, with no MCP
-// server.
-func (s *scriptedResponses) confined() {
-	s.noMCP = true
-	for role, script := range s.scripts {
-		for i, st := range script {
-			rest, ok := strings.CutPrefix(st, "mcp ")
-			if !ok {
-				continue
-			}
-			tool, args, _ := strings.Cut(rest, " ")
-			in := gjson.Parse(args)
-			switch tool {
-			case "context":
-				script[i] = "baton context --budget 2000"
-			case "session_end":
-				script[i] = fmt.Sprintf("baton session end -o %s -s %q", in.Get("outcome"), in.Get("summary"))
-			case "add_review":
-				script[i] = fmt.Sprintf("baton reviews add-review -a REVIEW --feature-id F001 -b %s -v %s -s %q", in.Get("branch"), in.Get("verdict"), in.Get("summary"))
-			case "merge":
-				script[i] = "baton reviews merge"
-			}
-		}
-		s.scripts[role] = script
-	}
 }
 
 // envOf is the value of key in env.
@@ -146,7 +122,8 @@ func newScriptedResponses(t *testing.T) *scriptedResponses {
 		// namespace), anything else is a shell command
 		"IMPLEMENT": {
 			`mcp context {"budget":2000}`,
-			"baton branch create feature/f001 && git switch feature/f001",
+			`mcp create_branch {"name":"feature/f001"}`,
+			"git switch feature/f001",
 			`printf '#!/bin/sh\necho hello\n' > hello.sh`,
 			"git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'",
 			`mcp session_end {"outcome":"READY_FOR_REVIEW","summary":"Implemented F001: hello.sh prints hello"}`,
@@ -156,7 +133,8 @@ func newScriptedResponses(t *testing.T) *scriptedResponses {
 			"git switch main",
 			`mcp add_review {"verdict":"PASS","summary":"hello.sh prints hello: verified","features":["F001"],"branch":"feature/f001"}`,
 			`mcp merge {}`,
-			`baton session end -o SUCCESS -s "R1: PASS, merged"`,
+			"baton reviews get-last --field verdict",
+			`mcp session_end {"outcome":"SUCCESS","summary":"R1: PASS, merged"}`,
 		},
 	}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -258,7 +236,5 @@ func (s *scriptedResponses) check(t *testing.T) {
 	if s.models["IMPLEMENT"] != "gpt-scripted-default" || s.models["REVIEW"] != "gpt-scripted-review" {
 		t.Errorf("models asked for: %v, want the configured default for IMPLEMENT and REVIEW's own", s.models)
 	}
-	if !s.noMCP {
-		checkOffered(t, s.mcp)
-	}
+	checkOffered(t, s.mcp)
 }

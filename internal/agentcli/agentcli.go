@@ -175,7 +175,8 @@ func Env(name string, o Options) []string {
 // them), asking for no approvals. Inside baton's sandbox
 // its own sandbox is off (danger-full-access: the kernel's boundary is
 // baton's); outside it Codex confines itself to writing the workspace plus
-// the state and git directories (--add-dir).
+// the state and git directories (--add-dir), with sockets allowed, so that
+// the baton its commands run reaches the session's broker.
 func codex(o Options) []string {
 	args := []string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--color", "never"}
 	if o.Sandboxed {
@@ -184,6 +185,7 @@ func codex(o Options) []string {
 		for _, d := range o.WritableDirs {
 			args = append(args, "--add-dir", d)
 		}
+		args = append(args, "-c", "sandbox_workspace_write.network_access=true")
 	}
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)

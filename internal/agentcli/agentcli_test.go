@@ -32,14 +32,14 @@ func TestCommandLines(t *testing.T) {
 		{"codex", agentcli.Options{Sandboxed: true, WritableDirs: []string{"/p/state"}}, "codex exec --json --sandbox danger-full-access --color never -"},
 		{"claude-predecessor", agentcli.Options{Role: "FIX", Sandboxed: true},
 			"claude -p --output-format stream-json --verbose --max-turns 200 --permission-mode bypassPermissions --model sonnet --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
-		{"codex", agentcli.Options{}, "codex exec --json --sandbox workspace-write --color never -"},
+		{"codex", agentcli.Options{}, "codex exec --json --sandbox workspace-write --color never -c sandbox_workspace_write.network_access=true -"},
 		// as the predecessor ran Claude Code: its model per role, 200 turns, its tools
 		{"claude-predecessor", agentcli.Options{Role: "REVIEW"},
 			"claude -p --output-format stream-json --verbose --max-turns 200 --model opus --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
 		{"claude-predecessor", agentcli.Options{Role: "BUGFIX", Model: "haiku", MaxTurns: 30},
 			"claude -p --output-format stream-json --verbose --max-turns 30 --model haiku --allowedTools Read Write Edit Glob Grep Bash TodoWrite " + playwright},
 		{"codex", agentcli.Options{Model: "gpt-5-codex", MaxTurns: 9, WritableDirs: []string{"/p/state", `/p/a "b"`}},
-			`codex exec --json --sandbox workspace-write --color never --add-dir /p/state --add-dir /p/a "b" --model gpt-5-codex -`},
+			`codex exec --json --sandbox workspace-write --color never --add-dir /p/state --add-dir /p/a "b" -c sandbox_workspace_write.network_access=true --model gpt-5-codex -`},
 	}
 	for _, c := range cases {
 		argv, err := agentcli.Command(c.name, c.o)
@@ -97,7 +97,7 @@ func TestMCPCommandLines(t *testing.T) {
 	m := &agentcli.MCP{Baton: "/opt/bin/baton", ConfigFile: "/tmp/baton-mcp-1/claude.json", PassEnv: []string{"BATON_SESSION", "BATON_STATE_DIR"}}
 	cases := []struct{ name, want string }{
 		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --mcp-config /tmp/baton-mcp-1/claude.json --allowedTools Read Edit Write Glob Grep Bash(baton:*) Bash(git:*) mcp__baton__*"},
-		{"codex", `codex exec --json --sandbox workspace-write --color never -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.default_tools_approval_mode="approve" -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
+		{"codex", `codex exec --json --sandbox workspace-write --color never -c sandbox_workspace_write.network_access=true -c mcp_servers.baton.command="/opt/bin/baton" -c mcp_servers.baton.args=["mcp"] -c mcp_servers.baton.default_tools_approval_mode="approve" -c mcp_servers.baton.env_vars=["BATON_SESSION","BATON_STATE_DIR"] -`},
 	}
 	for _, c := range cases {
 		argv, err := agentcli.Command(c.name, agentcli.Options{MCP: m, Allow: []string{}})

@@ -42,3 +42,31 @@ func agentBaton() string {
 	}
 	return self
 }
+
+// nativeCodex is the program npm's codex command starts, when path (the
+// codex found on PATH) is that package's Node wrapper: the platform's
+// native binary, with the variables the wrapper gives it. baton starts it
+// directly, so that the agent's own program is Codex itself and the baton
+// MCP server Codex starts is its child (through the wrapper, on a Node
+// that spawns it, that server would be a grandchild: code the agent ran).
+// ok is false when path is not the wrapper or no native binary is there.
+func nativeCodex(path string) (bin string, env []string, ok bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil || filepath.Base(real) != "codex.js" {
+		return "", nil, false
+	}
+	root := filepath.Dir(filepath.Dir(real)) // node_modules/@openai/codex
+	for _, pattern := range []string{
+		filepath.Join(filepath.Dir(root), "codex-*", "vendor", "*", "bin", "codex"),
+		filepath.Join(root, "vendor", "*", "bin", "codex"),
+		filepath.Join(root, "vendor", "*", "codex", "codex"),
+	} {
+		found, _ := filepath.Glob(pattern)
+		for _, f := range found {
+			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				return f, []string{"CODEX_MANAGED_BY_NPM=1", "CODEX_MANAGED_PACKAGE_ROOT=" + root}, true
+			}
+		}
+	}
+	return "", nil, false
+}

@@ -108,8 +108,16 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 		opts.Sandboxed = true
 	}
 	argv, _ := agentcli.Command(preset, opts)
+	env := agentcli.Env(preset, opts)
+	if preset == "codex" {
+		if p, err := exec.LookPath(argv[0]); err == nil {
+			if bin, extra, ok := nativeCodex(p); ok {
+				argv[0], env = bin, append(env, extra...)
+			}
+		}
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = agentcli.Env(preset, opts)
+	cmd.Env = env
 	return cmd
 }
 
