@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -11,21 +12,17 @@ import (
 
 // visits are the ended sessions of item x, oldest first, as the loop rule
 // sees them (workflow.Visit): the head each left, and how many verdicts
-// on the item were recorded by its end.
-func (st *state) visits(p *progress.File, x string) ([]workflow.Visit, error) {
-	var stamps []string // the item's reviews' times
-	if rev, ok, err := st.reviewsOpt(); err != nil {
+// on the item the log records before its end. The log gives the order;
+// cur is the session ending now, not in the log yet.
+func (st *state) visits(x string, cur progress.Session) ([]workflow.Visit, error) {
+	events, err := st.tx.Store().ReadEvents()
+	if err != nil {
 		return nil, err
-	} else if ok {
-		for _, r := range rev.Reviews() {
-			if r.Get("feature_id").String() == x || (r.Get("feature_id").Type == gjson.Null && r.Get("branch").String() == x) {
-				stamps = append(stamps, r.Get("timestamp").String())
-			}
-		}
 	}
+	verdicts := 0
 	var out []workflow.Visit
-	p.Sessions(func(raw []byte) {
-		s := gjson.ParseBytes(raw)
+	at := map[int]int{} // session id -> its visit in out
+	add := func(s gjson.Result) {
 		var ids []string
 		for _, f := range s.Get("features_touched").Array() {
 			ids = append(ids, f.String())
@@ -37,23 +34,43 @@ func (st *state) visits(p *progress.File, x string) ([]workflow.Visit, error) {
 		if cs := s.Get("commits").Array(); head == "" && len(cs) > 0 {
 			head = cs[len(cs)-1].Get("hash").String()
 		}
-		done, n := s.Get("completed_at").String(), 0
-		for _, t := range stamps {
-			if t <= done {
-				n++
-			}
+		v := workflow.Visit{Role: s.Get("agent_type").String(), Head: head, Verdicts: verdicts}
+		if i, ok := at[int(s.Get("session_id").Int())]; ok { // a record, then the close
+			out[i] = v
+			return
 		}
-		out = append(out, workflow.Visit{Role: s.Get("agent_type").String(), Head: head, Verdicts: n})
-	})
+		at[int(s.Get("session_id").Int())] = len(out)
+		out = append(out, v)
+	}
+	for _, e := range events {
+		var pl eventPayload
+		if json.Unmarshal(e.Payload, &pl) != nil || pl.Refused != "" || len(pl.Record) == 0 {
+			continue
+		}
+		rec := gjson.ParseBytes(pl.Record)
+		switch {
+		case rec.Get("review_id").Exists() && rec.Get("verdict").Exists():
+			if rec.Get("feature_id").String() == x || (rec.Get("feature_id").Type == gjson.Null && rec.Get("branch").String() == x) {
+				verdicts++
+			}
+		case rec.Get("session_id").Exists() && rec.Get("outcome").Exists():
+			add(rec)
+		}
+	}
+	raw, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	add(gjson.ParseBytes(raw))
 	return out, nil
 }
 
 // stopLoop applies the loop rule to decision d on item x (workflow.StopLoop).
-func (st *state) stopLoop(p *progress.File, x string, d workflow.Decision) (workflow.Decision, error) {
+func (st *state) stopLoop(x string, cur progress.Session, d workflow.Decision) (workflow.Decision, error) {
 	if d.Phase == workflow.PhaseStopped || d.Phase == workflow.PhaseDone {
 		return d, nil
 	}
-	v, err := st.visits(p, x)
+	v, err := st.visits(x, cur)
 	if err != nil {
 		return d, err
 	}

@@ -221,7 +221,7 @@ func (st *state) afterSession(p *progress.File, x string, s progress.Session, fe
 			return err
 		}
 		now.Feature, now.Branch = feature, branch
-		stop, err := st.stopLoop(p, x, now)
+		stop, err := st.stopLoop(x, s, now)
 		if err != nil || stop.Rule != workflow.RuleLoop {
 			return err
 		}
@@ -230,7 +230,7 @@ func (st *state) afterSession(p *progress.File, x string, s progress.Session, fe
 	if err := st.checkNextPhase("--next-phase", nextPhase, d, phase, s.Outcome); err != nil {
 		return err
 	}
-	if d, err = st.stopLoop(p, x, d); err != nil {
+	if d, err = st.stopLoop(x, s, d); err != nil {
 		return err
 	}
 	return st.applyDecision(p, x, d)
