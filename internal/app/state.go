@@ -108,6 +108,9 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 	if err != nil {
 		return err
 	}
+	if err := a.scratchWrite(s, fileName); err != nil {
+		return err
+	}
 	cfg, err := s.LoadConfig()
 	if err != nil {
 		return err
