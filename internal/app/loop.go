@@ -10,7 +10,8 @@ import (
 	"github.com/baton-cli/baton/internal/workflow"
 )
 
-// visits are the ended sessions of item x, oldest first, as the loop rule
+// visits are the ended sessions of item x (but those ended in ERROR),
+// oldest first, as the loop rule
 // sees them (workflow.Visit): the head each left, and how many verdicts
 // on the item the log records before its end. The log gives the order;
 // cur is the session ending now, not in the log yet.
@@ -27,8 +28,8 @@ func (st *state) visits(x string, cur progress.Session) ([]workflow.Visit, error
 		for _, f := range s.Get("features_touched").Array() {
 			ids = append(ids, f.String())
 		}
-		if strings.Join(ids, ",") != x {
-			return
+		if strings.Join(ids, ",") != x || s.Get("outcome").String() == "ERROR" {
+			return // an ERROR is retried up to max_error_retries, its own limit
 		}
 		head := s.Get("commit_range.to").String()
 		if cs := s.Get("commits").Array(); head == "" && len(cs) > 0 {

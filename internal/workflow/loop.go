@@ -52,7 +52,7 @@ func StopLoop(d Decision, item string, visits []Visit, max int) Decision {
 		max = DefaultMaxItemReturns
 	}
 	role, ok := Canonical(d.Phase)
-	if !ok || item == "" {
+	if !ok || item == "" || d.Rule == "error-retry" {
 		return d
 	}
 	n := ReturnsWithoutChange(visits, role)

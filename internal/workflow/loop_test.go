@@ -33,6 +33,10 @@ func TestStopLoop(t *testing.T) {
 			}
 		})
 	}
+	retry := Decision{Phase: PhaseReview, Feature: &f, Rule: "error-retry"}
+	if d := StopLoop(retry, f, []Visit{{Review, "a", 1}, {Review, "a", 1}, {Review, "a", 1}}, 1); d.Rule != "error-retry" {
+		t.Errorf("an ERROR's retry has its own limit: %+v", d)
+	}
 	if d := StopLoop(Decision{Phase: PhaseDone}, f, []Visit{{Review, "a", 1}, {Review, "a", 1}, {Review, "a", 1}}, 1); d.Phase != PhaseDone {
 		t.Errorf("DONE is no role to loop back to: %+v", d)
 	}
