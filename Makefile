@@ -25,7 +25,7 @@ test: unit browser fuzz lint
 # goroutines: the bridge loop, agent timeouts. -short leaves the scripts
 # that drive a whole project to make test-slow.
 RACE_SCRIPTS := TestScripts/(smoke|bridge_loop|run_failures|concurrency)$$
-SLOW_SCRIPTS := TestScripts/(dropin_replay|dropin_run_prompts|run_demo)$$
+SLOW_SCRIPTS := TestScripts/(dropin_replay|dropin_run_prompts|run_demo|migrate_run_prompts)$$
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/internal/cli$$' -e '/browser$$' -e '/e2e$$')

@@ -140,7 +140,7 @@ func (st *state) checkReview(rv *reviews.File, in reviews.NewReview) error {
 		n.BranchExists = !errors.Is(err, gitops.ErrNoBranch)
 		st.landedFacts(r, rv, head, &n)
 	}
-	if len(n.Features) > 0 && n.Branch != "" {
+	if n.Branch != "" && (len(n.Features) > 0 || n.AgentType == workflow.Review) {
 		if err := st.workUnderReview(rv, &n.Work, n.Branch); err != nil {
 			return err
 		}

@@ -62,7 +62,8 @@ func (st *state) withoutRecordedDebt(f *features.File, raws [][]byte) [][]byte {
 }
 
 // appendLeftovers records a review's remaining issues as tech-debt items,
-// each naming its review and issue (source_review, source_issue), so that
+// each with every field of its issue, naming its review and issue
+// (source_review, source_issue), so that
 // a reviewer's own append of the same issue is recognised
 // (withoutRecordedDebt).
 func (st *state) appendLeftovers(feat *features.File, in reviews.NewReview, ids []string, reviewID int, verdict string) error {
@@ -77,13 +78,18 @@ func (st *state) appendLeftovers(feat *features.File, in reviews.NewReview, ids 
 				break
 			}
 			desc := is.Get("description").String()
-			entry := map[string]any{
+			entry := map[string]any{}
+			// every field the reviewer wrote (suggestion, location, ...) is kept
+			if err := json.Unmarshal([]byte(is.Raw), &entry); err != nil {
+				return err
+			}
+			delete(entry, "id")
+			for k, v := range map[string]any{
 				"id": ids[len(entries)], "name": Truncate(desc, 80), "type": features.TypeTechDebt, "description": desc,
 				"source_review": fmt.Sprintf("R%d", reviewID), "source_issue": is.Get("id").String(),
 				"severity": strings.TrimSuffix(sev, "s"), "passes": false,
-			}
-			if loc := is.Get("location").String(); loc != "" {
-				entry["location"] = loc
+			} {
+				entry[k] = v
 			}
 			b, err := json.Marshal(entry)
 			if err != nil {

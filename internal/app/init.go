@@ -23,6 +23,7 @@ type InitInput struct {
 	Scripts    bool   `json:"scripts,omitempty"`     // install the drop-in scripts
 	ScriptsDir string `json:"scripts_dir,omitempty"` // where, relative to the state directory
 	Hooks      bool   `json:"hooks,omitempty"`       // install the git hooks
+	DryRun     bool   `json:"dry_run,omitempty"`     // say what init would do, write nothing
 }
 
 // InitResult is what init created, kept and installed.
@@ -37,6 +38,10 @@ type InitResult struct {
 	ScriptBackups []scripts.Moved `json:"script_backups,omitempty"`
 	Hooks         []string        `json:"hooks"`
 	Baseline      string          `json:"git_baseline,omitempty"`
+	// Untracked are the branches on which init stopped git tracking the
+	// state files (in a dry run: would stop).
+	Untracked []Untracked `json:"untracked,omitempty"`
+	DryRun    bool        `json:"dry_run,omitempty"`
 	// Migrated is what adopting a predecessor's state did (absent when
 	// there was none to adopt).
 	Migrated *Migrated `json:"migrated,omitempty"`
@@ -99,7 +104,7 @@ func (a *App) warnTracked(dir string) {
 	}
 	tracked, err := gitops.Tracked(dir, []string{progress.FileName, reviews.FileName, features.FileName})
 	if err == nil && len(tracked) > 0 {
-		a.warn("%s tracked by git: a checkout or merge can rewind them. Run: git rm --cached %s && git commit", strings.Join(tracked, ", "), strings.Join(tracked, " "))
+		a.warn("%s tracked by git: a checkout or merge can rewind them. baton stops tracking them only before its audit log begins; README, 'Migrating from the predecessor', says what to do now", strings.Join(tracked, ", "))
 	}
 }
 
@@ -123,10 +128,17 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 	if o.Name == "" {
 		o.Name = filepath.Base(s.Dir)
 	}
+	if o.DryRun {
+		return a.initDryRun(s, &res, dst)
+	}
 	if err := os.MkdirAll(s.BatonDir(), 0o755); err != nil {
 		return err
 	}
 	err = a.update(ctx, cmdPath, "", func(st *state) error {
+		// before main's head is recorded: the untracking commit is the start
+		if res.Untracked, err = a.untrackState(s, false); err != nil {
+			return err
+		}
 		if err := st.initControl(&res); err != nil {
 			return err
 		}
@@ -138,7 +150,10 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 		if !o.Scripts {
 			scriptsDir = filepath.Join(s.Dir, "scripts")
 		}
-		res.Migrated, err = st.adoptPredecessor(kept, scriptsDir)
+		res.Migrated, err = st.adoptPredecessor(kept, scriptsDir, untrackedNames(res.Untracked))
+		if len(res.Untracked) > 0 {
+			st.recordUntracked(res.Untracked)
+		}
 		return err
 	})
 	if err != nil {
@@ -148,6 +163,26 @@ func (a *App) runInit(ctx context.Context, cmdPath string, o InitInput, dst *Ini
 		return err
 	}
 	*dst = res
+	return nil
+}
+
+// initDryRun says what init would do in s, writing nothing: the state
+// files it would create or keep, and the branches on which it would stop
+// git tracking them.
+func (a *App) initDryRun(s *store.Store, res *InitResult, dst *InitResult) error {
+	res.DryRun = true
+	for _, file := range stateFiles {
+		if _, err := os.Stat(s.Path(file)); err == nil {
+			res.Kept = append(res.Kept, s.Path(file))
+		} else {
+			res.Created = append(res.Created, s.Path(file))
+		}
+	}
+	var err error
+	if res.Untracked, err = a.untrackState(s, true); err != nil {
+		return err
+	}
+	*dst = *res
 	return nil
 }
 

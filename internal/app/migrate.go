@@ -44,7 +44,7 @@ var predecessorLeftovers = []string{".backups/", ".agent_state.json"}
 
 // adoptPredecessor adopts the state files init found, when baton has no
 // audit log there yet: nil when there is nothing to adopt.
-func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, error) {
+func (st *state) adoptPredecessor(kept []string, scriptsDir string, untracked []string) (*Migrated, error) {
 	s := st.tx.Store()
 	if fi, err := os.Stat(s.EventsPath()); err == nil && fi.Size() > 0 || !migrate.Detect(kept, false) {
 		return nil, nil
@@ -66,6 +66,7 @@ func (st *state) adoptPredecessor(kept []string, scriptsDir string) (*Migrated, 
 	if err != nil {
 		return nil, err
 	}
+	in.Untracked = untracked
 	// a file created just now holds nothing to adopt; a feature list alone
 	// is anyone's (an INITIALIZER's), not a predecessor's state
 	if !slices.Contains(kept, progress.FileName) {

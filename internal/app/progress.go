@@ -186,6 +186,9 @@ type ReviewTypeResult struct {
 	FeatureID  *string  `json:"-"`
 	Features   []string `json:"features"`
 	Branch     *string  `json:"branch"`
+	// ItemType is "tech_debt" when the items are a tech-debt batch: the
+	// reviewer reviews their fixes and its PASS names them.
+	ItemType string `json:"item_type,omitempty"`
 }
 
 // Deref is *s, or "" for nil.
@@ -525,7 +528,13 @@ func (a *App) GetReviewType(ctx context.Context, c Caller) (ReviewTypeResult, er
 			st.CurrentFeature, st.CurrentBranch = v.Feature, v.Branch
 		}
 	}
-	return ReviewTypeResult{ReviewType: progress.ReviewType(st), FeatureID: st.CurrentFeature, Features: IDList(st.CurrentFeature), Branch: st.CurrentBranch}, nil
+	res := ReviewTypeResult{ReviewType: progress.ReviewType(st), FeatureID: st.CurrentFeature, Features: IDList(st.CurrentFeature), Branch: st.CurrentBranch}
+	if len(res.Features) > 0 && res.ReviewType == "FEATURE" {
+		if f, err := a.Features(ctx, c); err == nil && allKind(f, res.Features, "DEBT") {
+			res.ItemType = features.TypeTechDebt
+		}
+	}
+	return res, nil
 }
 
 // Progress reads progress.json (without the lock: as the last writer

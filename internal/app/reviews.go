@@ -325,6 +325,13 @@ func (a *App) runAddReview(ctx context.Context, cmdPath string, o AddReviewInput
 		if err != nil {
 			return err
 		}
+		if last, ok := st.repeatedReview(r, p, in); ok {
+			rv, err = st.keepRepeated(p, in, last)
+			st.summary = fmt.Sprintf("review R%d repeated by a retry: not recorded again", rv.ReviewID)
+			st.record = map[string]any{"repeats": rv.ReviewID}
+			st.taskID = in.FeatureID
+			return err
+		}
 		id := r.NextReviewID()
 		d, ids, err := st.afterReview(r, in, id)
 		if err != nil {

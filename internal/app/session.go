@@ -197,10 +197,25 @@ func (st *state) withinSession(sess progress.OpenSession, touched []string) erro
 	return st.decide(workflow.WithinSession(st.actorOf(), sess.Features, touched))
 }
 
+// ownOpen is sess as the open sessions now record it (a batch widened).
+func (st *state) ownOpen(sess progress.OpenSession) progress.OpenSession {
+	if open, err := st.openSessions(); err == nil && open != nil {
+		for _, o := range open.Open {
+			if o.SessionID == sess.SessionID {
+				return o
+			}
+		}
+	}
+	return sess
+}
+
 // ownFeatures is withinSession for a call that names features without
 // ending its session (add-session, update-status): a session's agent
 // records and points at only the features it was given.
 func (st *state) ownFeatures(ids []string) error {
+	if err := st.widenBatch(ids); err != nil {
+		return err
+	}
 	who, _ := st.resolveActor()
 	if who == nil || who.Session == nil || len(ids) == 0 {
 		return nil
@@ -425,7 +440,10 @@ func (a *App) runSessionEnd(ctx context.Context, cmdPath string, o SessionEndInp
 			if err := checkFeatureIDs(st, ended.FeaturesTouched); err != nil {
 				return err
 			}
-			if err := st.withinSession(sess, ended.FeaturesTouched); err != nil {
+			if err := st.widenBatch(ended.FeaturesTouched); err != nil {
+				return err
+			}
+			if err := st.withinSession(st.ownOpen(sess), ended.FeaturesTouched); err != nil {
 				return err
 			}
 		}

@@ -111,6 +111,9 @@ func (a *App) update(ctx context.Context, cmdPath, fileName string, fn func(st *
 	if err != nil {
 		return err
 	}
+	if err := a.scratchWrite(s, fileName); err != nil {
+		return err
+	}
 	cfg, err := a.loadConfig(s)
 	if err != nil {
 		return err

@@ -210,15 +210,27 @@ func (st *state) afterSession(p *progress.File, x string, s progress.Session, fe
 			return err
 		}
 		now := workflow.Decision{Phase: cur.CurrentPhase, Reason: gjson.GetBytes(p.StatusRaw(), "decision.reason").String()}
-		if pl, ok := p.Pipelines()[x]; ok && pl.Phase != progress.PhaseLanding {
+		pl, own := p.Pipelines()[x]
+		if own && pl.Phase != progress.PhaseLanding {
 			now = workflow.Decision{Phase: pl.Phase, Reason: pl.Reason}
 		}
 		if now.Reason == "" {
 			now.Reason = "the phase before this session"
 		}
-		return st.checkNextPhase("--next-phase", nextPhase, now, phase, s.Outcome)
+		if err := st.checkNextPhase("--next-phase", nextPhase, now, phase, s.Outcome); err != nil || !own || pl.Phase == progress.PhaseLanding {
+			return err
+		}
+		now.Feature, now.Branch = feature, branch
+		stop, err := st.stopLoop(x, s, now)
+		if err != nil || stop.Rule != workflow.RuleLoop {
+			return err
+		}
+		return st.applyDecision(p, x, stop)
 	}
 	if err := st.checkNextPhase("--next-phase", nextPhase, d, phase, s.Outcome); err != nil {
+		return err
+	}
+	if d, err = st.stopLoop(x, s, d); err != nil {
 		return err
 	}
 	return st.applyDecision(p, x, d)

@@ -192,6 +192,9 @@ func (a *App) newGetReviewTypeCmd() *cobra.Command {
 				printf(w, "REVIEW_TYPE: %s", r.ReviewType)
 				if r.ReviewType == "FEATURE" {
 					printf(w, "FEATURE_ID: %s", app.Deref(r.FeatureID))
+					if r.ItemType != "" {
+						printf(w, "ITEM_TYPE: %s", r.ItemType)
+					}
 				}
 				printf(w, "BRANCH: %s", app.Deref(r.Branch))
 			})

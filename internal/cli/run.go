@@ -237,6 +237,10 @@ func (a *App) runStep(ctx context.Context, o runOpts, br *bridge.Bridge, ran *[]
 		}
 		return true, a.emitRun(next, *ran, "done")
 	case workflow.PhaseStopped:
+		if next.Rule == workflow.RuleLoop {
+			b, _ := json.Marshal(failureSignature{Code: workflow.RuleLoop, Message: next.Reason, StageID: "RUN", Severity: "error"})
+			a.notice("[baton run] STOPPED: failure signature %s", b)
+		}
 		return true, errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 	}
 	if err := a.checkBudget(ctx, o, next.Features); err != nil {

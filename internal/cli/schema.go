@@ -154,7 +154,7 @@ func commandSchemas() map[string]schema {
 		"progress update-status":   withWarnings2(ref("status")),
 		"progress get-status":      withWarnings2(ref("status")),
 		"progress get-session":     withWarnings2(ref("session")),
-		"progress get-review-type": docOf(schema{"review_type": schema{"enum": []string{"FEATURE", "ARCHITECTURE_REFACTOR"}}, "features": tIDs(), "branch": tStrNull()}, "review_type", "features", "branch"),
+		"progress get-review-type": docOf(schema{"review_type": schema{"enum": []string{"FEATURE", "ARCHITECTURE_REFACTOR"}}, "features": tIDs(), "branch": tStrNull(), "item_type": schema{"enum": []string{"tech_debt"}}}, "review_type", "features", "branch"),
 		"progress next-session-id": docOf(schema{"next_session_id": tInt()}, "next_session_id"),
 		"progress list":            docOf(schema{"sessions": arrayOf(ref("session"))}, "sessions"),
 
@@ -278,6 +278,8 @@ func (a *App) newSchemaCmd() *cobra.Command {
 func initSchema() schema {
 	return docOf(schema{"state_dir": tString(), "created": tStrings(), "kept": tStrings(), "excluded": tStrings(), "scripts": tStrings(), "hooks": tStrings(), "git_baseline": tString(),
 		"script_backups": arrayOf(props(schema{"from": tString(), "to": tString()}, "from", "to")),
+		"untracked":      arrayOf(props(schema{"branch": tString(), "paths": tStrings(), "from": tString(), "to": tString(), "worktrees": tStrings()}, "branch", "paths", "from")),
+		"dry_run":        tBool(),
 		"migrated": props(schema{"start": tObject(), "phase": tString(), "feature": tStrNull(), "branch": tStrNull(), "rule": tString(), "reason": tString(),
 			"changes":   arrayOf(props(schema{"field": tString(), "old": tString(), "new": tString(), "why": tString()}, "field", "old", "new", "why")),
 			"anomalies": arrayOf(props(schema{"kind": tString(), "found": tString(), "do": tString()}, "kind", "found", "do")),

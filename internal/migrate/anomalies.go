@@ -30,9 +30,13 @@ func anomalies(in Input, changes []Change) []Anomaly {
 		out = append(out, Anomaly{Kind: "stale-counters", Found: "the counters the predecessor's agents typed in were stale: " + strings.Join(stale, ", "),
 			Do: "nothing: recounted now; baton computes them from feature_list.json and reviews.json at every write (update-status --features-passing is accepted and ignored)"})
 	}
-	if len(in.Tracked) > 0 {
+	switch {
+	case len(in.Untracked) > 0:
+		out = append(out, Anomaly{Kind: "tracked", Found: fmt.Sprintf("the state files were tracked by git on %s: a checkout or merge rewound them (the predecessor committed its state on whatever branch was checked out)", strings.Join(in.Untracked, ", ")),
+			Do: "nothing: baton init stopped tracking them on those branches, one commit each, recorded in its log entry; the files' current contents are kept, and .git/info/exclude keeps them out of later commits"})
+	case len(in.Tracked) > 0:
 		out = append(out, Anomaly{Kind: "tracked", Found: fmt.Sprintf("%s tracked by git: a checkout or merge rewinds them (the predecessor committed its state on whatever branch was checked out)", strings.Join(in.Tracked, ", ")),
-			Do: fmt.Sprintf("git rm --cached %s && git commit, on main and on every branch that still has them; .git/info/exclude now keeps them out of later commits", strings.Join(in.Tracked, " "))})
+			Do: "run 'baton init' in the main worktree: it stops tracking them on every branch that carries them, keeping their contents"})
 	}
 	for _, l := range in.Leftovers {
 		out = append(out, leftoverAnomaly(l))

@@ -49,6 +49,9 @@ type Input struct {
 	Limits   workflow.Limits
 	// Tracked lists the state files git tracks in the project.
 	Tracked []string
+	// Untracked names the branches on which init has just stopped git
+	// tracking the state files, each with its new commit ("main (1a2b3c4)").
+	Untracked []string
 	// Leftovers lists the predecessor's own files and directories found in
 	// the state directory (".backups/", ".agent_state.json", ...), each
 	// with what it holds.

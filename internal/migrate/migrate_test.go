@@ -177,8 +177,14 @@ func TestAdoptChangesAndAnomalies(t *testing.T) {
 	if a := kinds["unreviewed-pass"]; !strings.Contains(a.Found, "F002") || strings.Contains(a.Found, "F001") {
 		t.Errorf("only F002 passes without a passing review: %s", a.Found)
 	}
-	if a := kinds["tracked"]; !strings.Contains(a.Do, "git rm --cached progress.json reviews.json") {
+	if a := kinds["tracked"]; !strings.Contains(a.Do, "run 'baton init' in the main worktree") {
 		t.Errorf("tracked: %s", a.Do)
+	}
+	in.Untracked = []string{"main (1a2b3c4)", "feature/F004 (5d6e7f8)"}
+	for _, a := range Adopt(in).Anomalies {
+		if a.Kind == "tracked" && (!strings.Contains(a.Found, "main (1a2b3c4), feature/F004 (5d6e7f8)") || !strings.HasPrefix(a.Do, "nothing: ")) {
+			t.Errorf("tracked, untracked by init: %+v", a)
+		}
 	}
 	if len(p.Start) != 3 || len(p.Start["progress.json"]) != 64 {
 		t.Errorf("start hashes: %v", p.Start)

@@ -404,10 +404,13 @@ func Nullable(s string) *string {
 	return &s
 }
 
-// ReviewType says what a REVIEW session reviews: a refactor branch is an
-// ARCHITECTURE_REFACTOR, anything else a FEATURE.
+// ReviewType says what a REVIEW session reviews: a refactor branch that
+// names no item is an ARCHITECTURE_REFACTOR; anything else, a tech-debt
+// batch on its refactor branch included, is a FEATURE review of the items
+// named, which its PASS names and passes.
 func ReviewType(st Status) string {
-	if st.CurrentBranch != nil && strings.HasPrefix(*st.CurrentBranch, "refactor/") {
+	named := st.CurrentFeature != nil && strings.TrimSpace(*st.CurrentFeature) != ""
+	if !named && st.CurrentBranch != nil && strings.HasPrefix(*st.CurrentBranch, "refactor/") {
 		return "ARCHITECTURE_REFACTOR"
 	}
 	return "FEATURE"

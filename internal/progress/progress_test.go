@@ -396,6 +396,10 @@ func TestReviewType(t *testing.T) {
 		{s("feature/refactor/x"), "FEATURE"},
 		{s(""), "FEATURE"},
 	}
+	debt := "DEBT-001,DEBT-002"
+	if got := progress.ReviewType(progress.Status{CurrentBranch: s("refactor/tech-debt-7"), CurrentFeature: &debt}); got != "FEATURE" {
+		t.Errorf("a debt batch on its refactor branch is reviewed as its items, got %s", got)
+	}
 	for _, tt := range tests {
 		if got := progress.ReviewType(progress.Status{CurrentBranch: tt.branch}); got != tt.want {
 			b := "<nil>"

@@ -23,7 +23,11 @@ type Config struct {
 	ArchitectureInterval int `json:"architecture_interval"`
 	TechDebtThreshold    int `json:"tech_debt_threshold"`
 	MaxErrorRetries      int `json:"max_error_retries"`
-	LockTimeoutSeconds   int `json:"lock_timeout_seconds"`
+	// MaxItemReturns: an item sent back to the same role this many times
+	// with no new commit and no new verdict stops for a person (0: the
+	// workflow's default).
+	MaxItemReturns     int `json:"max_item_returns,omitempty"`
+	LockTimeoutSeconds int `json:"lock_timeout_seconds"`
 	// MainBranch is the branch work merges into; empty means main, else
 	// master.
 	MainBranch string `json:"main_branch"`
@@ -124,7 +128,7 @@ func DefaultConfig() Config {
 // Limits are the workflow limits the config sets.
 func (c Config) Limits() workflow.Limits {
 	return workflow.Limits{MaxFixCycles: c.MaxFixCycles, ArchitectureInterval: c.ArchitectureInterval,
-		TechDebtThreshold: c.TechDebtThreshold, MaxErrorRetries: c.MaxErrorRetries}
+		TechDebtThreshold: c.TechDebtThreshold, MaxErrorRetries: c.MaxErrorRetries, MaxItemReturns: c.MaxItemReturns}
 }
 
 // ConfigPath is where the config of the state directory lives.

@@ -8,6 +8,9 @@ type Limits struct {
 	ArchitectureInterval int `json:"architecture_interval"`
 	TechDebtThreshold    int `json:"tech_debt_threshold"`
 	MaxErrorRetries      int `json:"max_error_retries"`
+	// MaxItemReturns bounds an item's returns to one role with nothing
+	// new (0: DefaultMaxItemReturns); see loop.go.
+	MaxItemReturns int `json:"max_item_returns,omitempty"`
 }
 
 // DefaultLimits are the seed's, and the only defaults of these numbers:

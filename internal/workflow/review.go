@@ -76,6 +76,9 @@ func CheckReview(r NewReview) error {
 	if err := PassIssues(r.Verdict, r.Blocking); err != nil {
 		return err
 	}
+	if err := PassNamesItems(r); err != nil {
+		return err
+	}
 	if err := ReviewedFeatures(r); err != nil {
 		return err
 	}
@@ -83,6 +86,23 @@ func CheckReview(r NewReview) error {
 		return err
 	}
 	return PassedBranch(r)
+}
+
+// PassNamesItems refuses a REVIEW's PASS that names no item while the
+// work the workflow sent to REVIEW on its branch is items (features, bugs,
+// a tech-debt batch on its refactor/ branch): a PASS passes exactly the
+// items it names, so one naming none would merge the branch and leave
+// its items pending. A person is not held to it.
+func PassNamesItems(r NewReview) error {
+	w := r.Work
+	if !Approving(r.Verdict) || r.AgentType != Review || r.Person || len(r.Features) > 0 || w.StatusFeature == nil || r.Branch == "" {
+		return nil
+	}
+	ids := strings.Join(features.SplitIDs(*w.StatusFeature), ",")
+	if ids == "" || (w.StatusBranch != "" && w.StatusBranch != r.Branch) {
+		return nil
+	}
+	return errs.New(errs.Usage, "--feature-id: the work under review on %s is %s, and a PASS names the items it passes. Record the review with --feature-id %s, then pass those items (features pass-batch %s)", r.Branch, ids, ids, ids)
 }
 
 // PassIssues refuses a PASS that lists a critical or major issue: that is
