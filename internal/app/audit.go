@@ -602,12 +602,15 @@ func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResul
 	var base *gitBaseline
 	var cfg store.Config
 	if err := a.reportingSnapshot(ctx, false, func(sn *snapshot) error {
-		trust, err := a.trustedKeys(in, sn.s.Dir)
+		events, _ := sn.s.ReadEvents()
+		trust, err := a.trustedKeys(in, sn.s.Dir, events)
 		if err != nil {
 			return err
 		}
 		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
-		events, _ := sn.s.ReadEvents()
+		if trust.problem != "" {
+			res.Problems = append(res.Problems, Problem{"signers", SignersName, trust.problem})
+		}
 		recs.log = logRecordsOf(events)
 		moved, copies := movedProblems(sn.s, events)
 		res.Problems = append(res.Problems, moved...)

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/baton-cli/baton/internal/app"
 )
 
 func (a *App) newKeyCmd() *cobra.Command {
-	c := group("key", "Person only: create, rotate and show your personal key", a.newKeyInitCmd(), a.newKeyShowCmd())
+	c := group("key", "Person only: create, rotate and show your personal key", a.newKeyInitCmd(), a.newKeyShowCmd(), a.newKeyPublishCmd())
 	c.Long = keyHelp
 	return c
 }
@@ -48,6 +51,30 @@ func (a *App) newKeyShowCmd() *cobra.Command {
 			return a.emit(k, func(w io.Writer) {
 				printf(w, "KEY: %s at %s", k.KeyID, k.Path)
 				printf(w, "%s", k.PublicKey)
+			})
+		},
+	}
+}
+
+func (a *App) newKeyPublishCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "publish",
+		Short: "Person only: write your public keys into the project's allowed-signers file (" + app.SignersName + ")",
+		Long: `Write your public keys (the current one first, then the retired ones) into the project's
+allowed-signers file, ` + app.SignersName + ` in the state directory, in git's allowed_signers format,
+recorded in the audit log. Commit the file on main: a clone then carries it, 'baton verify'
+checks the log with it and no secret, and git checks the merges baton signs
+('git -c gpg.ssh.allowedSignersFile=` + app.SignersName + ` verify-commit MERGE'). verify trusts the file only
+while it is what the last publish wrote. Run it again after 'baton key init --rotate'.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			res, err := a.app.KeyPublish(c.Context(), a.caller())
+			if err != nil {
+				return err
+			}
+			return a.emit(res, func(w io.Writer) {
+				printf(w, "SUCCESS: published key(s) %s in %s", strings.Join(res.KeyIDs, ", "), res.Path)
+				printf(w, "commit it on main so that clones carry it, and record that commit: git add %s && git commit -m 'baton: allowed signers' && baton reconcile --as HUMAN --reason 'committed the allowed signers'", app.SignersName)
 			})
 		},
 	}
