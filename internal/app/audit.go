@@ -598,13 +598,15 @@ func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResul
 	}
 	a = a.as(c)
 	var res VerifyResult
+	var auth authCheck
+	var trust trust
 	var recs gitRecords
 	var base *gitBaseline
 	var cfg store.Config
 	if err := a.reportingSnapshot(ctx, false, func(sn *snapshot) error {
 		events, _ := sn.s.ReadEvents()
-		trust, err := a.trustedKeys(in, sn.s.Dir, events)
-		if err != nil {
+		var err error
+		if trust, err = a.trustedKeys(in, sn.s.Dir, events); err != nil {
 			return err
 		}
 		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
@@ -614,7 +616,7 @@ func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResul
 		recs.log = logRecordsOf(events)
 		moved, copies := movedProblems(sn.s, events)
 		res.Problems = append(res.Problems, moved...)
-		auth := a.checkAudit(sn, events, trust.keys, trust.source)
+		auth = a.checkAudit(sn, events, trust.keys, trust.source)
 		res.Problems = append(res.Problems, auth.problems...)
 		notes := append(append(append(auth.notes, migrationNotes(events)...), rewrittenNotes(events)...), copies...)
 		res.Notes, res.Authenticated = append(notes, res.Notes...), auth.authenticated
@@ -629,6 +631,9 @@ func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResul
 	// must not hold up the writers.
 	res.GitChecked = a.repo() != nil
 	res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
+	if r := a.repo(); r != nil && auth.authenticated {
+		res.Problems = append(res.Problems, mergeSignatureProblems(r, recs.log, auth.sessionKeys, trust.keys)...)
+	}
 	res.Problems, res.Notes = splitNotes(res.Problems, res.Notes)
 	if note := a.staleHooksNote(cfg); note != "" {
 		res.Notes = append(res.Notes, note)

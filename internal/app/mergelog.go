@@ -43,6 +43,10 @@ type logMerge struct {
 	// reconciledAfter: a person's reconcile recorded a move of main after
 	// it (main moved back on purpose, and said so).
 	reconciledAfter bool
+	// fastForward: main moved to the branch's head, and baton wrote no
+	// commit; auth is the key that signed the entry.
+	fastForward bool
+	auth        string
 }
 
 // logMove is an entry whose head of main differs from the entry before.
@@ -58,6 +62,7 @@ type mergeEntry struct {
 		MergeCommit string `json:"merge_commit"`
 		Into        string `json:"into"`
 		ReviewID    int    `json:"review_id"`
+		FastForward bool   `json:"fast_forward"`
 	} `json:"record"`
 	LogGap *store.LogGap `json:"log_gap"`
 }
@@ -72,7 +77,7 @@ func logRecordsOf(events []store.Event) logRecords {
 		lr.gap = lr.gap || p.LogGap != nil
 		merged := p.Record.MergeCommit != "" && p.Record.Into != ""
 		if merged {
-			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID})
+			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, fastForward: p.Record.FastForward, auth: e.Auth})
 		}
 		head := e.Metadata.Files[mainRef]
 		if head == "" || head == prev {

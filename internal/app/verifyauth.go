@@ -23,8 +23,10 @@ type authCheck struct {
 	notes         []string
 	authenticated bool
 	// trusted are the public keys a person's or a launcher's entry may be
-	// signed with, by id.
-	trusted map[string]ed25519.PublicKey
+	// signed with, by id; sessionKeys the keys the sessions' openings
+	// record.
+	trusted     map[string]ed25519.PublicKey
+	sessionKeys map[int]ed25519.PublicKey
 }
 
 // openedSession is what the log says about a session's opening.
@@ -65,6 +67,10 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event, trusted map[string]
 		if i > 0 {
 			c.checkWrites(e, events[i-1], sessions)
 		}
+	}
+	c.sessionKeys = map[int]ed25519.PublicKey{}
+	for id, s := range sessions {
+		c.sessionKeys[id] = s.key
 	}
 	if len(older) > 0 {
 		c.problems = append(c.problems, Problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) were written by an older baton, which keyed its log with a shared secret instead of signing it: they cannot be checked with public keys. Check them with the baton that wrote them; to start a signed record, move the state aside and run 'baton init'",
