@@ -139,8 +139,9 @@ func commandSchemas() map[string]schema {
 		"branch create": docOf(schema{"branch": tString(), "at": tString(), "from": tString()}, "branch", "at"),
 
 		"session start": docOf(schema{"session_id": tInt(), "agent_type": tString(), "started_at": tString(), "features": tIDs(), "branch": tStrNull(), "env": tObject()}, "session_id", "agent_type", "env"),
-		"key init":      docOf(schema{"path": tString(), "key_id": tString()}, "path", "key_id"),
-		"key show":      docOf(schema{"path": tString(), "key_id": tString()}, "path", "key_id"),
+		"key init":      docOf(schema{"path": tString(), "key_id": tString(), "public_key": tString()}, "path", "key_id", "public_key"),
+		"key show":      docOf(schema{"path": tString(), "key_id": tString(), "public_key": tString()}, "path", "key_id", "public_key"),
+		"key publish":   docOf(schema{"path": tString(), "key_ids": tStrings()}, "path", "key_ids"),
 
 		"session end":     withWarnings2(ref("session")),
 		"session current": docOf(schema{"sessions": arrayOf(ref("open_session"))}, "sessions"),
