@@ -72,3 +72,16 @@ func TestLogBefore(t *testing.T) {
 		t.Errorf("a failed transaction appended %d entries", len(after)-4)
 	}
 }
+
+// The cost of checking one entry's signature, which verify pays per
+// entry. (go test -run='^$' -bench=EventSigned ./internal/store)
+func BenchmarkEventSigned(b *testing.B) {
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	hash := "3f1c0ab2d4e5f60718293a4b5c6d7e8f3f1c0ab2d4e5f60718293a4b5c6d7e8f"
+	sig, pub := SignEvent(key, hash), key.Public().(ed25519.PublicKey)
+	for b.Loop() {
+		if !EventSigned(pub, hash, sig) {
+			b.Fatal("signature does not check")
+		}
+	}
+}
