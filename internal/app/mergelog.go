@@ -43,10 +43,11 @@ type logMerge struct {
 	// reconciledAfter: a person's reconcile recorded a move of main after
 	// it (main moved back on purpose, and said so).
 	reconciledAfter bool
-	// fastForward: main moved to the branch's head, and baton wrote no
-	// commit; auth is the key that signed the entry.
-	fastForward bool
-	auth        string
+	// written: baton wrote the merge commit ('baton reviews merge', not a
+	// fast-forward; a merge an agent made with git and baton adopted is
+	// the agent's). auth is the key that signed the entry.
+	written bool
+	auth    string
 }
 
 // logMove is an entry whose head of main differs from the entry before.
@@ -57,6 +58,7 @@ type logMove struct {
 
 // mergeEntry is the part of an entry's payload that says how main moved.
 type mergeEntry struct {
+	Command string   `json:"command"`
 	Changed []string `json:"changed"`
 	Record  struct {
 		MergeCommit string `json:"merge_commit"`
@@ -77,7 +79,7 @@ func logRecordsOf(events []store.Event) logRecords {
 		lr.gap = lr.gap || p.LogGap != nil
 		merged := p.Record.MergeCommit != "" && p.Record.Into != ""
 		if merged {
-			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, fastForward: p.Record.FastForward, auth: e.Auth})
+			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, written: p.Command == "baton reviews merge" && !p.Record.FastForward, auth: e.Auth})
 		}
 		head := e.Metadata.Files[mainRef]
 		if head == "" || head == prev {

@@ -36,12 +36,12 @@ func (a *App) mergeSigner() func([]byte) (string, error) {
 }
 
 // mergeSignatureProblems checks that every merge commit the log records
-// baton writing is signed, in git's SSH format, with a trusted key or the
+// baton writing (see logMerge.written) is signed, in git's SSH format, with a trusted key or the
 // key of the session whose entry records the merge.
 func mergeSignatureProblems(r gitops.Repo, lr logRecords, sessions map[int]ed25519.PublicKey, keys map[string]ed25519.PublicKey) []Problem {
 	var out []Problem
 	for _, m := range lr.merges {
-		if m.fastForward {
+		if !m.written {
 			continue
 		}
 		full, err := gitops.ResolveCommit(r, m.commit)

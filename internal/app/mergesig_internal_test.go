@@ -73,13 +73,13 @@ func TestMergeSignatures(t *testing.T) {
 		m    logMerge
 		want string
 	}{
-		{"a person's merge", logMerge{seq: 1, commit: byPerson, auth: "person:x"}, ""},
-		{"the merging session's", logMerge{seq: 1, commit: bySession, auth: "session:3"}, ""},
-		{"a fast-forward writes no commit", logMerge{seq: 1, commit: unsigned, fastForward: true}, ""},
-		{"another session's key", logMerge{seq: 1, commit: bySession, auth: "session:4"}, "which is neither a trusted key nor the key of the session that merged it"},
-		{"the session's key as a person's merge", logMerge{seq: 1, commit: bySession, auth: "person:x"}, "which is neither a trusted key"},
-		{"an untrusted key", logMerge{seq: 1, commit: byStranger, auth: "person:x"}, "signed with key " + keyID(pubOf(stranger))},
-		{"unsigned", logMerge{seq: 1, commit: unsigned, auth: "person:x"}, "it is not signed"},
+		{"a person's merge", logMerge{seq: 1, written: true, commit: byPerson, auth: "person:x"}, ""},
+		{"the merging session's", logMerge{seq: 1, written: true, commit: bySession, auth: "session:3"}, ""},
+		{"a fast-forward or an adopted merge: not baton's commit", logMerge{seq: 1, commit: unsigned}, ""},
+		{"another session's key", logMerge{seq: 1, written: true, commit: bySession, auth: "session:4"}, "which is neither a trusted key nor the key of the session that merged it"},
+		{"the session's key as a person's merge", logMerge{seq: 1, written: true, commit: bySession, auth: "person:x"}, "which is neither a trusted key"},
+		{"an untrusted key", logMerge{seq: 1, written: true, commit: byStranger, auth: "person:x"}, "signed with key " + keyID(pubOf(stranger))},
+		{"unsigned", logMerge{seq: 1, written: true, commit: unsigned, auth: "person:x"}, "it is not signed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mergeSignatureProblems(r, logRecords{merges: []logMerge{tc.m}}, sessions, trusted)

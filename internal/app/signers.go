@@ -165,7 +165,7 @@ func signersProblem(b []byte, events []store.Event, local map[string]ed25519.Pub
 	case pub == nil:
 		return fmt.Sprintf("%s is in the project, but no 'baton key publish' is in the log: its keys were not published by a person, so none of them is trusted. Check its keys, then publish yours with 'baton key publish'", SignersName)
 	case pub.SHA256 != store.HashContent(b):
-		return fmt.Sprintf("%s is not what 'baton key publish' wrote at seq %d: it was changed outside baton (by hand, or by a merged branch), so none of its keys is trusted. See 'git log -p %s', then publish your keys again with 'baton key publish'", SignersName, e.Seq, SignersName)
+		return fmt.Sprintf("%s is not what 'baton key publish' wrote at seq %d: it was changed outside baton (edited, or changed by a merged branch), so none of its keys is trusted. See 'git log -p %s', then publish your keys again with 'baton key publish'", SignersName, e.Seq, SignersName)
 	case len(local) > 0:
 		kind, id, _ := strings.Cut(e.Auth, ":")
 		if k, ok := local[id]; !ok || kind != "person" || !store.EventSigned(k, e.Hash, e.Sig) {

@@ -80,9 +80,9 @@ while it is what the last publish wrote. Run it again after 'baton key init --ro
 	}
 }
 
-const keyHelp = `The personal key is a person's own Ed25519 key pair. The private key is kept outside every
-project in the user's config directory ($XDG_CONFIG_HOME/baton/key, else ~/.config/baton/key on
-Linux), mode 0600, in OpenSSH's format. It is what makes a call a person's or a launcher's:
+const keyHelp = `The personal key is a person's own secret: an Ed25519 key pair. The private key is kept
+outside every project in the user's config directory ($XDG_CONFIG_HOME/baton/key, else
+~/.config/baton/key on Linux), mode 0600, in OpenSSH's format. It is what makes a call a person's or a launcher's:
 
   - 'baton run' (a launcher) holds it in memory and opens each agent's session with it; each
     session gets a key pair of its own, whose public key the opening entry records and whose
