@@ -201,8 +201,10 @@ type eventPayload struct {
 type openedRecord struct {
 	Session int    `json:"session"`
 	Role    string `json:"role"`
-	Nonce   string `json:"nonce"`
-	By      string `json:"by"` // launcher or person
+	// PublicKey is the session's public key (authorized_keys format): its
+	// entries are signed with the private key its credential holds.
+	PublicKey string `json:"public_key"`
+	By        string `json:"by"` // launcher or person
 }
 
 func (p eventPayload) raw() json.RawMessage {

@@ -166,7 +166,7 @@ func TestCycle(t *testing.T) {
 	if _, err := f.app.SessionEnd(ctx, rev, app.SessionEndInput{Outcome: "SUCCESS", Summary: "merged"}); err != nil {
 		t.Fatalf("review's session end: %v", err)
 	}
-	v, err := f.app.Verify(ctx, app.Caller{})
+	v, err := f.app.Verify(ctx, app.Caller{}, app.VerifyInput{})
 	if err != nil || !v.OK {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
@@ -306,7 +306,7 @@ func TestPersonKeyReadOnce(t *testing.T) {
 	if lookups != 1 {
 		t.Errorf("a person's write read the key %d times, want once", lookups)
 	}
-	res, err := f.app.Verify(ctx, f.person)
+	res, err := f.app.Verify(ctx, f.person, app.VerifyInput{})
 	if err != nil || !res.OK || !res.Authenticated {
 		t.Errorf("verify after a person's write: %+v, %v", res, err)
 	}

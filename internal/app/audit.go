@@ -163,8 +163,8 @@ type VerifyResult struct {
 	OK       bool      `json:"ok"`
 	Events   int       `json:"events"`
 	Problems []Problem `json:"problems"`
-	// Authenticated says whether every entry's MAC was checked (with the
-	// person's key); Notes are what a person should look at.
+	// Authenticated says whether every entry's signature was checked (with
+	// trusted public keys); Notes are what a person should look at.
 	Authenticated bool     `json:"authenticated"`
 	Notes         []string `json:"notes"`
 	// GitChecked says whether a git repository was checked.
@@ -585,29 +585,44 @@ func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[stri
 	return ok
 }
 
+// VerifyInput is what verify trusts: with TrustedKeys (an allowed-signers
+// file), the keys it lists and no other; else the person's own keys and
+// the project's allowed-signers file.
+type VerifyInput struct {
+	TrustedKeys string `json:"trusted_keys,omitempty"`
+}
+
 // Verify checks the audit chain, that the files match the last event, the
 // state's invariants and git. A problem found is in the result (OK false),
 // not an error: the front end shows them and then fails.
-func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
+func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResult, error) {
 	if a.remote != nil {
-		return forward[VerifyResult](ctx, a, c, "verify", nil)
+		return forward[VerifyResult](ctx, a, c, "verify", in)
 	}
 	a = a.as(c)
 	var res VerifyResult
+	var auth authCheck
+	var trust trust
 	var recs gitRecords
 	var base *gitBaseline
 	var cfg store.Config
 	if err := a.reportingSnapshot(ctx, false, func(sn *snapshot) error {
-		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
 		events, _ := sn.s.ReadEvents()
+		var err error
+		if trust, err = a.trustedKeys(in, sn.s.Dir, events); err != nil {
+			return err
+		}
+		res, recs, cfg = sn.verify(), sn.gitRecords(), sn.cfg
+		if trust.problem != "" {
+			res.Problems = append(res.Problems, Problem{"signers", SignersName, trust.problem})
+		}
 		recs.log = logRecordsOf(events)
 		moved, copies := movedProblems(sn.s, events)
 		res.Problems = append(res.Problems, moved...)
-		auth := a.checkAudit(sn, events)
+		auth = a.checkAudit(sn, events, trust.keys, trust.source)
 		res.Problems = append(res.Problems, auth.problems...)
 		notes := append(append(append(auth.notes, migrationNotes(events)...), rewrittenNotes(events)...), copies...)
 		res.Notes, res.Authenticated = append(notes, res.Notes...), auth.authenticated
-		var err error
 		if base, err = readBaseline(sn.s); err != nil {
 			res.Problems = append(res.Problems, Problem{"git-main", gitBaselineName, err.Error()})
 		}
@@ -621,6 +636,9 @@ func (a *App) Verify(ctx context.Context, c Caller) (VerifyResult, error) {
 	res.Problems = append(res.Problems, a.gitProblems(recs, base, cfg)...)
 	if r := a.repo(); r != nil {
 		res.Problems = append(res.Problems, gateProblems(r, recs.log, cfg.Gate.Command)...)
+		if auth.authenticated {
+			res.Problems = append(res.Problems, mergeSignatureProblems(r, recs.log, auth.sessionKeys, trust.keys)...)
+		}
 	}
 	res.Problems, res.Notes = splitNotes(res.Problems, res.Notes)
 	if note := a.staleHooksNote(cfg); note != "" {

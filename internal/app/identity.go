@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -24,18 +25,21 @@ import (
 
 // Identity. A session's authority is a secret credential that only its
 // agent received: the opener (a launcher or a person, both holding the
-// person's key) derives it from the key, a fresh nonce and the session id,
-// stores only its sha256 and the nonce, and hands the credential to the
-// agent in BATON_SESSION. A call proves its session by presenting the
-// credential; `baton verify`, holding the key, can recompute every
-// session's credential from the log and so check each event's MAC.
+// person's key) makes a fresh Ed25519 key pair for the session, records its
+// public key in the session's opening entry (signed with the person's
+// key), stores only the credential's sha256, and hands the credential (the
+// private key's seed) to the agent in BATON_SESSION. A call proves its
+// session by presenting the credential and signs its entries with it;
+// `baton verify` checks every signature with public keys alone.
 
-// credPrefix marks a session credential (the rest is 64 hex digits).
+// credPrefix marks a session credential (the rest is 64 hex digits: the
+// seed of the session's Ed25519 private key).
 const credPrefix = "bts1_"
 
-// personKey is the person's key as loaded from the user's config directory.
+// personKey is the person's Ed25519 key pair as loaded from the user's
+// config directory.
 type personKey struct {
-	Secret []byte
+	Secret ed25519.PrivateKey
 	ID     string // public fingerprint, recorded in events
 	Path   string
 }
@@ -110,22 +114,12 @@ func readKeyFile(path string) (*personKey, error) {
 	if err != nil {
 		return nil, errs.New(errs.Unexpected, "reading the personal key %s: %v", path, err)
 	}
-	secret, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	priv, err := parsePrivateKey(b)
 	clear(b)
-	if err != nil || len(secret) < 32 {
-		return nil, errs.New(errs.Invalid, "%s is not a personal key (64 hex digits expected): nothing was written; stop and report it to the person whose key it is", path)
+	if err != nil {
+		return nil, errs.New(errs.Invalid, "%s is not a personal key (%v): nothing was written; stop and report it to the person whose key it is", path, err)
 	}
-	return &personKey{Secret: secret, ID: keyID(secret), Path: path}, nil
-}
-
-// keyID is a key's public fingerprint.
-func keyID(secret []byte) string { return hex.EncodeToString(mac(secret, "baton key id")[:8]) }
-
-// mac is HMAC-SHA256 of the parts, joined by '|'.
-func mac(key []byte, parts ...string) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte(strings.Join(parts, "|")))
-	return h.Sum(nil)
+	return &personKey{Secret: priv, ID: keyID(priv.Public().(ed25519.PublicKey)), Path: path}, nil
 }
 
 func randomHex(n int) (string, error) {
@@ -136,10 +130,25 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// sessionCredential derives the credential of session id from the person's
-// key and the session's nonce.
-func sessionCredential(key []byte, id int, nonce string) string {
-	return credPrefix + hex.EncodeToString(mac(key, "baton session credential", strconv.Itoa(id), nonce))
+// newCredential makes a session's credential: the seed of a fresh Ed25519
+// key pair, and its public key.
+func newCredential() (string, ed25519.PublicKey, error) {
+	seed, err := randomHex(ed25519.SeedSize)
+	if err != nil {
+		return "", nil, err
+	}
+	cred := credPrefix + seed
+	return cred, sessionKey(cred).Public().(ed25519.PublicKey), nil
+}
+
+// sessionKey is the private key of the session whose credential is cred
+// (nil when cred is not well formed).
+func sessionKey(cred string) ed25519.PrivateKey {
+	if !wellFormed(cred) {
+		return nil
+	}
+	seed, _ := hex.DecodeString(cred[len(credPrefix):])
+	return ed25519.NewKeyFromSeed(seed)
 }
 
 // credentialHash is what sessions.json keeps of a credential: its sha256
@@ -183,33 +192,23 @@ func boundSession(open *progress.OpenSessions, cred string) (progress.OpenSessio
 // call): such a call acts as its session and nothing else.
 func (a *App) insideSession() bool { return a.caller.Session != "" }
 
-// The audit log's keys. An entry written in an agent's session is MACed
-// with a key derived from that session's credential, so an agent can MAC
-// only its own session's entries; a person's or a launcher's entry with a
-// key derived from the person's key. verify, holding the person's key,
-// derives both from the log.
-
-func personEventKey(secret []byte) []byte { return mac(secret, "baton person events") }
-
-func sessionEventKey(cred string) []byte { return mac([]byte(cred), "baton session events") }
-
-// signer is the auth name and MAC key of an entry written by who. A call
-// bound to nothing (baton init, a refusal) signs with the person's key
-// where there is one, else not at all.
-func (a *App) signer(who *actor) (string, []byte) {
+// signer is the auth name and signing key of an entry written by who. An
+// entry written in an agent's session is signed with that session's key,
+// so an agent can sign only its own session's entries; a person's or a
+// launcher's, and a call bound to nothing (baton init, a refusal), with
+// the person's key where there is one, else not at all.
+func (a *App) signer(who *actor) (string, ed25519.PrivateKey) {
 	switch {
 	case who != nil && who.Source == "session" && who.Session != nil:
-		cred := a.caller.Session
-		return "session:" + strconv.Itoa(*who.Session), sessionEventKey(cred)
+		return "session:" + strconv.Itoa(*who.Session), sessionKey(a.caller.Session)
 	case who != nil && who.Source == "person" && who.key != nil:
-		return "person:" + who.key.ID, personEventKey(who.key.Secret)
+		return "person:" + who.key.ID, who.key.Secret
 	case who == nil || who.Source == "person" || who.Source == "launcher":
 		key, err := a.loadKey()
 		if err != nil || key == nil {
 			return "", nil
 		}
-		defer key.wipe()
-		return "person:" + key.ID, personEventKey(key.Secret)
+		return "person:" + key.ID, key.Secret
 	}
 	return "", nil
 }

@@ -232,7 +232,7 @@ func (st *state) recordMerge(t mergeTarget, res gitops.MergeResult, out *MergeRe
 		return err
 	}
 	st.summary = fmt.Sprintf("merged %s into %s as %s (review R%d); passing: %s; deleted %s", t.branch, t.into, gitops.Short(mc), t.id, OrDash(strings.Join(out.Passed, ", ")), t.branch)
-	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "features": NonNil(t.features)}
+	st.record = map[string]any{"review_id": t.id, "verdict": reviews.VerdictOf(t.review), "branch": t.branch, "into": t.into, "merge_commit": mc, "fast_forward": res.FastForward, "features": NonNil(t.features)}
 	return nil
 }
 
@@ -445,7 +445,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 			return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
 		}
 		author, committer := a.signature(r)
-		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: author, Committer: committer, FastForward: ff, BeforeMove: intend})
+		res, err = r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: mergeMessage(t), Signature: author, Committer: committer, FastForward: ff, BeforeMove: intend, Sign: a.mergeSigner()})
 		var ce *gitops.ConflictError
 		switch {
 		case errors.As(err, &ce):

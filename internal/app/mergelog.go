@@ -47,6 +47,11 @@ type logMerge struct {
 	// reconciledAfter: a person's reconcile recorded a move of main after
 	// it (main moved back on purpose, and said so).
 	reconciledAfter bool
+	// written: baton wrote the merge commit ('baton reviews merge', not a
+	// fast-forward; a merge an agent made with git and baton adopted is
+	// the agent's). auth is the key that signed the entry.
+	written bool
+	auth    string
 }
 
 // logMove is an entry whose head of main differs from the entry before.
@@ -57,6 +62,7 @@ type logMove struct {
 
 // mergeEntry is the part of an entry's payload that says how main moved.
 type mergeEntry struct {
+	Command string   `json:"command"`
 	Changed []string `json:"changed"`
 	Record  struct {
 		MergeCommit string   `json:"merge_commit"`
@@ -64,6 +70,7 @@ type mergeEntry struct {
 		ReviewID    int      `json:"review_id"`
 		Queued      bool     `json:"queued"`
 		Gate        *GateRun `json:"gate"`
+		FastForward bool     `json:"fast_forward"`
 	} `json:"record"`
 	LogGap *store.LogGap `json:"log_gap"`
 }
@@ -78,7 +85,8 @@ func logRecordsOf(events []store.Event) logRecords {
 		lr.gap = lr.gap || p.LogGap != nil
 		merged := p.Record.MergeCommit != "" && p.Record.Into != ""
 		if merged {
-			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, gate: p.Record.Gate})
+			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, gate: p.Record.Gate,
+				written: p.Command == "baton reviews merge" && !p.Record.FastForward, auth: e.Auth})
 		}
 		if lr.queuedFrom == 0 && (p.Record.Queued || p.Record.Gate != nil) {
 			lr.queuedFrom = e.Seq

@@ -264,8 +264,10 @@ func auditOps() []Operation {
 			func(a *App, ctx context.Context, c Caller, _ NoInput) (StatusResult, error) { return a.Status(ctx, c) }},
 		Op[NoInput, NextResult]{info("next", "Which role runs next, on what, and the rule that decided it", "", true, false),
 			func(a *App, ctx context.Context, c Caller, _ NoInput) (NextResult, error) { return a.Next(ctx, c) }},
-		Op[NoInput, VerifyResult]{info("verify", "Check the audit chain, the files against the last event, the invariants and git", "", true, false),
-			func(a *App, ctx context.Context, c Caller, _ NoInput) (VerifyResult, error) { return a.Verify(ctx, c) }},
+		Op[VerifyInput, VerifyResult]{info("verify", "Check the audit chain, the files against the last event, the invariants and git", "", true, false),
+			func(a *App, ctx context.Context, c Caller, in VerifyInput) (VerifyResult, error) {
+				return a.Verify(ctx, c, in)
+			}},
 		Op[ContextInput, ctxpack.Package]{info("context", "What the caller's role needs now: task, history, git facts, rules, pointers", "", true, false), (*App).Context},
 		Op[NoInput, ReportData]{info("report", "What the audit report shows: the timeline, each item's story, the review cycles, verify", "", true, false),
 			func(a *App, ctx context.Context, c Caller, _ NoInput) (ReportData, error) { return a.Report(ctx, c) }},

@@ -124,7 +124,7 @@ func (a *App) Report(ctx context.Context, c Caller) (ReportData, error) {
 	}); err != nil {
 		return d, err
 	}
-	res, err := a.Verify(ctx, c)
+	res, err := a.Verify(ctx, c, VerifyInput{})
 	if err != nil {
 		d.Verify, d.VerifyError = VerifyResult{Problems: []Problem{}}, err.Error()
 	} else {

@@ -279,18 +279,16 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 	if err != nil {
 		return err
 	}
-	key, openedBy, err := a.opener()
+	_, openedBy, err := a.opener()
 	if err != nil {
 		return err
 	}
-	defer key.wipe()
-	nonce, err := randomHex(16)
+	cred, pub, err := newCredential()
 	if err != nil {
 		return err
 	}
 	ids := features.SplitIDs(o.Features)
 	var started progress.OpenSession
-	var cred string
 	err = a.update(ctx, cmdPath, progress.FileName, func(st *state) error {
 		p, haveProg, err := st.progressOpt()
 		if err != nil {
@@ -321,11 +319,10 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 			p.ReserveAfter(open.MaxID())
 			id = p.NextSessionID()
 		}
-		cred = sessionCredential(key.Secret, id, nonce)
 		started = progress.OpenSession{
 			SessionID: id, AgentType: role, StartedAt: st.stamp(), Features: ids,
 			Branch: progress.Nullable(o.Branch), BaseCommit: a.head(), Phase: phase,
-			CredentialHash: credentialHash(cred, id, role), Nonce: nonce, OpenedBy: openedBy,
+			CredentialHash: credentialHash(cred, id, role), OpenedBy: openedBy,
 		}
 		st.takeStep(p, &started, step)
 		if canonicalRole(role) == workflow.Review {
@@ -333,7 +330,7 @@ func (a *App) runSessionStart(ctx context.Context, cmdPath string, o SessionStar
 		}
 		open.Open = append(open.Open, started)
 		st.touch(progress.OpenFileName)
-		st.opened = &openedRecord{Session: id, Role: role, Nonce: nonce, By: openedBy}
+		st.opened = &openedRecord{Session: id, Role: role, PublicKey: authorizedKey(pub, ""), By: openedBy}
 		// the event is the session's first, made by its opener
 		opener := *who
 		opener.Role, opener.Session = role, &id

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -17,7 +18,7 @@ import (
 
 // authCheck is what verify finds authenticating the audit log: problems
 // (forgeries), notes (what a person should look at, and what could not be
-// checked) and whether the entries' MACs were checked at all.
+// checked) and whether the entries' signatures were checked at all.
 type authCheck struct {
 	problems      []Problem
 	notes         []string
@@ -26,6 +27,11 @@ type authCheck struct {
 	// its session and time.
 	lastAgent   int
 	lastAgentAt time.Time
+	// trusted are the public keys a person's or a launcher's entry may be
+	// signed with, by id; sessionKeys the keys the sessions' openings
+	// record.
+	trusted     map[string]ed25519.PublicKey
+	sessionKeys map[int]ed25519.PublicKey
 }
 
 // afterAgents is how long after an agent's session a person's action is
@@ -40,7 +46,8 @@ const leftBehind = "unless those agents ran under --sandbox, check that nothing 
 
 // openedSession is what the log says about a session's opening.
 type openedSession struct {
-	role, nonce, keyID string
+	role string
+	key  ed25519.PublicKey // nil when the opening records none
 }
 
 // entryPayload is the part of an entry's payload verify reads.
@@ -51,28 +58,38 @@ type entryPayload struct {
 }
 
 // checkAudit checks the log against its anchors and the state, and, with
-// the person's key, every entry's MAC: who wrote it, in which session, as
-// which role.
-func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
-	c := authCheck{notes: []string{}}
+// the trusted public keys, every entry's signature: who wrote it, in which
+// session, as which role.
+func (a *App) checkAudit(sn *snapshot, events []store.Event, trusted map[string]ed25519.PublicKey, source string) authCheck {
+	c := authCheck{notes: []string{}, trusted: trusted}
 	c.problems = append(c.problems, presenceProblems(sn, events)...)
-	key, _ := a.loadKey()
-	defer key.wipe()
-	if key == nil {
-		path, _ := a.keyPath()
-		c.notes = append(c.notes, fmt.Sprintf("authenticity not checked: there is no personal key at %s, so only the log's structure, chain and anchors were checked", path))
+	if len(trusted) == 0 {
+		c.notes = append(c.notes, fmt.Sprintf("authenticity not checked: %s, so only the log's structure, chain and anchors were checked", source))
 		return c
 	}
 	c.authenticated = true
 	sessions := map[int]openedSession{}
 	missingKeys := map[string][]int{}
+	var older []int
 	for i, e := range events {
 		var p entryPayload
 		_ = json.Unmarshal(e.Payload, &p)
-		c.checkEntry(a, e, p, sessions, missingKeys)
+		if e.MAC != "" && e.Sig == "" {
+			older = append(older, e.Seq)
+		} else {
+			c.checkEntry(e, p, sessions, missingKeys)
+		}
 		if i > 0 {
 			c.checkWrites(e, events[i-1], sessions)
 		}
+	}
+	c.sessionKeys = map[int]ed25519.PublicKey{}
+	for id, s := range sessions {
+		c.sessionKeys[id] = s.key
+	}
+	if len(older) > 0 {
+		c.problems = append(c.problems, Problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) were written by an older baton, which keyed its log with a shared secret instead of signing it: they cannot be checked with public keys. Check them with the baton that wrote them; to start a signed record, move the state aside and run 'baton init'",
+			len(older), older[0], older[len(older)-1])})
 	}
 	ids := make([]string, 0, len(missingKeys))
 	for id := range missingKeys {
@@ -81,40 +98,40 @@ func (a *App) checkAudit(sn *snapshot, events []store.Event) authCheck {
 	sort.Strings(ids)
 	for _, id := range ids {
 		seqs := missingKeys[id]
-		c.problems = append(c.problems, Problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) are MACed with key %s, which is neither your key nor one of your retired keys: they cannot be authenticated, and whoever wrote them held a key that is not yours (a lost one of yours, or someone else's). Read them with 'baton log' before trusting the record",
-			len(seqs), seqs[0], seqs[len(seqs)-1], id)})
+		c.problems = append(c.problems, Problem{"unauthenticated", store.EventsName, fmt.Sprintf("%d entries (seq %d to %d) are signed with key %s, which is not among the trusted keys (%s): they cannot be authenticated, and whoever wrote them held a key that is not yours (a lost one of yours, one never published, or someone else's). Read them with 'baton log' before trusting the record",
+			len(seqs), seqs[0], seqs[len(seqs)-1], id, source)})
 	}
 	return c
 }
 
 // checkEntry authenticates one entry and records a session it opens.
-func (c *authCheck) checkEntry(a *App, e store.Event, p entryPayload, sessions map[int]openedSession, missing map[string][]int) {
+func (c *authCheck) checkEntry(e store.Event, p entryPayload, sessions map[int]openedSession, missing map[string][]int) {
 	bad := func(format string, args ...any) {
 		c.problems = append(c.problems, Problem{"forged", store.EventsName, fmt.Sprintf("seq %d: ", e.Seq) + fmt.Sprintf(format, args...)})
 	}
 	kind, name, _ := strings.Cut(e.Auth, ":")
 	switch {
-	case e.MAC == "" || e.Auth == "":
+	case e.Sig == "" || e.Auth == "":
 		// only the refusal of a call bound to nothing has no key to use
 		if e.Type != "error" || p.Actor != nil {
-			bad("the entry has no MAC: it was written outside baton (or by a baton that did not key its log)")
+			bad("the entry has no signature: it was written outside baton")
 		}
 	case kind == "person":
-		k := a.keyFor(name)
-		if k == nil {
+		if pub, ok := c.trusted[name]; !ok {
 			missing[name] = append(missing[name], e.Seq)
-		} else if store.EventMAC(personEventKey(k.Secret), e.Hash) != e.MAC {
-			bad("its MAC does not match: the entry was forged, edited or re-chained")
+		} else if !store.EventSigned(pub, e.Hash, e.Sig) {
+			bad("its signature does not check with key %s: the entry was forged, edited or re-chained", name)
 			return
 		}
 		if p.Opened != nil {
-			sessions[p.Opened.Session] = openedSession{role: p.Opened.Role, nonce: p.Opened.Nonce, keyID: name}
+			key, _ := parsePublicKey([]byte(p.Opened.PublicKey))
+			sessions[p.Opened.Session] = openedSession{role: p.Opened.Role, key: key}
 		}
 		if g := p.LogGap; g != nil {
 			c.notes = append(c.notes, fmt.Sprintf("seq %d: a person recorded that the log had lost entries (it ended at entry %d, but %s anchored entry %d)%s", e.Seq, g.Seq, g.Path, g.Anchor.Seq, reasonOf(p.Actor)))
 		}
 	case kind == "session":
-		c.checkSessionEntry(a, e, p, name, sessions, missing, bad)
+		c.checkSessionEntry(e, p, name, sessions, bad)
 	default:
 		bad("unknown auth %q", e.Auth)
 	}
@@ -148,28 +165,38 @@ func (c *authCheck) notePerson(e store.Event, p entryPayload, kind string) {
 }
 
 // checkSessionEntry authenticates an entry written in session name: its
-// key comes from the credential the opening recorded, and its role must be
-// the session's.
-func (c *authCheck) checkSessionEntry(a *App, e store.Event, p entryPayload, name string, sessions map[int]openedSession, missing map[string][]int, bad func(string, ...any)) {
+// key is the one the session's opening recorded, and its role must be the
+// session's.
+func (c *authCheck) checkSessionEntry(e store.Event, p entryPayload, name string, sessions map[int]openedSession, bad func(string, ...any)) {
 	id, _ := strconv.Atoi(name)
 	s, ok := sessions[id]
 	if !ok {
 		bad("written in session %d, whose opening by a launcher or a person is not in the log", id)
 		return
 	}
-	k := a.keyFor(s.keyID)
-	if k == nil {
-		missing[s.keyID] = append(missing[s.keyID], e.Seq)
+	if s.key == nil {
+		bad("written in session %d, whose opening records no public key", id)
 		return
 	}
-	cred := sessionCredential(k.Secret, id, s.nonce)
-	if store.EventMAC(sessionEventKey(cred), e.Hash) != e.MAC {
-		bad("its MAC does not match session %d's key: the entry was forged, edited or re-chained", id)
+	if !store.EventSigned(s.key, e.Hash, e.Sig) {
+		bad("its signature does not check with session %d's key: the entry was forged, edited or re-chained", id)
+		return
+	}
+	if p.Actor != nil && (p.Actor.Source != "session" || p.Actor.Session == nil || *p.Actor.Session != id) {
+		bad("signed with session %d's key but written as %s: a session signs only its own entries", id, describeActor(p.Actor))
 		return
 	}
 	if p.Actor != nil && canonicalRole(p.Actor.Role) != canonicalRole(s.role) {
 		bad("session %d was opened as %s but this entry acts as %s: a role changed within a session", id, s.role, p.Actor.Role)
 	}
+}
+
+// describeActor names who an entry says wrote it.
+func describeActor(ac *actor) string {
+	if ac.Session != nil {
+		return fmt.Sprintf("%s of session %d", ac.Source, *ac.Session)
+	}
+	return ac.Source
 }
 
 // writers are, for each state file some roles never write, the roles
@@ -183,8 +210,8 @@ var writers = []struct {
 }
 
 // checkWrites reports an entry of an agent's session that changed a state
-// file its role never writes: its MAC may check out (an agent can MAC
-// entries of its own session), but no command of that role records it.
+// file its role never writes: its signature may check out (an agent
+// can sign entries of its own session), but no command of that role records it.
 func (c *authCheck) checkWrites(e, prev store.Event, sessions map[int]openedSession) {
 	kind, name, _ := strings.Cut(e.Auth, ":")
 	id, _ := strconv.Atoi(name)

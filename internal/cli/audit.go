@@ -19,17 +19,23 @@ import (
 const personRemedy = "REMEDY (a person, with the personal key): look at what happened ('baton log', 'git log'), put right what must be, then record the files as they are with 'baton --as HUMAN --reason WHY reconcile' (README, section Audit)"
 
 func (a *App) newVerifyCmd() *cobra.Command {
-	return &cobra.Command{
+	var in app.VerifyInput
+	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Check the audit chain, that the files match the last event, the state's invariants and git (exit 6 on any problem)",
 		Long: `Check the audit chain, that the files match the last event, that every passing feature has a
 passing review, and in a git repository: that every recorded hash (sessions' commits and ranges,
 reviews' ranges and merge commits, fixes' commits) exists, and that every commit on main since
 'baton init' (its head then is in .baton/git.json) is accounted for by a recorded merge (the
-merge commit and the commits it brought in) or a session's commits. Exit 6 on any problem.`,
+merge commit and the commits it brought in) or a session's commits. Exit 6 on any problem.
+
+Every entry's signature is checked with public keys only: a person's or a launcher's entry with
+a trusted key, a session's entry with the key its signed opening records. The trusted keys are
+your own (current and retired) and those the project's allowed-signers file (.baton-signers,
+which a person publishes) lists; with --trusted-keys FILE, the keys FILE lists and no other.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			res, err := a.app.Verify(c.Context(), a.caller())
+			res, err := a.app.Verify(c.Context(), a.caller(), in)
 			if err != nil {
 				return err
 			}
@@ -43,9 +49,9 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 					if gitChecked {
 						git = ", every recorded commit exists, every commit on main is accounted for"
 					}
-					auth := ", every entry's MAC checked"
+					auth := ", every entry's signature checked"
 					if !res.Authenticated {
-						auth = ", authenticity NOT checked (no personal key)"
+						auth = ", authenticity NOT checked (no trusted key)"
 					}
 					printf(w, "OK: %d events, chain intact%s, files match the last event, every passing feature has a passing review%s", res.Events, auth, git)
 				}
@@ -64,6 +70,8 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 			return nil
 		},
 	}
+	c.Flags().StringVar(&in.TrustedKeys, "trusted-keys", "", "trust only the keys this allowed-signers file lists (git's allowed_signers format)")
+	return c
 }
 
 func (a *App) newWhatNextCmd() *cobra.Command {

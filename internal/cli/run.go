@@ -305,7 +305,7 @@ func (a *App) emitRun(next app.NextResult, ran []runSession, stopped string) err
 // saying what happened and after which session (last; nil before the
 // first session of this run).
 func (a *App) verifyRun(ctx context.Context, last *step) error {
-	res, err := a.stepApp(true).Verify(ctx, app.Caller{})
+	res, err := a.stepApp(true).Verify(ctx, app.Caller{}, app.VerifyInput{})
 	if err != nil {
 		return a.stepErr(err, "--json", "verify")
 	}

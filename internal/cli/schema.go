@@ -97,6 +97,7 @@ func schemasTable() map[string]schema {
 	m := commandSchemas()
 	maps.Copy(m, verificationSchemas())
 	m["land"] = landSchema()
+	maps.Copy(m, keySchemas())
 	return m
 }
 
@@ -111,6 +112,15 @@ func verificationSchemas() map[string]schema {
 			"report_path": tString(), "screenshots_count": tInt(), "test_evidence_exists": tBool(), "verification_dir": tString()}, "session_id", "status"),
 		"verification list":   arrayOf(props(schema{"session_id": tInt(), "status": tString(), "screenshots": tInt()}, "session_id", "status", "screenshots")),
 		"verification report": docOf(schema{"report": tString()}, "report"),
+	}
+}
+
+func keySchemas() map[string]schema {
+	key := docOf(schema{"path": tString(), "key_id": tString(), "public_key": tString()}, "path", "key_id", "public_key")
+	return map[string]schema{
+		"key init":    key,
+		"key show":    key,
+		"key publish": docOf(schema{"path": tString(), "key_ids": tStrings()}, "path", "key_ids"),
 	}
 }
 
@@ -143,8 +153,6 @@ func commandSchemas() map[string]schema {
 		"branch create": docOf(schema{"branch": tString(), "at": tString(), "from": tString()}, "branch", "at"),
 
 		"session start": docOf(schema{"session_id": tInt(), "agent_type": tString(), "started_at": tString(), "features": tIDs(), "branch": tStrNull(), "env": tObject()}, "session_id", "agent_type", "env"),
-		"key init":      docOf(schema{"path": tString(), "key_id": tString()}, "path", "key_id"),
-		"key show":      docOf(schema{"path": tString(), "key_id": tString()}, "path", "key_id"),
 
 		"session end":     withWarnings2(ref("session")),
 		"session current": docOf(schema{"sessions": arrayOf(ref("open_session"))}, "sessions"),

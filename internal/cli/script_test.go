@@ -2,8 +2,9 @@ package cli_test
 
 import (
 	"bytes"
-	"crypto/hmac"
+	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -56,11 +57,11 @@ func TestMain(m *testing.M) {
 //	unbind                   later commands carry no session binding
 //	forgelog MODE [ARGS]     rewrite .baton/events.jsonl as a forger would,
 //	                         rechaining with the unkeyed sha256: delete SEQ
-//	                         (and renumber), strip (every auth and MAC),
+//	                         (and renumber), strip (every auth and signature),
 //	                         append JSON (a payload), resign ROLE (the last
-//	                         entry's role, re-MACed with $BATON_SESSION's key),
+//	                         entry's role, re-signed with $BATON_SESSION's key),
 //	                         record FILE... (a new entry of session
-//	                         $FORGE_SESSION as $FORGE_ROLE, MACed with $BATON_SESSION's key,
+//	                         $FORGE_SESSION as $FORGE_ROLE, signed with $BATON_SESSION's key,
 //	                         recording the files as they are)
 //	rebind                   bind again to the session unbind left (a
 //	                         person's command between an agent's ones)
@@ -343,7 +344,7 @@ func cmdForgeLog(ts *testscript.TestScript, neg bool, args []string) {
 	case "strip":
 		for _, e := range events {
 			delete(e, "auth")
-			delete(e, "mac")
+			delete(e, "sig")
 		}
 	case "append":
 		last := events[len(events)-1]
@@ -377,20 +378,19 @@ func cmdForgeLog(ts *testscript.TestScript, neg bool, args []string) {
 	var out bytes.Buffer
 	for i, e := range events {
 		e["seq"], e["event_id"], e["prev_hash"], e["hash"] = i+1, fmt.Sprintf("E%06d", i+1), prev, ""
-		mac, hasMAC := e["mac"]
-		delete(e, "mac")
+		sig, hasSig := e["sig"]
+		delete(e, "sig")
 		b, _ := json.Marshal(orderedEvent(e))
 		sum := sha256.Sum256(b)
 		e["hash"] = hex.EncodeToString(sum[:])
-		if hasMAC {
-			e["mac"] = mac
+		if hasSig {
+			e["sig"] = sig
 		}
 		if (args[0] == "resign" || args[0] == "record") && i == len(events)-1 {
-			k := hmac.New(sha256.New, []byte(ts.Getenv("BATON_SESSION")))
-			k.Write([]byte("baton session events"))
-			m := hmac.New(sha256.New, k.Sum(nil))
-			m.Write([]byte(e["hash"].(string)))
-			e["mac"] = hex.EncodeToString(m.Sum(nil))
+			seed, err := hex.DecodeString(strings.TrimPrefix(ts.Getenv("BATON_SESSION"), "bts1_"))
+			ts.Check(err)
+			msg := "baton audit event v1\n" + e["hash"].(string)
+			e["sig"] = base64.StdEncoding.EncodeToString(ed25519.Sign(ed25519.NewKeyFromSeed(seed), []byte(msg)))
 		}
 		prev = e["hash"].(string)
 		line, _ := json.Marshal(orderedEvent(e))
@@ -407,9 +407,9 @@ func (e orderedEvent) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true
-	for _, k := range []string{"seq", "event_id", "task_id", "stage_id", "type", "timestamp", "payload", "metadata", "prev_hash", "hash", "auth", "mac"} {
+	for _, k := range []string{"seq", "event_id", "task_id", "stage_id", "type", "timestamp", "payload", "metadata", "prev_hash", "hash", "auth", "sig"} {
 		v, ok := e[k]
-		if !ok || ((k == "auth" || k == "mac") && (v == "" || string(asRaw(v)) == `""`)) {
+		if !ok || ((k == "auth" || k == "sig") && (v == "" || string(asRaw(v)) == `""`)) {
 			continue
 		}
 		if !first {

@@ -50,6 +50,9 @@ type Repo interface {
 	TreeOf(commit string) (string, error)
 	// Message returns a commit's whole message.
 	Message(commit string) (string, error)
+	// CommitSignature returns a commit's signature (its gpgsig header, ""
+	// for none) and the content the signature signs.
+	CommitSignature(commit string) (string, []byte, error)
 	// Changes lists the files whose content or mode differ between two
 	// commits' trees.
 	Changes(from, to string) ([]Change, error)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -199,6 +200,10 @@ type MergeOptions struct {
 	// move to, before any ref or file changes; an error it returns stops
 	// the merge with nothing changed (the caller records its intent here).
 	BeforeMove func(commit string) error
+	// Sign, when set, signs a merge commit baton writes: it is given the
+	// commit as git encodes it without its signature and returns the
+	// armored signature for its gpgsig header (see SignSSH).
+	Sign func(payload []byte) (string, error)
 }
 
 // MergeResult says what a merge did.
@@ -314,7 +319,7 @@ func (g *repo) mergeCommit(o MergeOptions, into, head string, res *MergeResult) 
 			return "", err
 		}
 	}
-	return g.writeCommit(tree, []string{into, head}, o.Message, o.Signature, o.Committer)
+	return g.writeCommit(tree, []string{into, head}, o.Message, o.Signature, o.Committer, o.Sign)
 }
 
 // mergeTree asks git's merge engine for the merged tree; no working tree
@@ -353,6 +358,35 @@ func (g *repo) TreeOf(commit string) (string, error) {
 		return "", fmt.Errorf("commit %s: %w", Short(commit), err)
 	}
 	return c.TreeHash.String(), nil
+}
+
+// commitPayload is the commit as git encodes it without its signature:
+// what its signature signs.
+func commitPayload(c *object.Commit) ([]byte, error) {
+	obj := &plumbing.MemoryObject{}
+	if err := c.EncodeWithoutSignature(obj); err != nil {
+		return nil, err
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// CommitSignature returns a commit's signature (its gpgsig header, ""
+// when it has none) and the content it signs.
+func (g *repo) CommitSignature(commit string) (string, []byte, error) {
+	c, err := g.r.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return "", nil, fmt.Errorf("commit %s: %w", Short(commit), err)
+	}
+	if c.PGPSignature == "" {
+		return "", nil, nil
+	}
+	payload, err := commitPayload(c)
+	return c.PGPSignature, payload, err
 }
 
 // Message returns a commit's whole message.
@@ -493,9 +527,9 @@ func uniq(ss []string) []string {
 	return out
 }
 
-// writeCommit stores a commit object and returns its hash.
-// A committer without a name is the author.
-func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, author, committer Signature) (string, error) {
+// writeCommit stores a commit object, signed with sign when it is set,
+// and returns its hash. A committer without a name is the author.
+func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, author, committer Signature, sign func([]byte) (string, error)) (string, error) {
 	if author.When.IsZero() {
 		author.When = time.Now()
 	}
@@ -507,6 +541,15 @@ func (g *repo) writeCommit(tree plumbing.Hash, parents []string, msg string, aut
 	c := &object.Commit{Author: gitSignature(author), Committer: gitSignature(committer), Message: msg, TreeHash: tree}
 	for _, p := range parents {
 		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
+	}
+	if sign != nil {
+		payload, err := commitPayload(c)
+		if err != nil {
+			return "", err
+		}
+		if c.PGPSignature, err = sign(payload); err != nil {
+			return "", fmt.Errorf("signing the merge commit: %w", err)
+		}
 	}
 	obj := g.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {

@@ -23,7 +23,8 @@ type OpenSession struct {
 	BaseCommit *string  `json:"base_commit"`
 	Phase      string   `json:"phase"`
 	// How the session's credential is checked: the credential itself is
-	// never stored, only its sha256, with the nonce it was derived from.
+	// never stored, only its sha256. Nonce is what an older baton derived
+	// the credential from; it is no longer written.
 	CredentialHash string `json:"credential_sha256,omitempty"`
 	Nonce          string `json:"nonce,omitempty"`
 	OpenedBy       string `json:"opened_by,omitempty"` // launcher or person

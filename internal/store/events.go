@@ -2,8 +2,9 @@ package store
 
 import (
 	"bytes"
-	"crypto/hmac"
+	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,15 +36,19 @@ type Event struct {
 	Metadata  EventMetadata   `json:"metadata"`
 	PrevHash  string          `json:"prev_hash"`
 	Hash      string          `json:"hash"`
-	// Auth names the secret the entry's MAC is keyed with ("person:KEYID"
-	// or "session:N"; empty for an unauthenticated entry, such as the
-	// refusal of a call without a credential). It is covered by Hash.
+	// Auth names the key the entry is signed with ("person:KEYID" or
+	// "session:N"; empty for an unsigned entry, such as the refusal of a
+	// call without a credential). It is covered by Hash.
 	Auth string `json:"auth,omitempty"`
-	// MAC is HMAC-SHA256 of Hash under the Auth secret: without that
-	// secret an entry can be neither forged nor re-chained.
+	// Sig is the Ed25519 signature of Hash (see SignEvent) by the Auth
+	// key: without its private key an entry can be neither forged nor
+	// re-chained, and anyone with the public key can check it.
+	Sig string `json:"sig,omitempty"`
+	// MAC is what an older baton keyed its entries with; it is never
+	// written, and verify names an entry that has one.
 	MAC string `json:"mac,omitempty"`
 
-	macKey []byte // the key MAC is made with, set by LogSigned
+	signKey ed25519.PrivateKey // the key Sig is made with, set by LogSigned
 }
 
 // EventMetadata carries what verify checks against the files.
@@ -64,19 +69,20 @@ func (s *Store) EventsPath() string { return filepath.Join(s.BatonDir(), EventsN
 // the journal with the files, so both or neither are kept.
 func (tx *Tx) Log(e Event) { tx.event = &e }
 
-// LogSigned is Log for an entry MACed with key and named auth.
-func (tx *Tx) LogSigned(e Event, auth string, key []byte) {
-	e.Auth, e.macKey = auth, key
+// LogSigned is Log for an entry signed with key and named auth (a nil key
+// leaves the entry unsigned).
+func (tx *Tx) LogSigned(e Event, auth string, key ed25519.PrivateKey) {
+	e.Auth, e.signKey = auth, key
 	tx.event = &e
 }
 
 // LogBefore stages an entry appended before the transaction's own event,
 // in the order staged: history the transaction imports, chained and
 // committed with the transaction's event (all of them or none). It is
-// MACed with key and named auth, as LogSigned's. The transaction must also
+// signed with key and named auth, as LogSigned's. The transaction must also
 // stage its own event.
-func (tx *Tx) LogBefore(e Event, auth string, key []byte) {
-	e.Auth, e.macKey = auth, key
+func (tx *Tx) LogBefore(e Event, auth string, key ed25519.PrivateKey) {
+	e.Auth, e.signKey = auth, key
 	tx.before = append(tx.before, &e)
 }
 
@@ -88,16 +94,26 @@ func (tx *Tx) events() []*Event {
 	return append(append([]*Event(nil), tx.before...), tx.event)
 }
 
-// EventMAC is the MAC of an entry whose hash is hash, under key.
-func EventMAC(key []byte, hash string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(hash))
-	return hex.EncodeToString(m.Sum(nil))
+// eventDomain prefixes what an entry's signature covers, so that a
+// signature made for the log is valid for nothing else the key signs.
+const eventDomain = "baton audit event v1\n"
+
+// SignEvent is the signature (base64) of an entry whose hash is hash.
+func SignEvent(key ed25519.PrivateKey, hash string) string {
+	return base64.StdEncoding.EncodeToString(ed25519.Sign(key, []byte(eventDomain+hash)))
 }
 
-// ChainHash computes an event's hash: sha256 of its JSON with Hash empty.
+// EventSigned says whether sig is pub's signature of an entry whose hash
+// is hash.
+func EventSigned(pub ed25519.PublicKey, hash, sig string) bool {
+	b, err := base64.StdEncoding.DecodeString(sig)
+	return err == nil && len(pub) == ed25519.PublicKeySize && ed25519.Verify(pub, []byte(eventDomain+hash), b)
+}
+
+// ChainHash computes an event's hash: sha256 of its JSON with Hash and
+// the signature empty.
 func ChainHash(e Event) string {
-	e.Hash, e.MAC = "", ""
+	e.Hash, e.Sig, e.MAC = "", "", ""
 	b, _ := json.Marshal(e)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -232,8 +248,8 @@ func (tx *Tx) prepareEvent(e *Event, last *Event, staged, hashed map[string]stri
 		e.Metadata.Files[k] = h
 	}
 	e.Hash = ChainHash(*e)
-	if e.macKey != nil {
-		e.MAC = EventMAC(e.macKey, e.Hash)
+	if e.signKey != nil {
+		e.Sig = SignEvent(e.signKey, e.Hash)
 	}
 	line, err := json.Marshal(e)
 	if err != nil {

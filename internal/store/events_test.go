@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -9,10 +10,11 @@ import (
 
 // TestLogBefore: entries staged with LogBefore are appended before the
 // transaction's own event, in order, chained to the log and to each other,
-// each MACed with its key; a transaction that fails appends none of them.
+// each signed with its key; a transaction that fails appends none of them.
 func TestLogBefore(t *testing.T) {
 	s := newTracked(t)
-	key := []byte("k")
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	other := ed25519.NewKeyFromSeed([]byte("another key's seed, 32 bytes...."))
 	err := s.Update(context.Background(), func(tx *Tx) error {
 		tx.Write("state.json", []byte("{\"a\": 2}\n"))
 		for _, ts := range []string{"2025-01-01T10:00:00Z", "2025-01-02T10:00:00Z"} {
@@ -39,8 +41,15 @@ func TestLogBefore(t *testing.T) {
 		if e.Type != want || e.Seq != i+1 {
 			t.Errorf("event %d: type %s seq %d, want %s seq %d", i, e.Type, e.Seq, want, i+1)
 		}
-		if i > 0 && e.MAC != EventMAC(key, e.Hash) {
-			t.Errorf("event %d: MAC does not match its key", i)
+		pub := key.Public().(ed25519.PublicKey)
+		if i > 0 && !EventSigned(pub, e.Hash, e.Sig) {
+			t.Errorf("event %d: the signature does not check with its key", i)
+		}
+		if i > 0 && EventSigned(other.Public().(ed25519.PublicKey), e.Hash, e.Sig) {
+			t.Errorf("event %d: the signature checks with another key", i)
+		}
+		if i > 1 && EventSigned(pub, events[i-1].Hash, e.Sig) {
+			t.Errorf("event %d: its signature checks for another entry", i)
 		}
 	}
 	if events[1].Timestamp != "2025-01-01T10:00:00Z" || events[2].Timestamp != "2025-01-02T10:00:00Z" {
@@ -61,5 +70,18 @@ func TestLogBefore(t *testing.T) {
 	}
 	if after, _ := s.ReadEvents(); len(after) != 4 {
 		t.Errorf("a failed transaction appended %d entries", len(after)-4)
+	}
+}
+
+// The cost of checking one entry's signature, which verify pays per
+// entry. (go test -run='^$' -bench=EventSigned ./internal/store)
+func BenchmarkEventSigned(b *testing.B) {
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	hash := "3f1c0ab2d4e5f60718293a4b5c6d7e8f3f1c0ab2d4e5f60718293a4b5c6d7e8f"
+	sig, pub := SignEvent(key, hash), key.Public().(ed25519.PublicKey)
+	for b.Loop() {
+		if !EventSigned(pub, hash, sig) {
+			b.Fatal("signature does not check")
+		}
 	}
 }
