@@ -17,7 +17,7 @@ import (
 
 // Every transaction first checks, inside the lock, that each tracked file
 // holds what the last audit event recorded: a change made outside baton
-// refuses every write until a person reconciles it, so that no later write
+// refuses every write until a person has looked at it, so that no later write
 // can absorb it into the record.
 
 // Control files: baton's own files under .baton/ that decide what agents
