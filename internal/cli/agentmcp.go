@@ -77,3 +77,20 @@ func inside(path string, dirs ...string) bool {
 	}
 	return false
 }
+
+// mcpNote opens the prompt of an agent CLI whose execs baton supervises:
+// its own calls are those of baton's MCP server, which it starts itself; a
+// baton command its shell tool runs is a program it ran, which may read
+// and records nothing.
+const mcpNote = `Record your work with baton's MCP tools (the "baton" server: session_end, create_branch, add_review, add_fix, merge, ...): each acts as this session. A baton command you run in your shell is a program you ran: it may read, and records nothing. Where this prompt shows a baton command that records something, call the MCP tool that does the same.
+
+`
+
+// withMCPNote is st with mcpNote before its prompt when its agent is a
+// preset CLI with baton's MCP server under the supervision of its execs.
+func withMCPNote(o runOpts, box *agentBox, st step) step {
+	if o.Agent != "" && box != nil && box.linHelper != nil {
+		st.Prompt = mcpNote + st.Prompt
+	}
+	return st
+}

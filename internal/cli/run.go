@@ -445,6 +445,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 		a.notice("[baton run] %s session %d: its broker could not be set up: %v", st.Role, st.Session, err)
 		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's broker could not be set up: %v", err), StageID: st.Role, Severity: "error"}
 	}
+	st = withMCPNote(o, box, st)
 	cmd, command, cleanup, err := a.agentProcess(actx, o, st, box)
 	if err != nil {
 		box.close(ctx)

@@ -272,6 +272,8 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step) error {
 	var err error
 	l.box, err = a.openBox(actx, st, a.superviseAgents(r.o), true)
 	if err == nil {
+		st = withMCPNote(r.o, l.box, st)
+		l.st = st
 		cmd, l.cmdln, cleanup, err = a.agentProcess(actx, r.o, st, l.box)
 	}
 	if err == nil {
