@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/baton-cli/baton/internal/progress"
+	"github.com/baton-cli/baton/internal/store"
 	"github.com/baton-cli/baton/internal/workflow"
 )
 
@@ -43,21 +44,11 @@ func (st *state) visits(x string, cur progress.Session) ([]workflow.Visit, error
 		at[int(s.Get("session_id").Int())] = len(out)
 		out = append(out, v)
 	}
-	for _, e := range events {
-		var pl eventPayload
-		if json.Unmarshal(e.Payload, &pl) != nil || pl.Refused != "" || len(pl.Record) == 0 {
-			continue
+	eachRecord(events, func(rec gjson.Result) {
+		if rec.Get("feature_id").String() == x || (rec.Get("feature_id").Type == gjson.Null && rec.Get("branch").String() == x) {
+			verdicts++
 		}
-		rec := gjson.ParseBytes(pl.Record)
-		switch {
-		case rec.Get("review_id").Exists() && rec.Get("verdict").Exists():
-			if rec.Get("feature_id").String() == x || (rec.Get("feature_id").Type == gjson.Null && rec.Get("branch").String() == x) {
-				verdicts++
-			}
-		case rec.Get("session_id").Exists() && rec.Get("outcome").Exists():
-			add(rec)
-		}
-	}
+	}, add)
 	raw, err := json.Marshal(cur)
 	if err != nil {
 		return nil, err
@@ -80,4 +71,23 @@ func (st *state) stopLoop(x string, cur progress.Session, d workflow.Decision) (
 		st.app.warn("%s", out.Reason)
 	}
 	return out, nil
+}
+
+// eachRecord calls review with every review and session with every
+// session the log's entries record, in the log's order (refused entries
+// aside).
+func eachRecord(events []store.Event, review, session func(rec gjson.Result)) {
+	for _, e := range events {
+		var pl eventPayload
+		if json.Unmarshal(e.Payload, &pl) != nil || pl.Refused != "" || len(pl.Record) == 0 {
+			continue
+		}
+		rec := gjson.ParseBytes(pl.Record)
+		switch {
+		case rec.Get("review_id").Exists() && rec.Get("verdict").Exists():
+			review(rec)
+		case rec.Get("session_id").Exists() && rec.Get("outcome").Exists():
+			session(rec)
+		}
+	}
 }

@@ -73,26 +73,21 @@ func (st *state) erroredSince(x string, id int) bool {
 		return false
 	}
 	seen, n, errored := false, 0, true
-	for _, e := range events {
-		var pl eventPayload
-		if json.Unmarshal(e.Payload, &pl) != nil || pl.Refused != "" || len(pl.Record) == 0 {
-			continue
+	eachRecord(events, func(rec gjson.Result) {
+		seen = seen || int(rec.Get("review_id").Int()) == id
+	}, func(rec gjson.Result) {
+		if !seen {
+			return
 		}
-		rec := gjson.ParseBytes(pl.Record)
-		switch {
-		case rec.Get("review_id").Exists() && rec.Get("verdict").Exists():
-			seen = seen || int(rec.Get("review_id").Int()) == id
-		case seen && rec.Get("session_id").Exists() && rec.Get("outcome").Exists():
-			var ids []string
-			for _, f := range rec.Get("features_touched").Array() {
-				ids = append(ids, f.String())
-			}
-			if strings.Join(ids, ",") == x {
-				n++
-				errored = errored && rec.Get("outcome").String() == "ERROR"
-			}
+		var ids []string
+		for _, f := range rec.Get("features_touched").Array() {
+			ids = append(ids, f.String())
 		}
-	}
+		if strings.Join(ids, ",") == x {
+			n++
+			errored = errored && rec.Get("outcome").String() == "ERROR"
+		}
+	})
 	return n > 0 && errored
 }
 
