@@ -1,7 +1,7 @@
 # baton — build, test and run the demo. `make test` is what CI runs.
 GO        ?= go
 BIN       := bin/baton
-FUZZTIME  ?= 20000x
+FUZZTIME  ?= 10000x
 BENCHTIME ?= 1s
 
 .PHONY: build test unit test-slow browser fuzz lint fmt bench demo man clean crash
