@@ -287,7 +287,7 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step) error {
 		err = cmd.Start()
 	}
 	if err != nil {
-		stop()
+		l.stop()
 		cleanup()
 		if l.box != nil {
 			l.box.close(context.WithoutCancel(ctx))
