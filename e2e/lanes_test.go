@@ -12,33 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// laneAgent is a scripted agent for runs of many lanes: IMPLEMENT commits
-// its feature's own file on its branch, REVIEW passes the work and asks to
-// merge it, and each ends its session.
-const laneAgent = `#!/bin/sh
-cat >/dev/null
-phase=$(baton progress get-status --field current_phase)
-f=$(baton progress get-status --field current_feature)
-b=feature/$(echo "$f" | tr A-Z a-z)
-set -e
-case $phase in
-IMPLEMENT)
-	git rev-parse -q --verify "refs/heads/$b" >/dev/null || baton branch create "$b" >/dev/null
-	git switch -q "$b"
-	echo "$f" > "$f.txt"
-	git add "$f.txt"
-	git commit -q -m "Implement $f"
-	baton session end -o READY_FOR_REVIEW -s "implemented $f" >/dev/null ;;
-REVIEW)
-	baton reviews add-review -a REVIEW -b "$b" --feature-id "$f" -v PASS -s ok >/dev/null
-	baton reviews merge >/dev/null
-	baton session end -o SUCCESS -s "passed $f" >/dev/null ;;
-*)
-	echo "no script for $phase" >&2; exit 1 ;;
-esac
-`
+	"github.com/baton-cli/baton/bench/gen"
+)
 
 // laneProject is a git repository holding a baton project of n features,
 // run with config, and the path of the scripted agent.
@@ -57,7 +33,7 @@ func laneProject(t *testing.T, n int, config string) (dir, agent string) {
 	mustBaton(t, dir, "--as", "HUMAN", "--reason", "e2e lanes", "reconcile")
 	appendFeatures(t, dir, n, 10)
 	agent = filepath.Join(t.TempDir(), "agent.sh")
-	if err := os.WriteFile(agent, []byte(laneAgent), 0o755); err != nil {
+	if err := os.WriteFile(agent, []byte(gen.LaneAgent), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir, agent

@@ -28,33 +28,6 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// agent is the scripted agent: it waits its session's time, then does the
-// step: IMPLEMENT commits its feature's own file, REVIEW passes it and
-// asks to merge.
-const agent = `#!/bin/sh
-cat >/dev/null
-sleep "$LANEBENCH_SESSION"
-phase=$(baton progress get-status --field current_phase)
-f=$(baton progress get-status --field current_feature)
-b=feature/$(echo "$f" | tr A-Z a-z)
-set -e
-case $phase in
-IMPLEMENT)
-	git rev-parse -q --verify "refs/heads/$b" >/dev/null || baton branch create "$b" >/dev/null
-	git switch -q "$b"
-	echo "$f" > "$f.txt"
-	git add "$f.txt"
-	git commit -q -m "Implement $f"
-	baton session end -o READY_FOR_REVIEW -s "implemented $f" >/dev/null ;;
-REVIEW)
-	baton reviews add-review -a REVIEW -b "$b" --feature-id "$f" -v PASS -s ok >/dev/null
-	baton reviews merge >/dev/null
-	baton session end -o SUCCESS -s "passed $f" >/dev/null ;;
-*)
-	echo "no script for $phase" >&2; exit 1 ;;
-esac
-`
-
 type opts struct {
 	keyDir        string // XDG_CONFIG_HOME holding the benchmark's person key
 	baton         string
@@ -171,7 +144,7 @@ func project(o opts) (string, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(root, "agent.sh"), []byte(agent), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "agent.sh"), []byte(gen.LaneAgent), 0o755); err != nil {
 		return "", err
 	}
 	var feats []map[string]string
@@ -213,7 +186,7 @@ func env(o opts) []string {
 	}
 	return append(out, "PATH="+filepath.Dir(o.baton)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GIT_AUTHOR_NAME=lanebench", "GIT_AUTHOR_EMAIL=lanebench@example.test", "GIT_COMMITTER_NAME=lanebench", "GIT_COMMITTER_EMAIL=lanebench@example.test",
-		fmt.Sprintf("LANEBENCH_SESSION=%g", o.session.Seconds()))
+		fmt.Sprintf("LANE_AGENT_SLEEP=%g", o.session.Seconds()))
 }
 
 // event is one JSON event of a run of lanes, stamped as it arrived.
