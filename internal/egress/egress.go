@@ -64,7 +64,7 @@ func Allowed(patterns []string, hostport string) bool {
 }
 
 // splitHostPort splits "host:port", "[v6]:port" or a bare host, lowering
-// the host and dropping a trailing dot.
+// the host and dropping trailing dots.
 func splitHostPort(s string) (host, port string) {
 	s = strings.TrimSpace(s)
 	if h, p, err := net.SplitHostPort(s); err == nil {
@@ -72,7 +72,7 @@ func splitHostPort(s string) (host, port string) {
 	} else {
 		host = strings.Trim(s, "[]")
 	}
-	return strings.TrimSuffix(strings.ToLower(host), "."), port
+	return strings.TrimRight(strings.ToLower(host), "."), port
 }
 
 // Refusal is a connection the proxy refused.
