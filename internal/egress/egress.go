@@ -64,7 +64,8 @@ func Allowed(patterns []string, hostport string) bool {
 }
 
 // splitHostPort splits "host:port", "[v6]:port" or a bare host, lowering
-// the host and dropping trailing dots.
+// the host and dropping trailing dots. A host with a character no host
+// name or address has comes back empty, so it matches nothing.
 func splitHostPort(s string) (host, port string) {
 	s = strings.TrimSpace(s)
 	if h, p, err := net.SplitHostPort(s); err == nil {
@@ -72,7 +73,17 @@ func splitHostPort(s string) (host, port string) {
 	} else {
 		host = strings.Trim(s, "[]")
 	}
-	return strings.TrimRight(strings.ToLower(host), "."), port
+	host = strings.TrimRight(strings.ToLower(host), ".")
+	if strings.ContainsFunc(host, badHostRune) {
+		return "", port
+	}
+	return host, port
+}
+
+// badHostRune reports a rune outside host names, IP addresses (with an
+// IPv6 zone) and a pattern's leading "*.".
+func badHostRune(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("-._:%*", r))
 }
 
 // Refusal is a connection the proxy refused.
