@@ -57,14 +57,12 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 		if o.Sandbox != "" {
 			return errs.New(errs.Usage, "--sandbox confines the agents baton runs: give --agent or --agent-cmd (through the bridge, the host runs them)")
 		}
-		a.notice("[baton run] the agents run through the bridge: the project's sandbox setting applies to the agents baton runs itself")
+		if a.app.SandboxConfigured() {
+			a.notice("[baton run] the agents run through the bridge: the project's sandbox setting applies to the agents baton runs itself")
+		}
 		return nil
 	}
-	if a.app.SandboxABI() == 0 {
-		why := "this system offers no Landlock (Linux 6.2 or later)"
-		if a.env.Getenv(app.EnvNoSandbox) != "" {
-			why = app.EnvNoSandbox + " is set in your environment"
-		}
+	if why := a.app.SandboxUnavailable(); why != "" {
 		if mode == app.SandboxOn {
 			return errs.New(errs.NotFound, "--sandbox: no OS sandbox is available (%s); nothing was opened. Run with --sandbox=auto to go on unconfined, or without --sandbox", why)
 		}
