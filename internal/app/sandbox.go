@@ -57,8 +57,24 @@ func (a *App) SandboxUnavailable() string {
 		return "this system offers no Landlock (Linux 6.2 or later)"
 	case a.repo() == nil:
 		return "the project is not in a git repository, and each confined agent works in a clone of it"
+	case !a.hasMainCommit():
+		return "the project's repository has no commit on its main branch yet, and each confined agent works in a clone of it"
 	}
 	return ""
+}
+
+// hasMainCommit reports whether the project's main branch has a commit.
+func (a *App) hasMainCommit() bool {
+	s, err := a.openStore("")
+	if err != nil {
+		return false
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return false
+	}
+	_, err = gitops.MainBranch(a.repo(), cfg.MainBranch)
+	return err == nil
 }
 
 // SandboxHosts are the hosts the project's config lets a confined agent

@@ -62,9 +62,13 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 		}
 		return nil
 	}
-	if why := a.app.SandboxUnavailable(); why != "" {
+	why := a.app.SandboxUnavailable()
+	if why == "" && o.Prompts != "" {
+		why = "the predecessor's prompts (--prompts) work in the project's own checkout and scripts, not in a clone"
+	}
+	if why != "" {
 		if mode == app.SandboxOn {
-			return errs.New(errs.NotFound, "--sandbox: no OS sandbox is available (%s); nothing was opened. Run with --sandbox=auto to go on unconfined, or without --sandbox", why)
+			return errs.New(errs.NotFound, "--sandbox: the agents cannot be confined here (%s); nothing was opened. Run with --sandbox=auto or --sandbox=off to go on unconfined", why)
 		}
 		msg := fmt.Sprintf("the agents of this run are NOT sandboxed: %s; baton's own checks still apply", why)
 		a.warn("%s", msg)
