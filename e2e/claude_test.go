@@ -74,6 +74,8 @@ func claudeDrivesSessions(t *testing.T, sandboxed bool) {
 	mode := "acceptEdits"
 	if sandboxed {
 		args, mode = append(args, "--sandbox"), "bypassPermissions"
+	} else {
+		args = append(args, "--sandbox=off")
 	}
 	out := run(batonBin, args...)
 	t.Logf("baton run:\n%s", out)

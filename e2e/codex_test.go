@@ -74,6 +74,8 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 	args, mode := []string{"run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m"}, "workspace-write"
 	if sandboxed {
 		args, mode = append(args, "--sandbox"), "danger-full-access"
+	} else {
+		args = append(args, "--sandbox=off")
 	}
 	out, err := p.try(batonBin, args...)
 	t.Logf("baton run:\n%s", out)

@@ -86,7 +86,9 @@ func batonEnv(dir string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "BATON_STATE_DIR="+dir, "BATON_LOCK_TIMEOUT="+lockTimeout, "XDG_CONFIG_HOME="+configDir)
+	// baton run confines its agents by default where it can; these tests
+	// are about its processes, and say --sandbox where they mean it
+	return append(env, "BATON_STATE_DIR="+dir, "BATON_LOCK_TIMEOUT="+lockTimeout, "XDG_CONFIG_HOME="+configDir, "BATON_SANDBOX_UNAVAILABLE=1")
 }
 
 // batonCmd prepares a baton process on the state directory dir (also its

@@ -104,7 +104,8 @@ func measure(o opts, k int) (measurement, error) {
 	if !o.keep {
 		defer os.RemoveAll(dir)
 	}
-	args := []string{"run", "--agent-cmd", "sh " + filepath.Join(dir, "..", "agent.sh"), "--max-sessions", strconv.Itoa(4 * o.features), "--agents", strconv.Itoa(k), "--timeout", "10m"}
+	args := []string{"run", "--agent-cmd", "sh " + filepath.Join(dir, "..", "agent.sh"), "--max-sessions", strconv.Itoa(4 * o.features), "--agents", strconv.Itoa(k), "--timeout", "10m",
+		"--sandbox=off"} // the lanes' own cost: the sandbox's is its own benchmark
 	if k > 1 {
 		args = append([]string{"--json"}, args...)
 	}

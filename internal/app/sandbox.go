@@ -46,6 +46,37 @@ func (a *App) SandboxABI() int {
 	return 0
 }
 
+// SandboxUnavailable says why this run cannot confine its agents: no
+// usable mechanism, the person's switch, or a project outside a git
+// repository (each agent works in a clone of it); "" when it can.
+func (a *App) SandboxUnavailable() string {
+	switch {
+	case a.env.Getenv(EnvNoSandbox) != "" && a.env.Getenv(EnvNoSandbox) != "0":
+		return EnvNoSandbox + " is set in your environment"
+	case a.SandboxABI() == 0:
+		return "this system offers no Landlock (Linux 6.2 or later)"
+	case a.repo() == nil:
+		return "the project is not in a git repository, and each confined agent works in a clone of it"
+	case !a.hasMainCommit():
+		return "the project's repository has no commit on its main branch yet, and each confined agent works in a clone of it"
+	}
+	return ""
+}
+
+// hasMainCommit reports whether the project's main branch has a commit.
+func (a *App) hasMainCommit() bool {
+	s, err := a.openStore("")
+	if err != nil {
+		return false
+	}
+	cfg, err := s.LoadConfig()
+	if err != nil {
+		return false
+	}
+	_, err = gitops.MainBranch(a.repo(), cfg.MainBranch)
+	return err == nil
+}
+
 // SandboxHosts are the hosts the project's config lets a confined agent
 // reach besides its CLI's model API (sandbox_hosts).
 func (a *App) SandboxHosts() ([]string, error) {
@@ -57,8 +88,19 @@ func (a *App) SandboxHosts() ([]string, error) {
 	return cfg.SandboxHosts, err
 }
 
+// SandboxConfigured reports whether the project's config names a sandbox
+// mode (rather than leaving the default).
+func (a *App) SandboxConfigured() bool {
+	s, err := a.openStore("")
+	if err != nil {
+		return false
+	}
+	cfg, err := s.LoadConfig()
+	return err == nil && cfg.Sandbox != ""
+}
+
 // SandboxMode is a run's sandbox mode: flag (--sandbox) when given, else
-// the project's config, else off.
+// the project's config, else auto.
 func (a *App) SandboxMode(flag string) (string, error) {
 	mode := flag
 	if mode == "" {
@@ -73,7 +115,9 @@ func (a *App) SandboxMode(flag string) (string, error) {
 		mode = cfg.Sandbox
 	}
 	switch mode {
-	case "", SandboxOff:
+	case "":
+		return SandboxAuto, nil
+	case SandboxOff:
 		return SandboxOff, nil
 	case SandboxOn, SandboxAuto:
 		return mode, nil
@@ -90,7 +134,7 @@ func (a *App) SandboxWarning() string {
 		return ""
 	}
 	if b, err := os.ReadFile(fallbackPath(s)); err == nil {
-		return "the last baton run asked for a sandbox and ran its agents without one: " + strings.TrimSpace(string(b))
+		return "the last baton run could not sandbox its agents: " + strings.TrimSpace(string(b))
 	}
 	cfg, err := s.LoadConfig()
 	if err != nil || (cfg.Sandbox != SandboxOn && cfg.Sandbox != SandboxAuto) || a.SandboxABI() != 0 {

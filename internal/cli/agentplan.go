@@ -23,7 +23,7 @@ func (a *App) planAgent(o runOpts, role string) *agentPlan {
 		return nil
 	}
 	mode, err := a.app.SandboxMode(o.Sandbox)
-	p := &agentPlan{Sandboxed: err == nil && mode != app.SandboxOff && a.app.SandboxABI() > 0}
+	p := &agentPlan{Sandboxed: err == nil && mode != app.SandboxOff && a.app.SandboxUnavailable() == ""}
 	if o.AgentCmd != "" {
 		p.Command = []string{"sh", "-c", o.AgentCmd}
 		return p

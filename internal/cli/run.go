@@ -77,12 +77,12 @@ $BATON_USAGE_FILE). The loop stops at DONE (exit 0), STOPPED (exit 3: a person d
 agent program is exit 4 before anything is opened; --dry-run prints the next prompt and the
 agent's command line, and opens nothing.
 
-With --sandbox (or "sandbox": "on" in .baton/config) each agent works in a clone of the
+By default (auto, or "sandbox" in .baton/config) each agent works in a clone of the
 repository of its own, its branch checked out, confined by the kernel (Linux Landlock): it can
 write only its clone, its temp directory and a home and caches of its own, cannot read your key,
 and reaches the state only through baton, whose calls go to this run. Its branch comes back
-when it ends. Without an OS sandbox --sandbox fails (exit 4) and --sandbox=auto runs the agents
-unconfined with a warning. A call the sandbox's broker refuses stops the run for a person.`,
+when it ends. Without an OS sandbox, or outside a git repository, --sandbox fails (exit 4) and
+auto runs the agents unconfined with a warning; --sandbox=off runs them unconfined. A call the sandbox's broker refuses stops the run for a person.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.runLoop(c.Context(), o) },
 	}
@@ -96,7 +96,7 @@ unconfined with a warning. A call the sandbox's broker refuses stops the run for
 	f.BoolVar(&o.Follow, "follow", false, "stream the agent's output to stderr as it runs")
 	f.Float64Var(&o.MaxCost, "max-cost", 0, "stop for a person before a session would start once this run has spent this many US dollars (default: \"budget\" in .baton/config, else none)")
 	f.DurationVar(&o.StallTimeout, "stall-timeout", 0, "end an agent that writes nothing this long as ERROR (stalled) (default: \"stall_timeout\" in .baton/config, else 10m)")
-	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config)")
+	f.StringVar(&o.Sandbox, "sandbox", "", "run each agent in its own clone behind an OS sandbox: on (the default of a bare --sandbox; fail without one), auto (fall back with a warning) or off (default: \"sandbox\" in .baton/config, else auto)")
 	f.Lookup("sandbox").NoOptDefVal = app.SandboxOn
 	f.StringVar(&o.SandboxNet, "sandbox-net", netModel, "with --sandbox: model (the agent CLI's model API and sandbox_hosts in .baton/config, through baton's proxy), on (the launcher's network) or off (none)")
 	f.StringVar(&o.Prompts, "prompts", "", "run the predecessor's prompt files in DIR (coding_prompt.md, reviewer_prompt.md, ...) in place of baton's")

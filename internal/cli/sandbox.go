@@ -57,16 +57,18 @@ func (a *App) prepareSandbox(ctx context.Context, o runOpts, agents bool) error 
 		if o.Sandbox != "" {
 			return errs.New(errs.Usage, "--sandbox confines the agents baton runs: give --agent or --agent-cmd (through the bridge, the host runs them)")
 		}
-		a.notice("[baton run] the agents run through the bridge: the project's sandbox setting applies to the agents baton runs itself")
+		if a.app.SandboxConfigured() {
+			a.notice("[baton run] the agents run through the bridge: the project's sandbox setting applies to the agents baton runs itself")
+		}
 		return nil
 	}
-	if a.app.SandboxABI() == 0 {
-		why := "this system offers no Landlock (Linux 6.2 or later)"
-		if a.env.Getenv(app.EnvNoSandbox) != "" {
-			why = app.EnvNoSandbox + " is set in your environment"
-		}
+	why := a.app.SandboxUnavailable()
+	if why == "" && o.Prompts != "" {
+		why = "the predecessor's prompts (--prompts) work in the project's own checkout and scripts, not in a clone"
+	}
+	if why != "" {
 		if mode == app.SandboxOn {
-			return errs.New(errs.NotFound, "--sandbox: no OS sandbox is available (%s); nothing was opened. Run with --sandbox=auto to go on unconfined, or without --sandbox", why)
+			return errs.New(errs.NotFound, "--sandbox: the agents cannot be confined here (%s); nothing was opened. Run with --sandbox=auto or --sandbox=off to go on unconfined", why)
 		}
 		msg := fmt.Sprintf("the agents of this run are NOT sandboxed: %s; baton's own checks still apply", why)
 		a.warn("%s", msg)

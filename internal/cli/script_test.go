@@ -93,6 +93,9 @@ func TestScripts(t *testing.T) {
 				"GIT_AUTHOR_EMAIL": "agent@example.test", "GIT_COMMITTER_NAME": "Test Agent",
 				"GIT_COMMITTER_EMAIL": "agent@example.test", "GIT_AUTHOR_DATE": "2025-01-29T10:00:00Z",
 				"GIT_COMMITTER_DATE": "2025-01-29T10:00:00Z",
+				// baton run confines its agents by default where it can; the
+				// scripts about the sandbox clear this to have it
+				app.EnvNoSandbox: "1",
 			} {
 				e.Setenv(k, v)
 			}
