@@ -238,6 +238,10 @@ var commands = []command{
 	{"progress get-session -1 --field agent_type", fieldRead, "", fixed("progress", "get-session", "-1", "--field", "agent_type")},
 	{"reviews get-last --field verdict", fieldRead, "", fixed("reviews", "get-last", "--field", "verdict")},
 	{"features next", read, "", fixed("features", "next")},
+	{"next", read, "", fixed("next")},
+	{"status", read, "", fixed("status")},
+	{"log --feature", read, "", func(st *state, i int) []string { return []string{"log", "--feature", feature(st, i)} }},
+	{"show", read, "", func(st *state, i int) []string { return []string{"show", feature(st, i)} }},
 	{"progress add-session", write, "IMPLEMENT", addSessionArgs},
 	{"features pass", write, "", passArgs}, // as a person: see passArgs
 	{"reviews add-review", write, "REVIEW", addReviewArgs},
