@@ -139,10 +139,13 @@ inspector:
 # (Claude Code) or Responses API (Codex) server on the loopback interface:
 # no model, no network. Each runs unsandboxed and, where the kernel offers
 # Landlock, again under --sandbox; the usage each reports is recorded.
+# Each CLI also implements a feature of a Node project (npm test) and of a
+# Python one (pytest), running the project's tests, both ways, and meets a
+# model server that never answers (the stall timeout ends it).
 agent-e2e: claude-code codex inspector
 	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude BATON_CODEX_BIN=$(CURDIR)/$(CODEX_DIR)/node_modules/.bin/codex \
 	  BATON_INSPECTOR_BIN=$(CURDIR)/$(INSPECTOR_DIR)/node_modules/.bin/mcp-inspector \
-	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector' -v ./e2e
+	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector|TestAgentsOnProjects|TestAgentsStall' -v ./e2e
 
 clean:
 	rm -rf bin man
