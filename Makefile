@@ -4,7 +4,7 @@ BIN       := bin/baton
 FUZZTIME  ?= 10000x
 BENCHTIME ?= 1s
 
-.PHONY: build test unit test-slow browser fuzz lint fmt bench demo man clean crash
+.PHONY: build test unit test-slow browser fuzz lint fmt bench demo man clean crash agent-e2e migrate-e2e
 
 VERSION   ?=
 
@@ -139,10 +139,20 @@ inspector:
 # (Claude Code) or Responses API (Codex) server on the loopback interface:
 # no model, no network. Each runs unsandboxed and, where the kernel offers
 # Landlock, again under --sandbox; the usage each reports is recorded.
+# Each CLI also implements a feature of a Node project (npm test) and of a
+# Python one (pytest), running the project's tests, both ways, and meets a
+# model server that never answers (the stall timeout ends it).
 agent-e2e: claude-code codex inspector
 	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude BATON_CODEX_BIN=$(CURDIR)/$(CODEX_DIR)/node_modules/.bin/codex \
 	  BATON_INSPECTOR_BIN=$(CURDIR)/$(INSPECTOR_DIR)/node_modules/.bin/mcp-inspector \
-	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector' -v ./e2e
+	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector|TestAgentsOnProjects|TestAgentsStall' -v ./e2e
+
+# The predecessor's mid-flight project taken over and run to DONE with its
+# real prompt files, from the checkout BATON_PREDECESSOR names (they cannot
+# be copied here): make migrate-e2e BATON_PREDECESSOR=../autonomous-coding
+migrate-e2e:
+	@test -n "$(BATON_PREDECESSOR)" || { echo "migrate-e2e: give BATON_PREDECESSOR=DIR, a checkout of the predecessor (its prompts/ directory)"; exit 2; }
+	BATON_PREDECESSOR=$(abspath $(BATON_PREDECESSOR)) $(GO) test -count=1 -run 'TestScripts/migrate_real_prompts$$' -v ./internal/cli
 
 clean:
 	rm -rf bin man

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -108,13 +110,41 @@ type agentProject struct {
 	t   *testing.T
 }
 
+// helloFeature is the feature the INITIALIZER of newAgentProject writes.
+const helloFeature = `[{"id":"F001","name":"Greeting","description":"hello.sh prints hello","steps":["run sh hello.sh","see hello"]}]`
+
 // newAgentProject makes the project; name is the CLI's command, bin its
 // binary, env what it needs, config the project's .baton/config.
 func newAgentProject(t *testing.T, name, bin string, env []string, config string) *agentProject {
+	return newAgentProjectOf(t, projectSetup{tools: map[string]string{name: bin}, env: env, config: config, feature: helloFeature})
+}
+
+// projectSetup is what newAgentProjectOf makes a project of.
+type projectSetup struct {
+	tools   map[string]string // command name -> the binary it runs, put first on PATH
+	env     []string          // what the agent CLI needs
+	config  string            // .baton/config
+	files   map[string]string // the project's files, in its first commit
+	feature string            // the INITIALIZER's feature list (JSON)
+}
+
+// newAgentProjectOf makes the project s describes.
+func newAgentProjectOf(t *testing.T, s projectSetup) *agentProject {
 	p := &agentProject{dir: t.TempDir(), t: t}
 	tools := t.TempDir()
-	for n, target := range map[string]string{name: bin, "baton": batonBin} {
+	links := map[string]string{"baton": batonBin}
+	maps.Copy(links, s.tools)
+	for n, target := range links {
 		if err := os.Symlink(target, filepath.Join(tools, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range s.files {
+		path := filepath.Join(p.dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,12 +155,13 @@ func newAgentProject(t *testing.T, name, bin string, env []string, config string
 		t.Fatal(err)
 	}
 	p.env = append(append(cleanEnv(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
-		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.test", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.test"), env...)
+		"GIT_AUTHOR_NAME=Agent", "GIT_AUTHOR_EMAIL=agent@example.test", "GIT_COMMITTER_NAME=Agent", "GIT_COMMITTER_EMAIL=agent@example.test"), s.env...)
 	p.run(batonBin, "key", "init")
 	p.run("git", "init", "-q", "-b", "main")
+	p.run("git", "add", "-A")
 	p.run("git", "commit", "-q", "--allow-empty", "-m", "initial commit")
 	p.run(batonBin, "init", "--name", "greeter")
-	if err := os.WriteFile(filepath.Join(p.dir, ".baton", "config"), []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.dir, ".baton", "config"), []byte(s.config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p.run(batonBin, "--as", "HUMAN", "--reason", "agent models for the test", "reconcile")
@@ -141,7 +172,7 @@ func newAgentProject(t *testing.T, name, bin string, env []string, config string
 	}
 	envInit := append(append([]string(nil), p.env...), bind[1])
 	for _, args := range [][]string{
-		{"features", "append", "-s", "spec.md", "-e", `[{"id":"F001","name":"Greeting","description":"hello.sh prints hello","steps":["run sh hello.sh","see hello"]}]`},
+		{"features", "append", "-s", "spec.md", "-e", s.feature},
 		{"session", "end", "-o", "SUCCESS", "-s", "one feature"},
 	} {
 		cmd := exec.Command(batonBin, args...)
@@ -206,14 +237,17 @@ func (p *agentProject) checkDone(t *testing.T) {
 
 // checkCost checks that each agent session's usage, as the CLI reported
 // it, was recorded and that status adds it up.
-func (p *agentProject) checkCost(t *testing.T, source string) {
-	for _, n := range []string{"2", "3"} {
+func (p *agentProject) checkCost(t *testing.T, source string, sessions ...string) {
+	if len(sessions) == 0 {
+		sessions = []string{"2", "3"}
+	}
+	for _, n := range sessions {
 		u := gjson.Parse(p.run(batonBin, "--json", "progress", "get-session", n)).Get("usage")
 		if u.Get("source").String() != source || u.Get("input_tokens").Int() <= 0 || u.Get("output_tokens").Int() <= 0 {
 			t.Errorf("session %s's usage: %s", n, u.Raw)
 		}
 	}
-	if st := p.run(batonBin, "status"); !regexp.MustCompile(`(?m)^Cost: +\$\d+\.\d{4} in 2 session\(s\)`).MatchString(st) {
+	if st := p.run(batonBin, "status"); !regexp.MustCompile(fmt.Sprintf(`(?m)^Cost: +\$\d+\.\d{4} in %d session\(s\)`, len(sessions))).MatchString(st) {
 		t.Errorf("status shows no cost:\n%s", st)
 	}
 }
@@ -237,6 +271,10 @@ type scriptedAPI struct {
 	seen    map[string]int    // role -> requests
 	hooked  map[string]bool   // role -> the SessionStart hook's context reached the model
 	mcp     map[string]string // role -> the baton MCP tools Claude Code offered the model
+	outputs []string          // every tool result, as Claude Code sent it
+	// stall: the role whose requests are never answered (a model that
+	// hangs)
+	stall string
 	// sandboxed: the agent works in a clone, without the project's
 	// untracked files (its .claude/settings.json hook)
 	sandboxed bool
@@ -252,7 +290,7 @@ func newScriptedAPI(t *testing.T) *scriptedAPI {
 			{"mcp__baton__context", map[string]any{"budget": 2000}},
 			{"mcp__baton__create_branch", map[string]any{"name": "feature/f001"}},
 			bash("git switch feature/f001"),
-			{"Write", map[string]any{"content": "#!/bin/sh\necho hello\n"}}, // file_path: the project's hello.sh
+			{"Write", map[string]any{"file_path": "hello.sh", "content": "#!/bin/sh\necho hello\n"}}, // in the agent's working directory
 			bash("sh hello.sh && python3 -c 'print(1)' && cd . && git status --short"),
 			bash("git add hello.sh && git commit -q -m 'Implement F001: hello.sh prints hello'"),
 			bash("baton progress get-status --field current_branch"),
@@ -301,6 +339,9 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 		m.Get("content").ForEach(func(_, c gjson.Result) bool {
 			if c.Get("type").String() == "tool_result" {
 				results++
+				s.mu.Lock()
+				s.outputs = append(s.outputs, c.Get("content").String())
+				s.mu.Unlock()
 				if c.Get("is_error").Bool() {
 					s.note(fmt.Sprintf("%s: tool error: %s", role, c.Get("content").Raw))
 				}
@@ -328,7 +369,12 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 			s.hooked[role] = true
 		}
 	}
+	stall := role != "" && role == s.stall
 	s.mu.Unlock()
+	if stall {
+		hang(r)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	if results < len(script) {
 		st := script[results]
@@ -337,13 +383,22 @@ func (s *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 			if m := workingDir.FindStringSubmatch(string(body)); m != nil {
 				dir = m[1]
 			}
-			st.input = map[string]any{"file_path": filepath.Join(dir, "hello.sh"), "content": st.input["content"]}
+			st.input = map[string]any{"file_path": filepath.Join(dir, st.input["file_path"].(string)), "content": st.input["content"]}
 		}
 		input, _ := json.Marshal(st.input)
 		sse(w, req.Get("model").String(), "tool_use", fmt.Sprintf(`{"type":"tool_use","id":"toolu_%s_%d","name":%q,"input":{}}`, strings.ToLower(role), results, st.tool), string(input))
 		return
 	}
 	sse(w, req.Get("model").String(), "end_turn", `{"type":"text","text":""}`, "Done: the session is ended.")
+}
+
+// hang answers nothing until the client goes away (or a minute passes, so
+// that a test's server can always close).
+func hang(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(time.Minute):
+	}
 }
 
 func (s *scriptedAPI) note(msg string) {

@@ -61,16 +61,7 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 			p.logSessions()
 		}
 	})
-	// Codex's home, ~/.codex: a confined agent gets a copy of its
-	// configuration in a home of its own
-	home := filepath.Join(envOf(p.env, "HOME"), ".codex")
-	cfg := fmt.Sprintf("model_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n", srv.addr)
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	codexHome(t, p, srv.addr)
 	args, mode := []string{"run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m"}, "workspace-write"
 	if sandboxed {
 		args, mode = append(args, "--sandbox"), "danger-full-access"
@@ -95,6 +86,20 @@ func codexDrivesSessions(t *testing.T, sandboxed bool) {
 	}
 }
 
+// codexHome writes Codex's home, ~/.codex, naming the scripted server at
+// addr as its model provider: a confined agent gets a copy of its
+// configuration in a home of its own.
+func codexHome(t *testing.T, p *agentProject, addr string) {
+	home := filepath.Join(envOf(p.env, "HOME"), ".codex")
+	cfg := fmt.Sprintf("model_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n", addr)
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // scriptedResponses is a Responses API server (streaming) that plays each
 // role's script of shell commands, one exec_command call per request.
 type scriptedResponses struct {
@@ -105,6 +110,7 @@ type scriptedResponses struct {
 	seen    map[string]int
 	outputs []string
 	mcp     map[string]string // role -> the tools of the mcp__baton namespace
+	stall   string            // the role whose requests are never answered
 }
 
 // envOf is the value of key in env.
@@ -179,7 +185,12 @@ func (s *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 		req.Get(`tools.#(name=="mcp__baton").tools.#.name`).ForEach(func(_, n gjson.Result) bool { offered = append(offered, n.String()); return true })
 		s.mcp[role] = " " + strings.Join(offered, " ") + " "
 	}
+	stall := role != "" && role == s.stall
 	s.mu.Unlock()
+	if stall {
+		hang(r)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	bw := bufio.NewWriter(w)
 	ev := func(data string) {

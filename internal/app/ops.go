@@ -142,7 +142,7 @@ func raw(r interface{ String() string }) json.RawMessage { return json.RawMessag
 // sorted by name.
 func Operations() []Operation {
 	ops := append(append(sessionOps(), progressOps()...), reviewOps()...)
-	ops = append(append(ops, featureOps()...), auditOps()...)
+	ops = append(append(append(ops, featureOps()...), auditOps()...), verificationOps()...)
 	sort.Slice(ops, func(i, j int) bool { return ops[i].Info().Name < ops[j].Info().Name })
 	return ops
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
 	"github.com/baton-cli/baton/internal/store"
+	"github.com/baton-cli/baton/internal/workflow"
 )
 
 // Verification evidence: the predecessor's prompts have an agent prepare a
@@ -61,12 +62,52 @@ type PrepareResult struct {
 	Missing   []string          `json:"missing_feature_ids"` // named but not in the feature list
 }
 
+// VerificationSessionInput names the session whose folder is meant.
+type VerificationSessionInput struct {
+	SessionID int `json:"session_id"`
+}
+
+// VerificationReportResult is where the report template was written.
+type VerificationReportResult struct {
+	Report string `json:"report"`
+}
+
+// verificationOps are the verification commands as operations, so that an
+// agent's session reaches them through its broker as the prompts that call
+// them expect. Every role may call them: they lay out and read the agents'
+// own evidence and record nothing.
+func verificationOps() []Operation {
+	all := workflow.CallableBy("", true)
+	prepare := info("verification.prepare", "Make a session's verification folder and its verification_input.json", "", false, false)
+	report := info("verification.report", "Write the report template of a session's verification folder", "", false, false)
+	prepare.Roles, report.Roles = all, all
+	return []Operation{
+		Op[PrepareInput, PrepareResult]{prepare, (*App).VerificationPrepare},
+		Op[VerificationSessionInput, VerificationStatus]{info("verification.status", "Whether a session's verification is not started, awaiting its report, or what the report concludes", "", true, false),
+			func(a *App, ctx context.Context, c Caller, in VerificationSessionInput) (VerificationStatus, error) {
+				return a.VerificationStatus(ctx, c, in.SessionID)
+			}},
+		Op[NoInput, []VerificationEntry]{info("verification.list", "Every session's verification status", "", true, false),
+			func(a *App, ctx context.Context, c Caller, _ NoInput) ([]VerificationEntry, error) {
+				return a.VerificationList(ctx, c)
+			}},
+		Op[VerificationSessionInput, VerificationReportResult]{report,
+			func(a *App, ctx context.Context, c Caller, in VerificationSessionInput) (VerificationReportResult, error) {
+				path, err := a.VerificationReport(ctx, c, in.SessionID)
+				return VerificationReportResult{Report: path}, err
+			}},
+	}
+}
+
 // VerificationPrepare makes verification/<session>/ with its screenshots/
 // and test_evidence/ folders and writes verification_input.json: the named
 // features' records from feature_list.json, the test commands
 // ($TEST_COMMANDS, comma-separated) and the app's URLs ($FRONTEND_URL,
 // $BACKEND_URL).
 func (a *App) VerificationPrepare(ctx context.Context, c Caller, in PrepareInput) (PrepareResult, error) {
+	if a.remote != nil {
+		return forward[PrepareResult](ctx, a, c, "verification.prepare", in)
+	}
 	a = a.as(c)
 	if in.AgentType == "" {
 		in.AgentType = "IMPLEMENT"
@@ -144,6 +185,9 @@ type VerificationStatus struct {
 // VerificationStatus reads a session's verification folder: not started,
 // awaiting its report, or the status its report concludes with.
 func (a *App) VerificationStatus(ctx context.Context, c Caller, session int) (VerificationStatus, error) {
+	if a.remote != nil {
+		return forward[VerificationStatus](ctx, a, c, "verification.status", VerificationSessionInput{session})
+	}
 	a = a.as(c)
 	dir, err := a.verificationDir(session, false)
 	if err != nil {
@@ -175,6 +219,9 @@ type VerificationEntry struct {
 
 // VerificationList lists every session's verification folder, by session.
 func (a *App) VerificationList(ctx context.Context, c Caller) ([]VerificationEntry, error) {
+	if a.remote != nil {
+		return forward[[]VerificationEntry](ctx, a, c, "verification.list", nil)
+	}
 	a = a.as(c)
 	base, err := a.verificationBase()
 	if err != nil {
@@ -207,6 +254,10 @@ func (a *App) VerificationList(ctx context.Context, c Caller) ([]VerificationEnt
 // VerificationReport writes the report template (verification.md) for a
 // session whose folder was prepared, for an agent to complete by hand.
 func (a *App) VerificationReport(ctx context.Context, c Caller, session int) (string, error) {
+	if a.remote != nil {
+		r, err := forward[VerificationReportResult](ctx, a, c, "verification.report", VerificationSessionInput{session})
+		return r.Report, err
+	}
 	a = a.as(c)
 	dir, err := a.verificationDir(session, false)
 	if err != nil {

@@ -99,6 +99,9 @@ func TestScripts(t *testing.T) {
 			} {
 				e.Setenv(k, v)
 			}
+			// a checkout of the predecessor, for the scripts that run its
+			// real prompt files ([predecessor])
+			e.Setenv("BATON_PREDECESSOR", os.Getenv("BATON_PREDECESSOR"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -114,13 +117,18 @@ func TestScripts(t *testing.T) {
 			"httpserve":   cmdHTTPServe,
 		},
 		// [landlock]: the kernel offers the sandbox baton run --sandbox
-		// uses; [landlock_abiN]: at least ABI N
+		// uses; [landlock_abiN]: at least ABI N; [predecessor]:
+		// BATON_PREDECESSOR names a checkout of the predecessor
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return sandbox.ABI() >= sandbox.MinABI, nil
 			}
 			if cond == "root" {
 				return os.Geteuid() == 0, nil
+			}
+			if cond == "predecessor" {
+				fi, err := os.Stat(filepath.Join(os.Getenv("BATON_PREDECESSOR"), "prompts", "coding_prompt.md"))
+				return os.Getenv("BATON_PREDECESSOR") != "" && err == nil && fi.Mode().IsRegular(), nil
 			}
 			if n, ok := strings.CutPrefix(cond, "landlock_abi"); ok {
 				v, err := strconv.Atoi(n)
