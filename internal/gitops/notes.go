@@ -179,3 +179,20 @@ func (g *repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 	}
 	return g.r.Storer.SetEncodedObject(obj)
 }
+
+// Parents lists a commit's parents, first parent first.
+func Parents(r Repo, commit string) ([]string, error) {
+	g, ok := r.(*repo)
+	if !ok {
+		return nil, errors.New("parents: not a repository opened by gitops")
+	}
+	c, err := g.r.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", Short(commit), err)
+	}
+	out := make([]string, len(c.ParentHashes))
+	for i, p := range c.ParentHashes {
+		out[i] = p.String()
+	}
+	return out, nil
+}
