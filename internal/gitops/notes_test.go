@@ -1,7 +1,7 @@
 package gitops_test
 
 import (
-		"os/exec"
+	"os/exec"
 	"strings"
 	"testing"
 
