@@ -149,8 +149,13 @@ func (f landingFacts) reviews(rv gjson.Result) []attest.Review {
 // reviewer is the role and session of the entry that added review id
 // (agentType and no session when the log does not say).
 func (f landingFacts) reviewer(id int, agentType string) (string, int) {
+	added := fmt.Sprintf("added review R%d ", id)
 	for _, l := range f.lines {
-		if reviewOf(l) == id && contains(l.Changed, reviews.FileName) && l.Actor != nil {
+		if l.Actor == nil || !contains(l.Changed, reviews.FileName) {
+			continue
+		}
+		// add-review's entry, or the landing queue's that sent work back
+		if strings.HasPrefix(l.Summary, added) || gjson.GetBytes(l.Record, "review.review_id").Int() == int64(id) {
 			return l.Actor.Role, l.session()
 		}
 	}
@@ -160,8 +165,9 @@ func (f landingFacts) reviewer(id int, agentType string) (string, int) {
 	return agentType, 0
 }
 
-// landedSessions are the item's sessions whose last commit is in head's
-// history: the attempts a rejection threw away are not.
+// landedSessions are the item's sessions that committed, whose last
+// commit is in head's history: the attempts a rejection threw away are
+// not.
 func (f landingFacts) landedSessions(item, head string) ([]attest.Session, error) {
 	ids := sessionsOf(item, f.lines, f.prog)
 	out := []attest.Session{}
@@ -173,8 +179,8 @@ func (f landingFacts) landedSessions(item, head string) ([]attest.Session, error
 		r := gjson.ParseBytes(raw)
 		id := int(r.Get("session_id").Int())
 		to := r.Get("commit_range.to").String()
-		if err != nil || !ids[id] || to == "" {
-			return
+		if err != nil || !ids[id] || to == "" || len(r.Get("commits").Array()) == 0 {
+			return // a session that committed nothing (a REVIEW) is in the reviews
 		}
 		s := attest.Session{ID: id, Role: r.Get("agent_type").String(), Commits: []string{}}
 		if s.To, err = gitops.ResolveCommit(f.r, to); err != nil {
