@@ -142,8 +142,8 @@ func ParseStatement(b []byte) (Statement, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return Statement{}, fmt.Errorf("%w: %v", ErrStatement, err)
 	}
-	if len(s.Subject) != 1 || s.Subject[0].Digest["gitCommit"] == "" {
-		return Statement{}, fmt.Errorf("%w: one subject with a gitCommit digest expected", ErrStatement)
+	if len(s.Subject) != 1 || s.Subject[0].Digest["gitCommit"] != s.Predicate.Merge.Commit {
+		return Statement{}, fmt.Errorf("%w: one subject expected, whose gitCommit digest is the predicate's merge commit", ErrStatement)
 	}
 	return s, nil
 }
