@@ -320,13 +320,14 @@ func openedKeys(events []store.Event) map[int]ed25519.PublicKey {
 }
 
 // attestAfterCommit writes the landing's attestation once the transaction
-// has committed it; a failure is a warning (the landing stands, and its
+// has committed it; a failure is a warning that names no remedy (an agent
+// may read it through the broker): the landing stands, and its
 // attestation is written again at the launcher's next step or by a
-// person's reconcile).
+// person's reconcile.
 func (st *state) attestAfterCommit(r gitops.Repo) {
 	st.tx.AfterCommit(func() error {
 		if _, err := st.attestLanded(r); err != nil {
-			st.app.warn("the landing is made, but its attestation could not be written: %v (it is written again at the launcher's next step, or by a person's reconcile)", err)
+			st.app.warn("the landing is made, but its attestation could not be written yet: %v (it is written again from the same record before the next step)", err)
 		}
 		return nil
 	})
