@@ -266,16 +266,20 @@ func (st *state) landingFacts(r gitops.Repo) (landingFacts, []logMerge, error) {
 	if err != nil {
 		return landingFacts{}, nil, err
 	}
+	merges := logRecordsOf(events).merges
+	if len(merges) == 0 {
+		return landingFacts{}, nil, nil
+	}
 	into, head, err := mainOf(r, st.cfg)
 	if err != nil {
-		return landingFacts{}, nil, err
+		return landingFacts{}, nil, nil // no main: nothing landed on it
 	}
 	notes, err := gitops.Notes(r, NotesRef)
 	if err != nil {
 		return landingFacts{}, nil, err
 	}
 	var todo []logMerge
-	for _, m := range logRecordsOf(events).merges {
+	for _, m := range merges {
 		full, err := gitops.ResolveCommit(r, m.commit)
 		if err != nil || notes[full] != nil || m.review == 0 {
 			continue
