@@ -250,7 +250,7 @@ func attestationProblems(r gitops.Repo, lr logRecords, main string, keys map[str
 			continue
 		}
 		if _, ok := g.notes[full]; !ok {
-			notes = append(notes, fmt.Sprintf("the landing of review R%d as %s (entry %d) has no attestation in %s yet: the launcher writes it at its next step, or a person's reconcile does", m.review, gitops.Short(full), m.seq, NotesRef))
+			notes = append(notes, fmt.Sprintf("the landing of review R%d as %s (entry %d) has no attestation in %s yet: it is written before the launcher's next step (docs/audit.md, Attestations)", m.review, gitops.Short(full), m.seq, NotesRef))
 			continue
 		}
 		l, problem := g.landing(full)

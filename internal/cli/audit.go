@@ -20,7 +20,7 @@ const personRemedy = "REMEDY (a person, with the personal key): look at what hap
 
 // gitRemedy is what the reader of a clone does about the problems verify
 // --from-git reports.
-const gitRemedy = "REMEDY: the record this clone carries does not hold up: ask the project's person to run 'baton verify' where the project runs, and to publish the attestations again ('baton --as HUMAN --reason WHY reconcile', then 'git push origin " + app.NotesRef + "'); do not trust the commits named above until then"
+const gitRemedy = "REMEDY (a person, with the personal key): the record this clone carries does not hold up. Where the project runs, look with 'baton verify', write the attestations again with 'baton --as HUMAN --reason WHY reconcile' and publish them ('git push origin " + app.NotesRef + "'); until then, do not trust the commits named above"
 
 func (a *App) newVerifyCmd() *cobra.Command {
 	var in app.VerifyInput
