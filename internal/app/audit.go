@@ -169,6 +169,10 @@ type VerifyResult struct {
 	Notes         []string `json:"notes"`
 	// GitChecked says whether a git repository was checked.
 	GitChecked bool `json:"-"`
+	// FromGit: the repository alone was checked (verify --from-git), and
+	// Landings is how many baton merges and attested landings on main.
+	FromGit  bool `json:"from_git,omitempty"`
+	Landings int  `json:"landings,omitempty"`
 }
 
 func (sn *snapshot) verify() VerifyResult {
@@ -590,6 +594,9 @@ func accounted(r gitops.Repo, g gitRecords, resolved map[string]string) map[stri
 // the project's allowed-signers file.
 type VerifyInput struct {
 	TrustedKeys string `json:"trusted_keys,omitempty"`
+	// FromGit checks what the repository carries alone (a clone with no
+	// state directory): baton's merges and their attestations.
+	FromGit bool `json:"from_git,omitempty"`
 }
 
 // Verify checks the audit chain, that the files match the last event, the
@@ -600,6 +607,9 @@ func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResul
 		return forward[VerifyResult](ctx, a, c, "verify", in)
 	}
 	a = a.as(c)
+	if in.FromGit {
+		return a.verifyFromGit(ctx, in)
+	}
 	var res VerifyResult
 	var auth authCheck
 	var trust trust
@@ -638,6 +648,10 @@ func (a *App) Verify(ctx context.Context, c Caller, in VerifyInput) (VerifyResul
 		res.Problems = append(res.Problems, gateProblems(r, recs.log, cfg.Gate.Command)...)
 		if auth.authenticated {
 			res.Problems = append(res.Problems, mergeSignatureProblems(r, recs.log, auth.sessionKeys, trust.keys)...)
+			if main, _, err := mainOf(r, cfg); err == nil {
+				problems, notes := attestationProblems(r, recs.log, main, trust.keys)
+				res.Problems, res.Notes = append(res.Problems, problems...), append(res.Notes, notes...)
+			}
 		}
 	}
 	res.Problems, res.Notes = splitNotes(res.Problems, res.Notes)

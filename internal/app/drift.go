@@ -212,6 +212,8 @@ type ReconcileResult struct {
 	Reconciled []store.Drift `json:"reconciled"`
 	// LogGap is the lost part of the audit log the reconcile recorded.
 	LogGap *store.LogGap `json:"log_gap,omitempty"`
+	// Attested is how many missing attestations of landings it wrote.
+	Attested int `json:"attested"`
 }
 
 // Short is a content hash as messages show it ("none" for none).
@@ -293,6 +295,9 @@ func (a *App) runReconcile(ctx context.Context, cmdPath string, dst *ReconcileRe
 		}
 		res.Reconciled = drifts
 		res.LogGap = gap
+		if res.Attested, err = st.attestLanded(a.repo()); err != nil {
+			return err
+		}
 		if res.Reconciled == nil {
 			res.Reconciled = []store.Drift{}
 		}

@@ -196,13 +196,14 @@ func (a *App) insideSession() bool { return a.caller.Session != "" }
 // entry written in an agent's session is signed with that session's key,
 // so an agent can sign only its own session's entries; a person's or a
 // launcher's, and a call bound to nothing (baton init, a refusal), with
-// the person's key where there is one, else not at all.
+// the person's key where there is one, else not at all. The key is the
+// caller's own copy, which the store zeroes once the entry is signed.
 func (a *App) signer(who *actor) (string, ed25519.PrivateKey) {
 	switch {
 	case who != nil && who.Source == "session" && who.Session != nil:
 		return "session:" + strconv.Itoa(*who.Session), sessionKey(a.caller.Session)
-	case who != nil && who.Source == "person" && who.key != nil:
-		return "person:" + who.key.ID, who.key.Secret
+	case who != nil && who.Source == "person" && who.key != nil: // a copy: the store zeroes it
+		return "person:" + who.key.ID, bytes.Clone(who.key.Secret)
 	case who == nil || who.Source == "person" || who.Source == "launcher":
 		key, err := a.loadKey()
 		if err != nil || key == nil {

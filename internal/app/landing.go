@@ -286,7 +286,7 @@ func (st *state) landQueued(r gitops.Repo, p *progress.File, q progress.Landing,
 		return st.intend(gitIntent{Op: "merge", Repo: r.Top(), Into: t.into, Previous: t.intoHead, Commit: commit, Branch: t.branch, BranchHead: t.head})
 	}
 	author, committer := st.app.signature(r)
-	res, err := r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: landMessage(t), Signature: author, Committer: committer, FastForward: !st.cfg.MergeNoFF, BeforeMove: intend})
+	res, err := r.Merge(gitops.MergeOptions{Branch: t.branch, Into: t.into, Message: landMessage(t), Signature: author, Committer: committer, FastForward: !st.cfg.MergeNoFF, BeforeMove: intend, Sign: st.app.mergeSigner()})
 	if err != nil {
 		if errors.Is(err, errMainMoved) {
 			return err
@@ -308,6 +308,7 @@ func (st *state) landQueued(r gitops.Repo, p *progress.File, q progress.Landing,
 	rec["tree"] = tree
 	*out = Landed{Item: q.Item, ReviewID: q.ReviewID, Branch: q.Branch, Outcome: "landed", MergeCommit: res.Commit, Passed: mr.Passed, Reason: st.summary, Gate: run}
 	st.tx.AfterCommit(func() error { st.app.leaveMerged(r, t, res); return nil })
+	st.attestAfterCommit(r)
 	return nil
 }
 

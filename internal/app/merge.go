@@ -464,6 +464,7 @@ func (a *App) runReviewsMerge(ctx context.Context, cmdPath string, o MergeInput,
 			return err
 		}
 		st.tx.AfterCommit(func() error { out.Switched, out.Detached = a.leaveMerged(r, t, res); return nil })
+		st.attestAfterCommit(r)
 		return nil
 	})
 	if err != nil {

@@ -47,9 +47,9 @@ type logMerge struct {
 	// reconciledAfter: a person's reconcile recorded a move of main after
 	// it (main moved back on purpose, and said so).
 	reconciledAfter bool
-	// written: baton wrote the merge commit ('baton reviews merge', not a
-	// fast-forward; a merge an agent made with git and baton adopted is
-	// the agent's). auth is the key that signed the entry.
+	// written: baton wrote the merge commit ('baton reviews merge' or the
+	// landing queue, not a fast-forward; a merge an agent made with git and
+	// baton adopted is the agent's). auth is the key that signed the entry.
 	written bool
 	auth    string
 }
@@ -86,7 +86,7 @@ func logRecordsOf(events []store.Event) logRecords {
 		merged := p.Record.MergeCommit != "" && p.Record.Into != ""
 		if merged {
 			lr.merges = append(lr.merges, logMerge{seq: e.Seq, commit: p.Record.MergeCommit, review: p.Record.ReviewID, gate: p.Record.Gate,
-				written: p.Command == "baton reviews merge" && !p.Record.FastForward, auth: e.Auth})
+				written: (p.Command == "baton reviews merge" || p.Command == "baton land") && !p.Record.FastForward, auth: e.Auth})
 		}
 		if lr.queuedFrom == 0 && (p.Record.Queued || p.Record.Gate != nil) {
 			lr.queuedFrom = e.Seq

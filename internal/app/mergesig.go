@@ -16,21 +16,32 @@ const mergeNamespace = "git"
 // mergeSigner signs the merge commits this call writes, in git's SSH
 // signature format: with the person's key where the process holds it (a
 // launcher, its broker, a person), else, in an agent's own process, with
-// its session's key (nil when there is neither).
+// its session's key (nil when there is neither). The key is read when the
+// commit is signed and zeroed right after.
 func (a *App) mergeSigner() func([]byte) (string, error) {
-	var key ed25519.PrivateKey
-	switch {
-	case a.launch == nil && a.insideSession():
-		key = sessionKey(a.caller.Session)
-	default: // a person, or a launcher, which reads its key when a step signs
-		if k, _ := a.loadKey(); k != nil {
-			key = k.Secret
+	if a.launch == nil && a.insideSession() {
+		if sessionKey(a.caller.Session) == nil {
+			return nil
+		}
+		return func(payload []byte) (string, error) {
+			key := sessionKey(a.caller.Session)
+			defer clear(key)
+			return gitops.SignSSH(key, mergeNamespace, payload)
 		}
 	}
-	if key == nil {
+	k, err := a.loadKey() // a person, or a launcher, which reads its key when a step signs
+	k.wipe()
+	if err != nil || k == nil {
 		return nil
 	}
-	return func(payload []byte) (string, error) { return gitops.SignSSH(key, mergeNamespace, payload) }
+	return func(payload []byte) (string, error) {
+		k, err := a.loadKey()
+		if err != nil || k == nil {
+			return "", fmt.Errorf("the personal key could not be read to sign the merge: %v", orMissing(err))
+		}
+		defer k.wipe()
+		return gitops.SignSSH(k.Secret, mergeNamespace, payload)
+	}
 }
 
 // mergeSignatureProblems checks that every merge commit the log records

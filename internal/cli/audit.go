@@ -18,6 +18,10 @@ import (
 // reads never name it.
 const personRemedy = "REMEDY (a person, with the personal key): look at what happened ('baton log', 'git log'), put right what must be, then record the files as they are with 'baton --as HUMAN --reason WHY reconcile' (README, section Audit)"
 
+// gitRemedy is what the reader of a clone does about the problems verify
+// --from-git reports.
+const gitRemedy = "REMEDY (a person, with the personal key): the record this clone carries does not hold up. Where the project runs, look with 'baton verify', write the attestations again with 'baton --as HUMAN --reason WHY reconcile' and publish them ('git push origin " + app.NotesRef + "'); until then, do not trust the commits named above"
+
 func (a *App) newVerifyCmd() *cobra.Command {
 	var in app.VerifyInput
 	c := &cobra.Command{
@@ -32,7 +36,15 @@ merge commit and the commits it brought in) or a session's commits. Exit 6 on an
 Every entry's signature is checked with public keys only: a person's or a launcher's entry with
 a trusted key, a session's entry with the key its signed opening records. The trusted keys are
 your own (current and retired) and those the project's allowed-signers file (.baton-signers,
-which a person publishes) lists; with --trusted-keys FILE, the keys FILE lists and no other.`,
+which a person publishes) lists; with --trusted-keys FILE, the keys FILE lists and no other.
+
+With --from-git, only what the repository carries is checked, with no state directory (a fresh
+clone, a CI job): every baton merge on main (a merge commit with a Baton-Log trailer) must be
+signed in git's SSH format by a trusted key, and every landing must have its attestation in
+refs/notes/baton (fetch it: git fetch origin refs/notes/baton:refs/notes/baton), signed by a
+trusted key, about that commit, with its sessions' commits and reviewed head in main's history and
+its tree the one the gate passed. The trusted keys are those of --trusted-keys FILE, else your own
+and those of the repository's .baton-signers.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			res, err := a.app.Verify(c.Context(), a.caller(), in)
@@ -44,7 +56,10 @@ which a person publishes) lists; with --trusted-keys FILE, the keys FILE lists a
 				for _, p := range res.Problems {
 					printf(w, "PROBLEM: [%s] %s", p.Check, p.Message)
 				}
-				if res.OK {
+				switch {
+				case res.OK && res.FromGit:
+					printf(w, "OK: %d landing(s) on main checked from git alone: every baton merge signed by a trusted key, every attestation signed by one and about its commit, its sessions' commits and reviewed head in main's history, its tree the gate's", res.Landings)
+				case res.OK:
 					git := ""
 					if gitChecked {
 						git = ", every recorded commit exists, every commit on main is accounted for"
@@ -58,7 +73,10 @@ which a person publishes) lists; with --trusted-keys FILE, the keys FILE lists a
 				for _, n := range res.Notes {
 					printf(w, "NOTE: %s", n)
 				}
-				if !res.OK {
+				switch {
+				case !res.OK && res.FromGit:
+					printf(w, "%s", gitRemedy)
+				case !res.OK:
 					printf(w, "%s", personRemedy)
 				}
 			}); err != nil {
@@ -71,6 +89,7 @@ which a person publishes) lists; with --trusted-keys FILE, the keys FILE lists a
 		},
 	}
 	c.Flags().StringVar(&in.TrustedKeys, "trusted-keys", "", "trust only the keys this allowed-signers file lists (git's allowed_signers format)")
+	c.Flags().BoolVar(&in.FromGit, "from-git", false, "check the repository alone, with no state directory: baton's merges on main and their attestations (refs/notes/baton)")
 	return c
 }
 

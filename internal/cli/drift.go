@@ -40,6 +40,9 @@ anchored head and where the log now ends) as its own entry and the log continues
 				for _, d := range res.Reconciled {
 					printf(w, "RECONCILED: %s (%s → %s): %s", d.File, app.Short(d.Recorded), app.Short(d.Now), d.Difference)
 				}
+				if res.Attested > 0 {
+					printf(w, "ATTESTED: wrote the missing attestation of %d landing(s) in %s", res.Attested, app.NotesRef)
+				}
 			})
 		},
 	}

@@ -23,6 +23,7 @@ var reportTemplate string
 
 func (a *App) newReportCmd() *cobra.Command {
 	var out string
+	var fromGit bool
 	c := &cobra.Command{
 		Use:   "report -o FILE.html",
 		Short: "Write the audit report: one self-contained HTML file to share with someone who does not run baton",
@@ -32,18 +33,23 @@ issues and the fixes that answered them, the fix-cycle decisions, the commits an
 refused attempts, and the result of 'baton verify'. Keys in the report: j/k next/previous
 section, g top, / filter the timeline, ? help. It prints cleanly (every section expanded).`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return a.runReport(c.Context(), out) },
+		RunE: func(c *cobra.Command, _ []string) error { return a.runReport(c.Context(), out, fromGit) },
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write (required; - for stdout)")
+	c.Flags().BoolVar(&fromGit, "from-git", false, "write it from the repository's attestations alone (refs/notes/baton), with no state directory")
 	_ = c.MarkFlagRequired("output")
 	return c
 }
 
-func (a *App) runReport(ctx context.Context, out string) error {
+func (a *App) runReport(ctx context.Context, out string, fromGit bool) error {
 	if strings.TrimSpace(out) == "" {
 		return errs.New(errs.Usage, "--output (-o): name the HTML file to write")
 	}
-	d, err := a.app.Report(ctx, a.caller())
+	report := a.app.Report
+	if fromGit {
+		report = a.app.ReportFromGit
+	}
+	d, err := report(ctx, a.caller())
 	if err != nil {
 		return err
 	}

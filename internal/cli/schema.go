@@ -137,7 +137,7 @@ func commandSchemas() map[string]schema {
 			"agents": tInt(), "lanes": arrayOf(ref("lane")), "landing": arrayOf(tObject()), "gate": oneOf(props(schema{"command": tString(), "timeout": tString(), "batch": tInt()}, "command"), schema{"type": "null"}), "costs": ref("costs")},
 			"next", "features_passing", "total_features", "open_sessions", "problems", "agents", "lanes", "landing", "gate"),
 		"next":   nextSchema(),
-		"verify": docOf(schema{"ok": tBool(), "events": tInt(), "problems": arrayOf(ref("problem")), "authenticated": tBool(), "notes": tStrings()}, "ok", "events", "problems", "authenticated", "notes"),
+		"verify": docOf(schema{"ok": tBool(), "events": tInt(), "problems": arrayOf(ref("problem")), "authenticated": tBool(), "notes": tStrings(), "from_git": tBool(), "landings": tInt()}, "ok", "events", "problems", "authenticated", "notes"),
 		"log":    docOf(schema{"events": arrayOf(ref("event"))}, "events"),
 		"show":   docOf(schema{"id": tString(), "name": tString(), "kind": schema{"enum": []string{"FEAT", "BUG", "DEBT"}}, "passes": tBool(), "record": ref("feature"), "origin": tObject(), "sessions": arrayOf(tObject()), "reviews": arrayOf(ref("review")), "fixes": arrayOf(ref("fix")), "issues": arrayOf(tObject()), "commits": arrayOf(tObject()), "merges": arrayOf(tObject()), "refused": arrayOf(ref("event")), "events": arrayOf(ref("event")), "started_at": tStrNull(), "finished_at": tStrNull(), "duration_seconds": tIntNull()}, "id", "kind", "passes", "record", "origin", "sessions", "reviews", "fixes", "issues", "commits", "merges", "refused", "events"),
 		"report": docOf(schema{"path": tString(), "bytes": tInt(), "features": tInt(), "reviews": tInt(), "events": tInt()}, "path", "bytes"),
@@ -199,7 +199,7 @@ func commandSchemas() map[string]schema {
 		"bridge loop":                   withWarnings2(tObject()),
 		"bridge complete":               docOf(schema{"state_dir": tString(), "run_id": tString(), "checkpoint": tString()}, "state_dir", "run_id", "checkpoint"),
 		"bridge install-claude-command": docOf(schema{"path": tString(), "command": tString()}, "path", "command"),
-		"reconcile":                     docOf(schema{"reconciled": arrayOf(props(schema{"file": tString()}, "file"))}, "reconciled"),
+		"reconcile":                     docOf(schema{"reconciled": arrayOf(props(schema{"file": tString()}, "file")), "attested": tInt()}, "reconciled", "attested"),
 	}
 }
 

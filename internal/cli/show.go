@@ -13,21 +13,68 @@ import (
 )
 
 func (a *App) newShowCmd() *cobra.Command {
-	return &cobra.Command{
+	var fromGit bool
+	c := &cobra.Command{
 		Use:   "show ID",
 		Short: "Tell one feature's, bug's or debt item's whole story: sessions, reviews, issues and fixes, commits, merge, refusals",
 		Long: `Tell the whole story of a feature, bug or debt item: every session of every role that worked
 on it, reviewed it or fixed it (with summaries, outcomes, commits, ranges and durations), its
 reviews with their verdicts and the decision each led to, each issue and the fixes (and commits)
-that answered it, the merge, the refused attempts, where a debt item came from, and the timeline.`,
+that answered it, the merge, the refused attempts, where a debt item came from, and the timeline.
+
+With --from-git, the story is told from what the repository carries alone (a clone with no state
+directory): the attestations of the item's landings in refs/notes/baton, each checked as
+'baton verify --from-git' checks it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if fromGit {
+				st, err := a.app.ShowFromGit(c.Context(), a.caller(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.emit(st, func(w io.Writer) { writeGitStory(w, st) })
+			}
 			st, err := a.app.Show(c.Context(), a.caller(), args[0])
 			if err != nil {
 				return err
 			}
 			return a.emit(st, func(w io.Writer) { writeStory(w, st) })
 		},
+	}
+	c.Flags().BoolVar(&fromGit, "from-git", false, "tell the story from the repository's attestations alone (refs/notes/baton), with no state directory")
+	return c
+}
+
+// writeGitStory tells an item's landings as their attestations record them.
+func writeGitStory(w io.Writer, st app.GitStory) {
+	printf(w, "%s — landed %d time(s) on main, as the attestations in %s record it", st.ID, len(st.Landings), app.NotesRef)
+	for _, gl := range st.Landings {
+		printf(w, "Landing:   %s", gl)
+		if l := gl.Landing; l != nil {
+			printf(w, "Item:      %s (%s) from %s into %s", l.Item.ID, l.Item.Kind, l.Item.Branch, l.Into)
+			signed := "not signed by baton (not baton's commit)"
+			if l.Merge.Signed {
+				signed = "signed by " + l.Merge.SignedBy
+			}
+			printf(w, "Merge:     %s", signed)
+			for _, s := range l.Sessions {
+				printf(w, "Session:   #%d %s %s..%s (%d commits)", s.ID, s.Role, app.Short(s.From), app.Short(s.To), len(s.Commits))
+			}
+			for _, rv := range l.Reviews {
+				printf(w, "Review:    R%d %s by %s#%d on %s..%s", rv.ID, rv.Verdict, rv.Role, rv.Session, app.Short(rv.From), app.Short(rv.To))
+			}
+			if g := l.Gate; g != nil {
+				printf(w, "Gate:      %q on tree %s: exit %d (output %s)", g.Command, app.Short(g.Tree), g.ExitCode, g.Digest)
+			} else {
+				printf(w, "Gate:      none configured")
+			}
+		}
+		if len(gl.Problems) == 0 {
+			printf(w, "Checked:   ok")
+		}
+		for _, p := range gl.Problems {
+			printf(w, "PROBLEM:   %s", p)
+		}
 	}
 }
 

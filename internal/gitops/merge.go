@@ -67,7 +67,7 @@ func (g *repo) CreateBranch(name, at string) error {
 		return fmt.Errorf("%w: %s", ErrUnknownRevision, at)
 	}
 	g.clearKilledWrites()
-	return g.writeRef(name, "", at, "branch: Created from "+at)
+	return g.writeRef("refs/heads/"+name, "", at, "branch: Created from "+at)
 }
 
 // ErrBadBranchName means a name git does not take for a branch.
@@ -184,7 +184,7 @@ func (g *repo) removeRefLeftovers(name string) {
 // permission, an I/O error), and is returned as such: nothing moved.
 func (g *repo) moveBranch(name, old, new, why string) error {
 	g.clearKilledWrites()
-	return g.writeRef(name, old, new, why)
+	return g.writeRef("refs/heads/"+name, old, new, why)
 }
 
 // MergeOptions describe a merge of Branch into Into.

@@ -13,7 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// writeRef sets the loose ref refs/heads/name to commit so that a process
+// writeRef sets the loose ref named ref (refs/..., a branch or any other)
+// to commit so that a process
 // killed at any moment leaves the old value or the new one: the new value
 // is written and synced to a temp file outside refs/ (staging.go) and
 // renamed over it. go-git's own reference writes truncate the file in
@@ -21,37 +22,47 @@ import (
 // old ("" when it must not exist), read just before the rename
 // (compare-and-swap), under git's lock of the ref (name.lock, held from
 // the read to the rename, so a git process cannot move the ref in between;
-// see lockRef). The change is logged in the branch's reflog, as git logs
+// see lockRef). The change is logged in the ref's reflog, as git logs
 // it (msg says why).
-func (g *repo) writeRef(name, old, commit, msg string) error {
-	refName := plumbing.NewBranchReferenceName(name)
-	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(refName.String()))
+func (g *repo) writeRef(ref, old, commit, msg string) error {
+	name := strings.TrimPrefix(ref, "refs/heads/")
+	path := filepath.Join(g.loc.CommonDir, filepath.FromSlash(ref))
 	unlock, err := g.lockRef(name, path)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	cur, err := g.Branch(name)
+	cur, found, err := g.readRef(ref, 0)
 	switch {
-	case old == "" && err == nil:
-		return fmt.Errorf("branch %s already exists", name)
-	case old == "" && errors.Is(err, ErrNoBranch):
-		removeEmptyDirs(path)
 	case err != nil:
 		return err
+	case old == "" && found:
+		return fmt.Errorf("%s already exists", refWhat(ref))
+	case old == "":
+		removeEmptyDirs(path)
+	case !found && strings.HasPrefix(ref, "refs/heads/"):
+		return fmt.Errorf("%w: %s", ErrNoBranch, name)
 	case cur != old:
 		return fmt.Errorf("%w: %s is at %s, expected %s", ErrRefMoved, name, Short(cur), Short(old))
 	}
 	if err := placeFile(g.loc.CommonDir, path, []byte(commit+"\n"), true, os.Rename); err != nil {
-		return fmt.Errorf("writing %s: %w", refName, err)
+		return fmt.Errorf("writing %s: %w", ref, err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
 	afterStep("ref written")
-	g.logRef(name, old, commit, msg)
+	g.logRef(ref, old, commit, msg)
 	return nil
+}
+
+// refWhat names a ref in a message: "branch NAME" for a branch.
+func refWhat(ref string) string {
+	if name, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+		return "branch " + name
+	}
+	return ref
 }
 
 // removeEmptyDirs removes the directory tree at path if it holds nothing
@@ -133,14 +144,16 @@ func lockAt(path, tmpDir string) (func(), error) {
 	return func() { os.Remove(lock) }, nil
 }
 
-// logRef appends a ref change to the branch's reflog (logs/refs/heads/NAME)
-// and to HEAD's in a checkout that has the branch checked out, as git does
-// when core.logAllRefUpdates is not false. A reflog is a convenience ('git
-// reflog', main@{1}), so a failure to write it is not an error.
-func (g *repo) logRef(name, old, commit, msg string) {
-	logs := []string{filepath.Join(g.loc.CommonDir, "logs", "refs", "heads", filepath.FromSlash(name))}
-	if c, err := g.checkoutOf(name); err == nil && c != nil {
-		logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
+// logRef appends a ref change to the ref's reflog (logs/refs/...) and,
+// for a branch, to HEAD's in a checkout that has it checked out, as git
+// does when core.logAllRefUpdates is not false. A reflog is a convenience
+// ('git reflog', main@{1}), so a failure to write it is not an error.
+func (g *repo) logRef(ref, old, commit, msg string) {
+	logs := []string{filepath.Join(g.loc.CommonDir, "logs", filepath.FromSlash(ref))}
+	if name, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+		if c, err := g.checkoutOf(name); err == nil && c != nil {
+			logs = append(logs, filepath.Join(c.gitDir, "logs", "HEAD"))
+		}
 	}
 	g.appendReflog(logs, old, commit, msg)
 }

@@ -86,6 +86,17 @@ func (tx *Tx) LogBefore(e Event, auth string, key ed25519.PrivateKey) {
 	tx.before = append(tx.before, &e)
 }
 
+// wipeKeys zeroes the keys the transaction's entries were to be signed
+// with, once it has ended: a key given to LogSigned or LogBefore is the
+// store's to zero.
+func (tx *Tx) wipeKeys() {
+	for _, e := range append(tx.before, tx.event) {
+		if e != nil {
+			clear(e.signKey)
+		}
+	}
+}
+
 // events are the entries the transaction appends, in order.
 func (tx *Tx) events() []*Event {
 	if tx.event == nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -15,6 +16,7 @@ func TestLogBefore(t *testing.T) {
 	s := newTracked(t)
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	other := ed25519.NewKeyFromSeed([]byte("another key's seed, 32 bytes...."))
+	pub := key.Public().(ed25519.PublicKey)
 	err := s.Update(context.Background(), func(tx *Tx) error {
 		tx.Write("state.json", []byte("{\"a\": 2}\n"))
 		for _, ts := range []string{"2025-01-01T10:00:00Z", "2025-01-02T10:00:00Z"} {
@@ -25,6 +27,9 @@ func TestLogBefore(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(key, make([]byte, len(key))) {
+		t.Error("the signing key given to the transaction is not zeroed after it")
 	}
 	events, err := s.ReadEvents()
 	if err != nil {
@@ -41,7 +46,6 @@ func TestLogBefore(t *testing.T) {
 		if e.Type != want || e.Seq != i+1 {
 			t.Errorf("event %d: type %s seq %d, want %s seq %d", i, e.Type, e.Seq, want, i+1)
 		}
-		pub := key.Public().(ed25519.PublicKey)
 		if i > 0 && !EventSigned(pub, e.Hash, e.Sig) {
 			t.Errorf("event %d: the signature does not check with its key", i)
 		}

@@ -129,6 +129,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return err
 	}
 	tx := &Tx{s: s, read: map[string][]byte{}, staged: map[string][]byte{}, adopt: map[string]bool{}, fresh: fresh}
+	defer tx.wipeKeys()
 	err = fn(tx)
 	if err == nil {
 		err = s.commit(tx)
