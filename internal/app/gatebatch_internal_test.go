@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/baton-cli/baton/internal/gitops"
+	"github.com/baton-cli/baton/internal/store"
 )
 
 // TestGateProblemsOfBatches: a merge landed inside a gated batch is held
@@ -74,5 +76,30 @@ func TestGateProblemsOfBatches(t *testing.T) {
 				t.Errorf("problems:\n%s\nwant one saying %q", all, tc.want)
 			}
 		})
+	}
+}
+
+// TestLandingMergesAreBatons: a merge commit the landing queue wrote is
+// baton's, held to its signature as 'reviews merge”s are; a fast-forward
+// wrote no commit, and a merge adopted from an agent is the agent's.
+func TestLandingMergesAreBatons(t *testing.T) {
+	entry := func(command string, ff bool) store.Event {
+		p, _ := json.Marshal(map[string]any{"command": command, "record": map[string]any{"merge_commit": "abc", "into": "main", "review_id": 1, "fast_forward": ff}})
+		return store.Event{Seq: 1, Payload: p}
+	}
+	for _, tc := range []struct {
+		command string
+		ff      bool
+		written bool
+	}{
+		{"baton land", false, true},
+		{"baton reviews merge", false, true},
+		{"baton land", true, false},
+		{"baton progress add-session", false, false},
+	} {
+		lr := logRecordsOf([]store.Event{entry(tc.command, tc.ff)})
+		if len(lr.merges) != 1 || lr.merges[0].written != tc.written {
+			t.Errorf("%s (fast-forward %v): merges %+v, want one written=%v", tc.command, tc.ff, lr.merges, tc.written)
+		}
 	}
 }
