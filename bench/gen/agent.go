@@ -2,9 +2,10 @@ package gen
 
 // LaneAgent is a scripted agent for runs of many lanes (the lanes
 // benchmark and the e2e tests): IMPLEMENT commits its feature's own file
-// on its branch, REVIEW passes the work and asks to merge it, and each
-// ends its session. With LANE_AGENT_SLEEP set it first waits that many
-// seconds, a session's fixed time.
+// on its branch (an empty commit when a killed session had committed it),
+// REVIEW passes the work and asks to merge it, and each ends its session.
+// With LANE_AGENT_SLEEP set it first waits that many seconds, a session's
+// fixed time.
 const LaneAgent = `#!/bin/sh
 cat >/dev/null
 if [ -n "$LANE_AGENT_SLEEP" ]; then sleep "$LANE_AGENT_SLEEP"; fi
@@ -18,7 +19,7 @@ IMPLEMENT)
 	git switch -q "$b"
 	echo "$f" > "$f.txt"
 	git add "$f.txt"
-	git commit -q -m "Implement $f"
+	git commit -q --allow-empty -m "Implement $f"
 	baton session end -o READY_FOR_REVIEW -s "implemented $f" >/dev/null ;;
 REVIEW)
 	baton reviews add-review -a REVIEW -b "$b" --feature-id "$f" -v PASS -s ok >/dev/null
