@@ -88,7 +88,8 @@ fmt:
 # Go benchmarks, then whole-command timings on generated states (10 and
 # 1,000 sessions): against a Go hello-world, the writes on 10 to
 # 5,000 sessions, throughput for 1 to 16 writers, init adopting up to 50,000
-# sessions, time to DONE with 1 to 8 agents at once (lanebench), and, with
+# sessions, time to DONE with 1 to 8 agents at once and with features that
+# all conflict (lanebench), and, with
 # PREDECESSOR=<checkout of the predecessor's repository>, its scripts.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) ./...

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/baton-cli/baton/bench/gen"
+	"github.com/baton-cli/baton/internal/sandbox"
 )
 
 // laneProject is a git repository holding a baton project of n features,
@@ -123,7 +125,32 @@ func TestLanesEight(t *testing.T) {
 //
 // BATON_LANES_KILL_ITERATIONS sets the number of kills (default 12, 4 with
 // -short).
-func TestLanesKilledWhileLanding(t *testing.T) {
+func TestLanesKilledWhileLanding(t *testing.T) { killWhileLanding(t) }
+
+// TestLanesKilledWhileLandingSandboxed is the same loop under --sandbox:
+// each lane's agent and the gate confined by the kernel, the agents'
+// brokers dying with the launcher.
+func TestLanesKilledWhileLandingSandboxed(t *testing.T) {
+	if sandbox.ABI() < sandbox.MinABI {
+		t.Skip("no OS sandbox here (Landlock, Linux 6.2 or later)")
+	}
+	killWhileLanding(t, "--sandbox")
+}
+
+// killWhileLanding is the loop of TestLanesKilledWhileLanding, with extra
+// arguments to baton run.
+// laneRun is the run of the kill loop; with --sandbox among its arguments
+// the sandbox is the system's, not the one these tests' environment turns off.
+func laneRun(dir string, run []string) *exec.Cmd {
+	c := batonCmd(dir, run...)
+	gitEnv(c)
+	if slices.Contains(run, "--sandbox") {
+		c.Env = append(c.Env, "BATON_SANDBOX_UNAVAILABLE=")
+	}
+	return c
+}
+
+func killWhileLanding(t *testing.T, extra ...string) {
 	iterations := envInt(t, "BATON_LANES_KILL_ITERATIONS", 12)
 	if testing.Short() && os.Getenv("BATON_LANES_KILL_ITERATIONS") == "" {
 		iterations = 4
@@ -132,11 +159,10 @@ func TestLanesKilledWhileLanding(t *testing.T) {
 	t.Logf("seed %d, %d iterations", seed, iterations)
 	rng := rand.New(rand.NewPCG(seed, 0x6c616e))
 	dir, agent := laneProject(t, 6, `{"agents": 3, "architecture_interval": 100, "max_error_retries": 100000, "lock_timeout_seconds": 60, "gate": {"command": "sleep 0.3", "timeout": "1m"}}`)
-	run := []string{"run", "--agent-cmd", "sh " + agent, "--max-sessions", "100"}
+	run := append([]string{"run", "--agent-cmd", "sh " + agent, "--max-sessions", "100"}, extra...)
 	killed := 0
 	for i := 0; i < iterations; i++ {
-		c := batonCmd(dir, run...)
-		gitEnv(c)
+		c := laneRun(dir, run)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -149,12 +175,20 @@ func TestLanesKilledWhileLanding(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("iteration %d: a run that was not killed failed: %v", i, err)
 		}
+		// a reader first finishes what the killed run left (an intent, a
+		// journal), as the next command always does
+		mustBaton(t, dir, "features", "list")
 		checkLanded(t, fmt.Sprintf("iteration %d, killed after %v", i, delay), dir)
 	}
-	c := batonCmd(dir, run...)
-	gitEnv(c)
+	c := laneRun(dir, run)
 	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("the last run did not finish: %v\n%s", err, out)
+		logs, _ := filepath.Glob(filepath.Join(dir, ".baton", "logs", "session-*.log"))
+		sort.Strings(logs)
+		last := []byte{}
+		if len(logs) > 0 {
+			last, _ = os.ReadFile(logs[len(logs)-1])
+		}
+		t.Fatalf("the last run did not finish: %v\n%s\n%s", err, out, last)
 	}
 	checkLanded(t, "at the end", dir)
 	if on := landedOnMain(t, dir); len(on) != 6 {

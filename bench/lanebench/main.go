@@ -5,9 +5,12 @@
 // speed-up against K = 1, the time landings wait in the queue (a REVIEW's
 // end to its landing) and the share of lane time that sits idle. The
 // agents wait, they do not compute: the target is a speed-up of 3 or more
-// at K = 4 on a 2-core machine.
+// at K = 4 on a 2-core machine. A conflict-heavy variant then has every
+// feature edit one shared file, so that most landings conflict: each is
+// sent back to FIX, which merges main, and reviewed again. It reports the
+// same figures and the sends-back per feature.
 //
-//	go run ./bench/lanebench -baton bin/baton [-features 16] [-session 1s] [-gate 0.5s] [-agents 1,2,4,8]
+//	go run ./bench/lanebench -baton bin/baton [-features 16] [-session 1s] [-gate 0.5s] [-agents 1,2,4,8] [-conflict-agents 1,4]
 package main
 
 import (
@@ -35,11 +38,12 @@ type opts struct {
 	session, gate time.Duration
 	agents        []int
 	keep          bool
+	shared        bool // every feature edits shared.txt
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o opts
-	var agents string
+	var agents, conflictAgents string
 	fs := flag.NewFlagSet("lanebench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.baton, "baton", "bin/baton", "the baton binary")
@@ -47,17 +51,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.session, "session", time.Second, "how long each agent session takes")
 	fs.DurationVar(&o.gate, "gate", 500*time.Millisecond, "how long the gate takes")
 	fs.StringVar(&agents, "agents", "1,2,4,8", "the numbers of agents at once to measure")
+	fs.StringVar(&conflictAgents, "conflict-agents", "1,4", "the numbers of agents at once to measure with conflicting features (none: \"\")")
 	fs.BoolVar(&o.keep, "keep", false, "keep the generated projects")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	for _, s := range strings.Split(agents, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || k < 1 {
-			fmt.Fprintf(stderr, "lanebench: -agents: %q is not a number of agents\n", s)
-			return 2
-		}
-		o.agents = append(o.agents, k)
+	var err error
+	if o.agents, err = agentCounts("-agents", agents); err != nil {
+		fmt.Fprintln(stderr, "lanebench:", err)
+		return 2
+	}
+	conflicting, err := agentCounts("-conflict-agents", conflictAgents)
+	if err != nil {
+		fmt.Fprintln(stderr, "lanebench:", err)
+		return 2
 	}
 	bin, err := filepath.Abs(o.baton)
 	if err != nil {
@@ -73,26 +80,61 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(o.keyDir)
 	fmt.Fprintf(stdout, "lanes: %d independent features, sessions of %s, a gate of %s\n", o.features, o.session, o.gate)
-	fmt.Fprintf(stdout, "%-7s %10s %9s %16s %10s\n", "agents", "to DONE", "speed-up", "queue wait (avg)", "lane idle")
+	if err := table(o, o.agents, stdout); err != nil {
+		fmt.Fprintln(stderr, "lanebench:", err)
+		return 1
+	}
+	if len(conflicting) == 0 {
+		return 0
+	}
+	o.shared = true
+	fmt.Fprintf(stdout, "lanes, conflict-heavy: %d features all editing shared.txt, sessions of %s, a gate of %s\n", o.features, o.session, o.gate)
+	if err := table(o, conflicting, stdout); err != nil {
+		fmt.Fprintln(stderr, "lanebench:", err)
+		return 1
+	}
+	return 0
+}
+
+// agentCounts parses a flag's list of numbers of agents.
+func agentCounts(flag, list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("%s: %q is not a number of agents", flag, s)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// table measures a run to DONE for each number of agents and prints a
+// line for each.
+func table(o opts, agents []int, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "%-7s %10s %9s %16s %10s %18s\n", "agents", "to DONE", "speed-up", "queue wait (avg)", "lane idle", "sent back/feature")
 	var base time.Duration
-	for _, k := range o.agents {
+	for _, k := range agents {
 		m, err := measure(o, k)
 		if err != nil {
-			fmt.Fprintf(stderr, "lanebench: %d agents: %v\n", k, err)
-			return 1
+			return fmt.Errorf("%d agents: %v", k, err)
 		}
 		if base == 0 {
 			base = m.wall
 		}
-		fmt.Fprintf(stdout, "%-7d %10s %8.2fx %16s %9.0f%%\n", k, m.wall.Round(10*time.Millisecond), float64(base)/float64(m.wall), m.queueWait.Round(10*time.Millisecond), 100*m.idle)
+		fmt.Fprintf(stdout, "%-7d %10s %8.2fx %16s %9.0f%% %18.2f\n", k, m.wall.Round(10*time.Millisecond), float64(base)/float64(m.wall), m.queueWait.Round(10*time.Millisecond), 100*m.idle, float64(m.sentBack)/float64(o.features))
 	}
-	return 0
+	return nil
 }
 
 // measurement is one run to DONE.
 type measurement struct {
 	wall, queueWait time.Duration
 	idle            float64 // the share of lane time no session ran
+	sentBack        int     // landings sent back (conflicts)
 }
 
 // measure runs a fresh project to DONE with k agents at once.
@@ -104,11 +146,8 @@ func measure(o opts, k int) (measurement, error) {
 	if !o.keep {
 		defer os.RemoveAll(dir)
 	}
-	args := []string{"run", "--agent-cmd", "sh " + filepath.Join(dir, "..", "agent.sh"), "--max-sessions", strconv.Itoa(4 * o.features), "--agents", strconv.Itoa(k), "--timeout", "10m",
+	args := []string{"--json", "run", "--agent-cmd", "sh " + filepath.Join(dir, "..", "agent.sh"), "--max-sessions", strconv.Itoa(12 * o.features), "--agents", strconv.Itoa(k), "--timeout", "10m",
 		"--sandbox=off"} // the lanes' own cost: the sandbox's is its own benchmark
-	if k > 1 {
-		args = append([]string{"--json"}, args...)
-	}
 	cmd := exec.Command(o.baton, args...)
 	cmd.Dir, cmd.Env = dir, env(o)
 	out, err := cmd.StdoutPipe()
@@ -125,11 +164,9 @@ func measure(o opts, k int) (measurement, error) {
 	if err := cmd.Wait(); err != nil {
 		return measurement{}, fmt.Errorf("baton run: %v\n%s", err, errBuf.String())
 	}
-	m := measurement{wall: time.Since(start)}
+	m := measurement{wall: time.Since(start), sentBack: ev.count("sent_back")}
 	if k > 1 {
 		m.queueWait, m.idle = ev.queueWait(), ev.idle(k, m.wall)
-	} else {
-		m.idle = 0
 	}
 	return m, nil
 }
@@ -153,7 +190,7 @@ func project(o opts) (string, error) {
 		feats = append(feats, map[string]string{"id": fmt.Sprintf("F%03d", i), "name": fmt.Sprintf("feature %d", i)})
 	}
 	fj, _ := json.Marshal(feats)
-	cfg := fmt.Sprintf(`{"architecture_interval": 1000, "gate": {"command": "sleep %g", "timeout": "10m"}}`, o.gate.Seconds())
+	cfg := fmt.Sprintf(`{"architecture_interval": 1000, "max_fix_cycles": 100, "gate": {"command": "sleep %g", "timeout": "10m"}}`, o.gate.Seconds())
 	steps := [][]string{
 		{"git", "init", "-q", "-b", "main"},
 		{"git", "commit", "-q", "--allow-empty", "-m", "initial commit"},
@@ -187,7 +224,7 @@ func env(o opts) []string {
 	}
 	return append(out, "PATH="+filepath.Dir(o.baton)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GIT_AUTHOR_NAME=lanebench", "GIT_AUTHOR_EMAIL=lanebench@example.test", "GIT_COMMITTER_NAME=lanebench", "GIT_COMMITTER_EMAIL=lanebench@example.test",
-		fmt.Sprintf("LANE_AGENT_SLEEP=%g", o.session.Seconds()))
+		fmt.Sprintf("LANE_AGENT_SLEEP=%g", o.session.Seconds()), "LANE_AGENT_SHARED="+map[bool]string{true: "1"}[o.shared])
 }
 
 // event is one JSON event of a run of lanes, stamped as it arrived.
@@ -213,6 +250,17 @@ func events(r io.Reader, start time.Time) eventLog {
 		}
 	}
 	return out
+}
+
+// count is how many events of kind the run reported.
+func (l eventLog) count(kind string) int {
+	n := 0
+	for _, e := range l {
+		if e.Event == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // queueWait is the mean time from a REVIEW's end to its feature's landing.

@@ -27,10 +27,13 @@ import (
 
 // GateRun is one run of the gate, as the audit log keeps it.
 type GateRun struct {
-	Command    string `json:"command"`
-	Tree       string `json:"tree"` // the merged tree it ran on
-	Onto       string `json:"onto"` // main's head the tree merges onto
-	Head       string `json:"head"` // the queued branch's head
+	Command string `json:"command"`
+	Tree    string `json:"tree"` // the merged tree it ran on
+	Onto    string `json:"onto"` // main's head the tree merges onto
+	Head    string `json:"head"` // the queued branch's head (the last one's, for a batch)
+	// Batch is the reviews of the queued items merged onto main one after
+	// another and gated together, in queue order (none: one item).
+	Batch      []int  `json:"batch,omitempty"`
 	ExitCode   int    `json:"exit_code"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	DurationMS int64  `json:"duration_ms"`

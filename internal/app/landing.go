@@ -112,36 +112,54 @@ type Landed struct {
 }
 
 // Land lands the landing queue, first item first, until it is empty (or
-// in.Max items were taken). Only the launcher, or a person, lands.
+// in.Max items were taken). With "gate": {"batch": N} up to N items go
+// through one gate run (landBatch). Only the launcher, or a person, lands.
 func (a *App) Land(ctx context.Context, c Caller, in LandInput) (LandResult, error) {
 	a = a.as(c)
 	res := LandResult{Items: []Landed{}}
 	for in.Max == 0 || len(res.Items) < in.Max {
-		q, ok, err := a.queueHead(ctx)
-		if err != nil || !ok {
+		cfg, err := a.config()
+		if err != nil {
+			return res, err
+		}
+		n := max(cfg.Gate.Batch, 1)
+		if in.Max > 0 {
+			n = min(n, in.Max-len(res.Items))
+		}
+		qs, err := a.queueHeads(ctx, n)
+		if err != nil || len(qs) == 0 {
 			return res, err
 		}
 		r, err := a.needRepo("land")
 		if err != nil {
 			return res, err
 		}
-		got, err := a.landOne(ctx, r, q, in)
+		settled := func(it Landed) {
+			res.Items = append(res.Items, it)
+			if in.Settled != nil {
+				in.Settled(it)
+			}
+		}
+		if len(qs) > 1 && cfg.Gate.Configured() {
+			err = a.landBatch(ctx, r, qs, in, settled)
+		} else {
+			var one Landed
+			if one, err = a.landOne(ctx, r, qs[0], in); err == nil {
+				settled(one)
+			}
+		}
 		if err != nil {
 			return res, err
-		}
-		res.Items = append(res.Items, got)
-		if in.Settled != nil {
-			in.Settled(got)
 		}
 	}
 	return res, nil
 }
 
-// queueHead is the queue's first item, read in a transaction that checks
-// that the caller may land (an agent is refused before any gate runs).
-func (a *App) queueHead(ctx context.Context) (progress.Landing, bool, error) {
-	var q progress.Landing
-	var queued bool
+// queueHeads are the queue's first n items, read in a transaction that
+// checks that the caller may land (an agent is refused before any gate
+// runs).
+func (a *App) queueHeads(ctx context.Context, n int) ([]progress.Landing, error) {
+	var qs []progress.Landing
 	err := a.update(ctx, "baton land", progress.FileName, func(st *state) error {
 		if _, err := st.require(workflow.Land); err != nil {
 			return err
@@ -150,12 +168,11 @@ func (a *App) queueHead(ctx context.Context) (progress.Landing, bool, error) {
 		if err != nil || !ok {
 			return err
 		}
-		if queue := p.LandingQueue(); len(queue) > 0 {
-			q, queued = queue[0], true
-		}
+		queue := p.LandingQueue()
+		qs = append(qs, queue[:min(n, len(queue))]...)
 		return nil
 	})
-	return q, queued, err
+	return qs, err
 }
 
 // landOne takes queued item q: merged tree, gate, then one transaction
@@ -181,18 +198,11 @@ func (a *App) landOne(ctx context.Context, r gitops.Repo, q progress.Landing, in
 		case err != nil:
 			return Landed{}, gitErr(err, "merging %s into %s", q.Branch, into)
 		case cfg.Gate.Configured():
-			if in.Started != nil {
-				in.Started(q.Item, tree)
-			}
-			g := in.Gate
-			if g == nil {
-				g = RunGate
-			}
-			got, err := a.gateRun(ctx, r, g, cfg.Gate, into, onto, tree)
+			got, err := a.gateOn(ctx, r, cfg, in, q.Item, into, onto, tree)
 			if err != nil {
 				return Landed{}, err
 			}
-			got.Onto, got.Head = onto, q.Head
+			got.Head = q.Head
 			run = &got
 			if !got.Passed() {
 				back.Command, back.ExitCode, back.TimedOut, back.Tail = got.Command, got.ExitCode, got.TimedOut, got.Tail
@@ -203,6 +213,19 @@ func (a *App) landOne(ctx context.Context, r gitops.Repo, q progress.Landing, in
 			return out, err
 		}
 	}
+}
+
+// gateOn runs the gate on tree, main at onto merged with what label
+// names, telling in.Started first.
+func (a *App) gateOn(ctx context.Context, r gitops.Repo, cfg store.Config, in LandInput, label, into, onto, tree string) (GateRun, error) {
+	if in.Started != nil {
+		in.Started(label, tree)
+	}
+	g := in.Gate
+	if g == nil {
+		g = RunGate
+	}
+	return a.gateRun(ctx, r, g, cfg.Gate, into, onto, tree)
 }
 
 // errMainMoved says main moved after the gate ran: the landing is tried

@@ -292,3 +292,32 @@ func (st *state) ownItem(ids []string, branch string) error {
 	}
 	return st.decide(workflow.WithinLane(ruleActor(who), l.Item, l.Branch, ids, branch))
 }
+
+// Board is what the live view of a lanes run shows besides the lanes: the
+// landing queue's items, and how many items have landed and are to do.
+type Board struct {
+	Queue  []string `json:"queue"`
+	Landed int      `json:"landed"`
+	ToDo   int      `json:"to_do"`
+}
+
+// Board reads the board from the files, with no check of the log.
+func (a *App) Board(ctx context.Context, c Caller) (Board, error) {
+	a = a.as(c)
+	b := Board{Queue: []string{}}
+	err := a.snapshot(ctx, func(sn *snapshot) error {
+		pr := sn.project()
+		for _, q := range pr.Landing {
+			b.Queue = append(b.Queue, q.Item)
+		}
+		for _, it := range pr.Items {
+			if it.Passes {
+				b.Landed++
+			} else {
+				b.ToDo++
+			}
+		}
+		return nil
+	})
+	return b, err
+}

@@ -241,13 +241,14 @@ func reconciledCommits(r gitops.Repo, lr logRecords, ok map[string]bool) {
 
 // gateProblems holds each merge the log records, from the first use of
 // the landing queue on, to a passing gate run on exactly the merge's tree
-// (when a gate is configured).
+// (when a gate is configured), or, for a merge of a batch, on exactly the
+// tree main reached when the batch had landed (batchCovered).
 func gateProblems(r gitops.Repo, lr logRecords, gate string) []Problem {
 	if gate == "" || lr.queuedFrom == 0 {
 		return nil
 	}
 	var out []Problem
-	for _, m := range lr.merges {
+	for i, m := range lr.merges {
 		if m.seq < lr.queuedFrom {
 			continue
 		}
@@ -259,9 +260,34 @@ func gateProblems(r gitops.Repo, lr logRecords, gate string) []Problem {
 			out = append(out, Problem{"gate", store.EventsName, fmt.Sprintf("entry %d records the merge of review R%d as %s with no gate run: the gate %q is configured, and every merge lands through it", m.seq, m.review, gitops.Short(m.commit), gate)})
 		case !m.gate.Passed():
 			out = append(out, Problem{"gate", store.EventsName, fmt.Sprintf("entry %d records the merge of review R%d as %s, but its gate run exited %d: main moved past a failing gate", m.seq, m.review, gitops.Short(m.commit), m.gate.ExitCode)})
+		case m.gate.Tree != tree && batchCovered(r, lr, i, tree):
 		case m.gate.Tree != tree:
 			out = append(out, Problem{"gate", store.EventsName, fmt.Sprintf("entry %d records the merge of review R%d as %s, whose tree %s is not the tree %s its gate run passed", m.seq, m.review, gitops.Short(m.commit), gitops.Short(tree), gitops.Short(m.gate.Tree))})
 		}
 	}
 	return out
+}
+
+// batchCovered says whether merge i of the log, with tree, landed in a
+// gated batch whose gate run main reached: its gate run names its review
+// among several gated together, and a later merge of the log, which main
+// reached from it, has exactly the tree that run passed, with a passing
+// gate run on that tree of its own.
+func batchCovered(r gitops.Repo, lr logRecords, i int, tree string) bool {
+	m := lr.merges[i]
+	if len(m.gate.Batch) < 2 || !slices.Contains(m.gate.Batch, m.review) || tree == m.gate.Tree {
+		return false
+	}
+	for _, later := range lr.merges[i+1:] {
+		if later.gate == nil || !later.gate.Passed() || later.gate.Tree != m.gate.Tree {
+			continue
+		}
+		if t, err := r.TreeOf(later.commit); err != nil || t != m.gate.Tree {
+			continue
+		}
+		if on, err := r.IsAncestor(m.commit, later.commit); err == nil && on {
+			return true
+		}
+	}
+	return false
 }

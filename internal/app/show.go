@@ -87,13 +87,21 @@ type StoryGate struct {
 	GateRun
 }
 
-// addGates lists the gate runs the item's events record.
+// addGates lists the gate runs the item's events record, each once (a
+// batch's failing run is logged when it ends and again with the item it
+// sends back).
 func (st *Story) addGates() {
+	seen := map[string]bool{}
 	for _, l := range st.Events {
 		var rec struct {
 			Gate *GateRun `json:"gate"`
 		}
-		if json.Unmarshal(l.Record, &rec) == nil && rec.Gate != nil {
+		if json.Unmarshal(l.Record, &rec) != nil || rec.Gate == nil {
+			continue
+		}
+		key := fmt.Sprintf("%s %s %s %d", rec.Gate.Tree, rec.Gate.Onto, rec.Gate.Digest, rec.Gate.DurationMS)
+		if !seen[key] {
+			seen[key] = true
 			st.Gates = append(st.Gates, StoryGate{Seq: l.Seq, GateRun: *rec.Gate})
 		}
 	}

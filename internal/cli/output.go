@@ -75,6 +75,10 @@ func (a *App) warn(format string, args ...any) {
 		a.warnings = append(a.warnings, "WARNING: "+fmt.Sprintf(format, args...))
 		return
 	}
+	if a.view != nil {
+		a.view.print(fmt.Sprintf("WARNING: "+format, safeArgs(args)...))
+		return
+	}
 	fmt.Fprintf(a.env.Stderr, "WARNING: "+format+"\n", safeArgs(args)...)
 }
 
@@ -84,6 +88,10 @@ func (a *App) warn(format string, args ...any) {
 func (a *App) notice(format string, args ...any) {
 	if a.g.JSON {
 		a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+		return
+	}
+	if a.view != nil {
+		a.view.print(fmt.Sprintf(format, safeArgs(args)...))
 		return
 	}
 	fmt.Fprintf(a.env.Stderr, format+"\n", safeArgs(args)...)

@@ -115,8 +115,9 @@ type App struct {
 
 	progressShown bool // a progress line is on the terminal (progress)
 
-	warnings []string // under --json: the warnings and notices for the document
-	emitted  bool     // under --json: the document was printed
+	warnings []string  // under --json: the warnings and notices for the document
+	emitted  bool      // under --json: the document was printed
+	view     *laneView // the live view of a lanes run on a terminal (nil: none)
 	jq       *gojq.Code
 	fields   []string
 	cmdName  string // the running command's path below baton, as its schema is named

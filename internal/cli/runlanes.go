@@ -62,6 +62,7 @@ type laneRun struct {
 	landed  chan landPass
 	gates   chan string
 	settled chan app.Landed
+	tick    <-chan time.Time // redraws the live view (nil: no view)
 	landing bool
 	kick    bool
 	fatal   error
@@ -120,6 +121,14 @@ func (a *App) runLanes(ctx context.Context, o runOpts, k int) error {
 	r := &laneRun{o: o, k: k, running: map[int]*lane{}, ends: make(chan laneEnd), landed: make(chan landPass), gates: make(chan string), settled: make(chan app.Landed), kick: true}
 	r.mark = &app.RunMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
 	a.app.MarkRun(r.mark)
+	if !a.g.JSON {
+		if a.view = a.newLaneView(); a.view != nil {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			r.tick = t.C
+			defer func() { a.view.clear(); a.view = nil }()
+		}
+	}
 	a.laneEvent("run", map[string]any{"agents": k}, "[baton run] %d agents at once", k)
 	for {
 		if r.fatal == nil && ctx.Err() == nil {
@@ -132,16 +141,20 @@ func (a *App) runLanes(ctx context.Context, o runOpts, k int) error {
 			stopAll()
 		}
 		if len(r.running) == 0 && !r.landing && (!r.kick || r.fatal != nil || ctx.Err() != nil) {
+			a.view.clear()
 			return a.lanesOver(ctx, r)
 		}
-		a.waitLanes(ctx, r)
+		a.drawLanes(ctx, r, a.waitLanes(ctx, r))
 	}
 }
 
-// waitLanes waits for a lane to end, a landing pass to finish, or a gate
-// to start, and settles it.
-func (a *App) waitLanes(ctx context.Context, r *laneRun) {
+// waitLanes waits for a lane to end, a landing pass to finish, a gate
+// to start, or the view's clock, and settles it; fresh says the state
+// may have changed.
+func (a *App) waitLanes(ctx context.Context, r *laneRun) (fresh bool) {
 	select {
+	case <-r.tick:
+		return false
 	case e := <-r.ends:
 		delete(r.running, e.l.st.Session)
 		a.markLanes(r)
@@ -150,14 +163,27 @@ func (a *App) waitLanes(ctx context.Context, r *laneRun) {
 		}
 		r.kick = true
 	case it := <-r.settled:
+		a.gateOff()
 		a.landEvents(app.LandResult{Items: []app.Landed{it}})
 	case p := <-r.landed:
 		r.landing = false
+		a.gateOff()
 		if p.err != nil && r.fatal == nil && ctx.Err() == nil {
 			r.fatal = p.err
 		}
 	case item := <-r.gates:
+		if a.view != nil {
+			a.view.gate = item
+		}
 		a.laneEvent("gate_started", map[string]any{"item": item}, "[baton run] gate started on %s", item)
+	}
+	return true
+}
+
+// gateOff tells the view that the gate no longer runs.
+func (a *App) gateOff() {
+	if a.view != nil {
+		a.view.gate = ""
 	}
 }
 
@@ -377,6 +403,10 @@ func (a *App) timeoutOf(l *lane) string {
 // --json, else a plain line on stderr.
 func (a *App) laneEvent(kind string, fields map[string]any, format string, args ...any) {
 	if !a.g.JSON {
+		if a.view != nil {
+			a.view.print(fmt.Sprintf(format, safeArgs(args)...))
+			return
+		}
 		fmt.Fprintf(a.env.Stderr, format+"\n", safeArgs(args)...)
 		return
 	}

@@ -60,6 +60,9 @@ type Repo interface {
 	// gives (head's own tree when into is its ancestor); a
 	// *ConflictError when the two do not merge cleanly.
 	CleanMergeTree(into, head string) (string, error)
+	// PlanMerge writes, moving no ref, the commit a clean merge of head
+	// into into makes, for merges planned on top of it; see PlanMerge.
+	PlanMerge(into, head string, ff bool) (commit, tree string, err error)
 	// Branch returns the commit a branch points at (ErrNoBranch).
 	Branch(name string) (string, error)
 	// CurrentBranch names the branch checked out here ("" when detached).

@@ -515,6 +515,22 @@ func (g *repo) CleanMergeTree(into, head string) (string, error) {
 	return t.String(), nil
 }
 
+// PlanMerge writes, moving no ref, a commit with the tree and parents a
+// clean merge of head into into makes (head itself when into is its
+// ancestor and ff allows a fast-forward), so that further merges can be
+// planned on top of it; a *ConflictError when the two do not merge
+// cleanly. The commit is unsigned and belongs to no branch.
+func (g *repo) PlanMerge(into, head string, ff bool) (commit, tree string, err error) {
+	o := MergeOptions{Into: Short(into), Branch: Short(head), FastForward: ff, Message: "baton: planned merge of " + Short(head) + " into " + Short(into) + "\n",
+		Signature: Signature{Name: "baton", Email: "baton@localhost"}}
+	var res MergeResult
+	if commit, err = g.mergeCommit(o, into, head, &res); err != nil {
+		return "", "", err
+	}
+	tree, err = g.TreeOf(commit)
+	return commit, tree, err
+}
+
 func uniq(ss []string) []string {
 	seen := map[string]bool{}
 	var out []string

@@ -43,6 +43,9 @@ type SendBack struct {
 	Tail         string
 	// Refused is why the landing's own checks refused it ("" for none).
 	Refused string
+	// Batched: the failing run gated it together with other queued items,
+	// and bisecting the batch found that it breaks the gate.
+	Batched bool
 }
 
 // Summary is the gate review's summary.
@@ -55,7 +58,15 @@ func (s SendBack) Summary() string {
 	case s.TimedOut:
 		return fmt.Sprintf("landing queue: the gate %q timed out on %s merged into %s", s.Command, s.Branch, s.Into)
 	}
-	return fmt.Sprintf("landing queue: the gate %q failed (exit %d) on %s merged into %s", s.Command, s.ExitCode, s.Branch, s.Into)
+	return fmt.Sprintf("landing queue: the gate %q failed (exit %d) on %s merged into %s%s", s.Command, s.ExitCode, s.Branch, s.Into, s.batched())
+}
+
+// batched is what a summary adds when bisecting a batch found the item.
+func (s SendBack) batched() string {
+	if !s.Batched {
+		return ""
+	}
+	return " (bisecting a batch of queued work found it)"
 }
 
 // Issue is the critical issue's description: what to do, and the evidence.
@@ -69,6 +80,9 @@ func (s SendBack) Issue() string {
 	what := fmt.Sprintf("exited %d", s.ExitCode)
 	if s.TimedOut {
 		what = "ran past its timeout"
+	}
+	if s.Batched {
+		return fmt.Sprintf("the gate %q %s on a batch of queued work merged into %s, and bisecting the batch found that %s is what breaks it, so it did not land. Make it pass on %s merged into %s, commit, and end the session READY_FOR_REVIEW. The end of the gate's output:\n%s", s.Command, what, s.Into, s.Branch, s.Branch, s.Into, s.Tail)
 	}
 	return fmt.Sprintf("the gate %q %s on %s merged into %s, so it did not land. Make it pass on the merged tree, commit, and end the session READY_FOR_REVIEW. The end of its output:\n%s", s.Command, what, s.Branch, s.Into, s.Tail)
 }

@@ -118,8 +118,12 @@ func Runnable(p Project) Schedule {
 	barrier := v.barrier()
 	v.inFlight()
 	v.laneSteps()
-	if barrier != nil && !v.has(barrier.Item) && barrier.Role != PhaseStopped {
-		v.s.Steps = append(v.s.Steps, *barrier) // a barrier stopped for a person holds back new work, and runs no more
+	switch {
+	case barrier == nil || v.has(barrier.Item):
+	case barrier.Role == progress.PhaseLanding: // it holds back new work until it has landed
+		v.draining = true
+	case barrier.Role != PhaseStopped: // a barrier stopped for a person holds back new work, and runs no more
+		v.dueBarrier(*barrier)
 	}
 	v.newWork(barrier)
 	v.finish()
@@ -136,6 +140,9 @@ type plan struct {
 	lanes   map[string]progress.Lane // by item
 	taken   map[string]bool          // ids in flight or in a lane
 	blocked int                      // waits that are work still to do
+	// draining: a barrier due waits for the landing queue, which the
+	// launcher lands
+	draining bool
 }
 
 func newPlan(p Project) *plan {
@@ -273,12 +280,12 @@ func (v *plan) pipelineStep(item string, pl progress.Pipeline) Step {
 }
 
 // barrier is the step that runs alone now (nil for none): a barrier item
-// in flight (its pipeline, or a lane on it), else an architecture review
+// in flight (its pipeline, or a lane on it, until it has landed), else an architecture review
 // due after architecture_interval passed features, else tech debt at the
 // threshold when no bug is pending.
 func (v *plan) barrier() *Step {
 	for _, item := range v.inFlightItems() {
-		if pl := v.p.Pipelines[item]; v.isBarrier(item) && pl.Phase != progress.PhaseLanding {
+		if pl := v.p.Pipelines[item]; v.isBarrier(item) {
 			st := v.pipelineStep(item, pl)
 			return &st
 		}
@@ -302,6 +309,22 @@ func (v *plan) barrier() *Step {
 		return &st
 	}
 	return nil
+}
+
+// dueBarrier lists barrier st, due to start: once the landing queue is
+// empty, so that it works on a main that holds every item that passed
+// before it. Until then it and new work wait.
+func (v *plan) dueBarrier(st Step) {
+	if len(v.p.Landing) == 0 {
+		v.s.Steps = append(v.s.Steps, st)
+		return
+	}
+	items := make([]string, len(v.p.Landing))
+	for i, q := range v.p.Landing {
+		items[i] = q.Item
+	}
+	v.draining = true
+	v.wait(st.Item, fmt.Sprintf("%s is due (%s) and starts once the landing queue has landed %s", st.Role, st.Reason, strings.Join(items, ", ")), false)
 }
 
 // inFlight lists the steps of the items in flight: to run, running in a
@@ -450,7 +473,7 @@ func (v *plan) finish() {
 	if len(v.s.Steps) > 0 || len(v.s.Running) > 0 {
 		return
 	}
-	if v.blocked > 0 {
+	if v.blocked > 0 && !v.draining {
 		var why []string
 		for _, w := range v.s.Waiting {
 			why = append(why, w.Reason)
