@@ -323,7 +323,7 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step, on runner.Runn
 	r.running[st.Session] = l
 	a.markLanes(r)
 	a.laneEvent("opened", map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "runner": on.Name},
-		"[baton run] %s %s session %d started on %s (%d of %d lanes busy)", st.Role, app.OrDash(st.Feature), st.Session, on.Name, len(r.running), r.k)
+		"[baton run] %s %s session %d started%s (%d of %d lanes busy)", st.Role, app.OrDash(st.Feature), st.Session, r.place.where(on), len(r.running), r.k)
 	go func() {
 		err := cmd.Wait()
 		lost := l.box.remote != nil && l.box.remote.Lost(context.WithoutCancel(ctx), err)

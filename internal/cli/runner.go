@@ -116,7 +116,7 @@ func (a *App) runnerCheck(ctx context.Context, o runnerCheckOpts) (RunnerCheck, 
 
 // checkMissing names what r lacks of what a lane needs.
 func checkMissing(r runner.Runner, f runner.Facts, programs []string) []string {
-	var missing []string
+	missing := []string{}
 	if f.Protocol != runner.Protocol {
 		missing = append(missing, fmt.Sprintf("a baton speaking runner protocol %d (its baton %s speaks %d: install this baton's version there)", runner.Protocol, f.Version, f.Protocol))
 	}
@@ -171,7 +171,7 @@ func (a *App) configuredRunner(name string) (runner.Runner, error) {
 				names = append(names, r.Name)
 			}
 		}
-		return runner.Runner{}, errs.New(errs.Usage, "runner %q: not a runner of .baton/config (its runners: %s); add it to \"runners\" there, as docs/runners.md shows", name, orNone(strings.Join(names, ", ")))
+		return runner.Runner{}, errs.New(errs.Usage, "runner %q: not a runner of the project's config (its runners: %s); add it to its \"runners\", as docs/runners.md shows", name, orNone(strings.Join(names, ", ")))
 	}
 	return r, nil
 }
@@ -182,7 +182,7 @@ func runnerError(err error) error {
 	var me *runner.MissingError
 	switch {
 	case errors.As(err, &ue):
-		return errs.New(errs.Unreachable, "%v (check the destination, your ssh configuration and known_hosts with 'ssh %s true')", err, ue.SSH)
+		return errs.New(errs.Unreachable, "%v (check the destination, the port, your ssh configuration and your known_hosts: ssh must log in there with no prompt)", err)
 	case errors.As(err, &me):
 		return errs.New(errs.NotFound, "%v", err)
 	}

@@ -41,13 +41,22 @@ func (a *App) newPlacement(o runOpts, k int) (*placement, error) {
 		p.line = nil
 	}
 	if n := runner.Slots(p.line); p.line != nil && n < k {
-		a.notice("[baton run] the runners of .baton/config have %d slots in all: at most %d of the %d lanes run at once", n, n, k)
+		a.notice("[baton run] the project's runners have %d slots in all: at most %d of the %d lanes run at once", n, n, k)
 	}
 	return p, nil
 }
 
 // pick is the runner the next lane goes to (ok false: no slot is free).
 func (p *placement) pick() (runner.Runner, bool) { return runner.Pick(p.line, p.busy, p.down) }
+
+// where is what the run's lines say of a lane on r: nothing when the
+// project has no runners.
+func (p *placement) where(r runner.Runner) string {
+	if p.line == nil {
+		return ""
+	}
+	return " on " + r.Name
+}
 
 // take counts a lane started on r.
 func (p *placement) take(r runner.Runner) { p.busy[r.Name]++ }

@@ -97,6 +97,8 @@ func schemasTable() map[string]schema {
 	m := commandSchemas()
 	maps.Copy(m, verificationSchemas())
 	m["land"] = landSchema()
+	m["runner check"] = docOf(schema{"runner": tString(), "ssh": tString(), "protocol": tInt(), "version": tString(), "git": tString(), "sandbox": tString(),
+		"programs": tObject(), "missing": tStrings()}, "runner", "ssh", "protocol", "version", "git", "sandbox", "programs", "missing")
 	maps.Copy(m, keySchemas())
 	return m
 }
