@@ -115,7 +115,7 @@ func TestAgentEnv(t *testing.T) {
 }
 
 // unquote splits a line Quote wrote the way a POSIX shell does: words in
-// single quotes, '\'' for a quote, separated by spaces.
+// single quotes, '\” for a quote, separated by spaces.
 func unquote(s string) ([]string, bool) {
 	var out []string
 	for len(s) > 0 {
