@@ -28,6 +28,7 @@ import (
 // sshRunner is a runner the test started.
 type sshRunner struct {
 	user, home string
+	uid        int
 	config     string // the launcher's ssh configuration file (Host box1)
 	sshd       *exec.Cmd
 	dir        string // the launcher's side: keys, known_hosts, sshd_config
@@ -63,9 +64,9 @@ func startRunner(t *testing.T, environment string) *sshRunner {
 		t.Fatal(err)
 	}
 	r.home = u.HomeDir
-	uid, _ := strconv.Atoi(u.Uid)
+	r.uid, _ = strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	r.installBaton(t, uid, gid, environment)
+	r.installBaton(t, r.uid, gid, environment)
 	port := r.startSSHD(t)
 	r.writeClientConfig(t, port)
 	return r
@@ -199,18 +200,72 @@ func (r *sshRunner) writeClientConfig(t *testing.T, port int) {
 	}
 }
 
-// stop kills sshd and every process it started (the sessions and what
-// they run): the runner is gone.
+// unknownHostConfig is an ssh configuration for the runner that knows
+// no host key: ssh must refuse it.
+func (r *sshRunner) unknownHostConfig(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(r.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(r.dir, "known_hosts.empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(r.dir, "ssh_config.stranger")
+	text := strings.ReplaceAll(string(b), filepath.Join(r.dir, "known_hosts"), empty)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// stop kills sshd and its sessions' processes, as a machine going away
+// would; what the sessions ran is left to die with them, which the kernel
+// does for the agent (dieWithSession).
 func (r *sshRunner) stop() {
 	if r.sshd == nil || r.sshd.Process == nil {
 		return
 	}
 	for _, pid := range descendants(r.sshd.Process.Pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.HasPrefix(string(comm), "sshd") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 	_ = r.sshd.Process.Kill()
 	_ = r.sshd.Wait()
 	r.sshd = nil
+}
+
+// uidOf is the real user id of process pid (-1 when it is gone).
+func uidOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			uid, _ := strconv.Atoi(f[1])
+			return uid
+		}
+	}
+	return -1
+}
+
+// agentsOf are the processes of uid whose command line names agent.sh.
+func agentsOf(uid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || uidOf(pid) != uid {
+			continue
+		}
+		if cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); strings.Contains(string(cmd), "agent.sh") {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // descendants are the processes beneath pid, read from /proc.
@@ -306,10 +361,19 @@ func runLines(t *testing.T, dir string, line func(string), args ...string) (erro
 // one here, to DONE with verify clean; 'baton runner check' passes first.
 func TestRunnerLanes(t *testing.T) {
 	r := startRunner(t, "")
-	dir, agent := runnerProject(t, r, 3, `[{"name": "box1", "ssh": "box1", "slots": 2, "ssh_config": "CONFIG"}]`, gen.LaneAgent)
+	stranger := r.unknownHostConfig(t)
+	dir, agent := runnerProject(t, r, 3, `[{"name": "box1", "ssh": "box1", "slots": 2, "ssh_config": "CONFIG"}, {"name": "stranger", "ssh": "box1", "slots": 1, "ssh_config": "`+stranger+`"}]`, gen.LaneAgent)
+	unknown := baton(t, dir, "runner", "check", "stranger")
+	if unknown.code != 9 || !strings.Contains(unknown.stderr, "Host key verification failed") {
+		t.Fatalf("baton runner check of a host whose key is not known: %v", unknown)
+	}
 	check := baton(t, dir, "runner", "check", "box1", "--agent-cmd", "sh x")
-	if check.code != 0 || !strings.Contains(check.stdout, "OK:") {
+	if check.code != 0 || !strings.Contains(check.stdout, "OK:") || !strings.Contains(check.stdout, "Sandbox:   landlock ABI") {
 		t.Fatalf("baton runner check box1: %v", check)
+	}
+	missing := baton(t, dir, "runner", "check", "box1", "--agent", "no-such-agent-cli")
+	if missing.code != 4 || !strings.Contains(missing.stderr, "the agent program no-such-agent-cli on its PATH") {
+		t.Fatalf("baton runner check box1 with an agent CLI it lacks: %v", missing)
 	}
 	err, out := runLines(t, dir, nil, "run", "--agent-cmd", agent, "--max-sessions", "30")
 	if err != nil {
@@ -371,6 +435,9 @@ func TestRunnerLost(t *testing.T) {
 		t.Errorf("%d features landed, want 1", len(on))
 	}
 	mustBaton(t, dir, "verify")
+	if left := agentsOf(r.uid); len(left) > 0 {
+		t.Errorf("the lost runner's agent still runs there: processes %v", left)
+	}
 }
 
 // cheatingAgent tries, from the runner, to read the person's key, to

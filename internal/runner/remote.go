@@ -196,6 +196,9 @@ func Exec(home, root, mode, branch, self string, argv, environ []string, warn fu
 	}
 	waitSocket(p.Sock)
 	env := agentEnv(environ, p)
+	if err := dieWithSession(); err != nil {
+		return err
+	}
 	abi := sandbox.ABI()
 	if abi >= sandbox.MinABI {
 		return sandbox.Exec(Policy(home, p, self), argv, env)

@@ -43,9 +43,10 @@ func (r Runner) sshOptions() []string {
 }
 
 // command is ssh running argv on r (each argument quoted for the remote
-// shell), with extra options before the destination.
+// shell, which argv replaces: its parent is the ssh session), with extra
+// options before the destination.
 func (r Runner) command(ctx context.Context, extra []string, argv ...string) *exec.Cmd {
-	args := append(append(r.sshOptions(), extra...), r.SSH, "--", Quote(argv))
+	args := append(append(r.sshOptions(), extra...), r.SSH, "--", "exec "+Quote(argv))
 	return exec.CommandContext(ctx, "ssh", args...)
 }
 
