@@ -329,8 +329,8 @@ func runnerProject(t *testing.T, r *sshRunner, n int, runners, agentScript strin
 }
 
 // runLines runs baton run in dir, calling each of its stderr lines with
-// line as they come, and returns its error and all it wrote.
-func runLines(t *testing.T, dir string, line func(string), args ...string) (error, string) {
+// line as they come, and returns all it wrote and its error.
+func runLines(t *testing.T, dir string, line func(string), args ...string) (string, error) {
 	t.Helper()
 	c := batonCmd(dir, args...)
 	gitEnv(c)
@@ -354,7 +354,7 @@ func runLines(t *testing.T, dir string, line func(string), args ...string) (erro
 	err := c.Wait()
 	pw.Close()
 	<-done
-	return err, all.String()
+	return all.String(), err
 }
 
 // TestRunnerLanes runs three lanes, two of them on a runner over ssh and
@@ -375,7 +375,7 @@ func TestRunnerLanes(t *testing.T) {
 	if missing.code != 4 || !strings.Contains(missing.stderr, "the agent program no-such-agent-cli on its PATH") {
 		t.Fatalf("baton runner check box1 with an agent CLI it lacks: %v", missing)
 	}
-	err, out := runLines(t, dir, nil, "run", "--agent-cmd", agent, "--max-sessions", "30")
+	out, err := runLines(t, dir, nil, "run", "--agent-cmd", agent, "--max-sessions", "30")
 	if err != nil {
 		t.Fatalf("baton run with a runner: %v\n%s", err, out)
 	}
@@ -408,13 +408,19 @@ func TestRunnerLost(t *testing.T) {
 	dir, agent := runnerProject(t, r, 1, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 1}]`, gen.LaneAgent)
 	started := make(chan struct{})
 	var once bool
-	err, out := runLines(t, dir, func(l string) {
+	var status []byte
+	out, err := runLines(t, dir, func(l string) {
 		if !once && strings.Contains(l, "started on box1") {
 			once = true
 			close(started)
-			go func() { time.Sleep(1500 * time.Millisecond); r.stop() }()
+			time.Sleep(time.Second)
+			status, _ = batonCmd(dir, "status").Output()
+			r.stop()
 		}
 	}, "run", "--agent-cmd", agent, "--max-sessions", "10")
+	if !strings.Contains(string(status), "IMPLEMENT session 1") || !strings.Contains(string(status), "on runner box1") {
+		t.Errorf("baton status while the lane ran on box1 does not show it:\n%s", status)
+	}
 	if err != nil {
 		t.Fatalf("baton run after the runner was lost: %v\n%s", err, out)
 	}
@@ -467,7 +473,7 @@ func TestRunnerCheatingAgent(t *testing.T) {
 	key := filepath.Join(configDir, "baton", "key")
 	agent = "CHEAT_KEY=" + key + " CHEAT_STATE=" + dir + " CHEAT_RUNNER_HOME=" + r.home + " " + agent
 	mainBefore := gitOut(t, dir, "rev-parse", "main")
-	err, out := runLines(t, dir, nil, "run", "--agent-cmd", agent, "--max-sessions", "1")
+	out, err := runLines(t, dir, nil, "run", "--agent-cmd", agent, "--max-sessions", "1")
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(out, "STOPPED") {
 		t.Fatalf("a run whose agent cheated did not stop for a person (exit 3): %v\n%s", err, out)
 	}
