@@ -63,6 +63,9 @@ type RunMark struct {
 	AgentPGID int    `json:"agent_pgid,omitempty"`
 	// AgentPGIDs are the process groups of the agents of a run's lanes.
 	AgentPGIDs []int `json:"agent_pgids,omitempty"`
+	// Runners name the runner of each lane's session that runs on one
+	// (status shows them).
+	Runners map[string]string `json:"runners,omitempty"`
 }
 
 func (a *App) runMarkPath() string {

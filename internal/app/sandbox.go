@@ -200,6 +200,8 @@ type SandboxPlace struct {
 	Copy          *workcopy.Copy
 	Top, StateDir string // the project's repository top and state directory
 	Policy        sandbox.Policy
+	// Name and Email are the committer identity the project uses.
+	Name, Email string
 }
 
 // Remove deletes the place (the clone's branch must have been imported).
@@ -244,6 +246,7 @@ func (a *App) MakeSandbox(ctx context.Context, session int, branch string, noNet
 		_ = os.RemoveAll(p.Root)
 		return nil, err
 	}
+	p.Name, p.Email = src.Name, src.Email
 	if p.Copy, err = workcopy.Make(ctx, src, filepath.Join(p.Root, "repo"), branch, base); err != nil {
 		_ = os.RemoveAll(p.Root)
 		return nil, err

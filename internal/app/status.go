@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -26,6 +27,9 @@ type LanesView struct {
 type LaneLine struct {
 	progress.Lane
 	ElapsedSeconds int64 `json:"elapsed_seconds"`
+	// Runner is the runner the lane's session runs on ("" for this
+	// machine), as the run says.
+	Runner string `json:"runner,omitempty"`
 }
 
 // lanes fills what status shows of the lanes, the queue and the gate.
@@ -48,9 +52,13 @@ func (sn *snapshot) lanes(res *StatusResult) {
 // and history in place of the project's.
 func (a *App) laneView(ctx context.Context, sn *snapshot, res *StatusResult) {
 	now := a.env.Now()
+	mark, _ := a.ReadRunMark()
 	for i, l := range res.Lanes {
 		if t, err := jsondoc.ParseTime(l.Since); err == nil {
 			res.Lanes[i].ElapsedSeconds = int64(now.Sub(t) / time.Second)
+		}
+		if mark != nil {
+			res.Lanes[i].Runner = mark.Runners[strconv.Itoa(l.Session)]
 		}
 	}
 	l, ok := a.boundLane(ctx, sn.prog)

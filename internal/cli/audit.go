@@ -134,7 +134,11 @@ func writeLanes(w io.Writer, r app.LanesView) {
 		printf(w, "Lanes:     none running (agents: %d)", r.Agents)
 	}
 	for _, l := range r.Lanes {
-		printf(w, "Lane:      %s %s session %d for %s", l.Item, l.Role, l.Session, time.Duration(l.ElapsedSeconds)*time.Second)
+		on := ""
+		if l.Runner != "" {
+			on = " on runner " + l.Runner
+		}
+		printf(w, "Lane:      %s %s session %d for %s%s", l.Item, l.Role, l.Session, time.Duration(l.ElapsedSeconds)*time.Second, on)
 	}
 	if len(r.Landing) == 0 {
 		printf(w, "Queue:     empty")

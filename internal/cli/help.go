@@ -80,6 +80,8 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"reviews next-review-id": "baton reviews next-review-id",
 	"reviews mark-merged":    "baton reviews mark-merged FIX-1 --merge-commit 9f8e7d6",
 	"reviews merge":          "baton reviews merge\nbaton reviews merge --review 2 --ff",
+	"runner":                 "baton runner check box1 --agent-cmd 'sh agent.sh'",
+	"runner check":           "baton runner check box1 --agent claude\nbaton runner check box1 --json",
 	"land":                   "baton land --as HUMAN --reason 'land the queue'   # what baton run does between sessions\nbaton land --max 1 --json --as HUMAN --reason 'one at a time'",
 	"reviews reject":         "baton reviews reject\nbaton reviews reject --review 2",
 

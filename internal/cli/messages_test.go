@@ -54,7 +54,7 @@ func TestNoMessageTeachesABypass(t *testing.T) {
 	root := filepath.Join("..")
 	fset := token.NewFileSet()
 	checked := 0
-	for _, dir := range []string{"cli", "app", "mcpserver", "broker", "sandbox", "migrate", "workflow", "gitops", "store", "../bridge", "progress", "reviews", "features", "prompts", "jsondoc", "errs", "scripts", "agentcli", "ctxpack", "workcopy"} {
+	for _, dir := range []string{"cli", "app", "mcpserver", "broker", "sandbox", "migrate", "workflow", "gitops", "store", "../bridge", "progress", "reviews", "features", "prompts", "jsondoc", "errs", "scripts", "agentcli", "ctxpack", "workcopy", "runner"} {
 		files, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
 		for _, path := range files {
 			if strings.HasSuffix(path, "_test.go") {
@@ -205,7 +205,7 @@ var seedName = regexp.MustCompile(`(?i)\bseeds? ?0\d\d|\bseed's\b|\bthe seeds?\b
 func TestNoMessageNamesASeed(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
-	for _, dir := range []string{"cli", "app", "mcpserver", "broker", "sandbox", "migrate", "workflow", "gitops", "store", "../bridge", "progress", "reviews", "features", "prompts", "jsondoc", "errs", "scripts", "agentcli", "ctxpack", "workcopy"} {
+	for _, dir := range []string{"cli", "app", "mcpserver", "broker", "sandbox", "migrate", "workflow", "gitops", "store", "../bridge", "progress", "reviews", "features", "prompts", "jsondoc", "errs", "scripts", "agentcli", "ctxpack", "workcopy", "runner"} {
 		files, _ := filepath.Glob(filepath.Join("..", dir, "*.go"))
 		for _, path := range files {
 			if strings.HasSuffix(path, "_test.go") {

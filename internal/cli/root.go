@@ -134,6 +134,7 @@ const exitCodeHelp = `Exit codes:
   6   invalid state file: corrupt or schema-invalid JSON (nothing is written)
   7   baton run stopped at --max-sessions before DONE (run it again to continue)
   8   baton run stopped before a session past its cost budget (--max-cost, "budget")
+  9   unreachable: baton runner check could not reach the runner over ssh
   42  need agent: a bridge checkpoint (answer the request, re-run with --resume)
   129 stopped by SIGHUP, 130 interrupted (SIGINT), 143 stopped by SIGTERM`
 
@@ -258,7 +259,7 @@ func (a *App) addAllCommands(root *cobra.Command) {
 	root.AddCommand(a.newProgressCmd(), a.newReviewsCmd(), a.newFeaturesCmd(), a.newInitCmd(), a.newSessionCmd(),
 		a.newBridgeCmd(),
 		a.newStatusCmd(), a.newWhatNextCmd(), a.newLogCmd(), a.newVerifyCmd(), a.newReconcileCmd(), a.newBranchCmd())
-	root.AddCommand(a.newRunCmd(), a.newLandCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd())
+	root.AddCommand(a.newRunCmd(), a.newLandCmd(), a.newDemoCmd(), a.newContextCmd(), a.newKeyCmd(), a.newMCPCmd(), a.newRunnerCmd())
 	root.AddCommand(a.newManCmd(), a.newShowCmd(), a.newSchemaCmd(), a.newReportCmd(), a.newVerificationCmd())
 }
 

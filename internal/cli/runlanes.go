@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/features"
 	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/runner"
 	"github.com/baton-cli/baton/internal/sandbox"
 	"github.com/baton-cli/baton/internal/workflow"
 )
@@ -36,6 +38,7 @@ type lane struct {
 	stop  context.CancelFunc
 	cmdln string
 	stall *stallWatch
+	on    runner.Runner // where the agent runs (Name "local": here)
 }
 
 // laneEnd is how a lane's agent ended.
@@ -43,6 +46,7 @@ type laneEnd struct {
 	l     *lane
 	err   error
 	tried *failureSignature
+	lost  bool // the lane's runner was lost while its agent ran
 }
 
 // landPass is what one pass of the lander did.
@@ -66,6 +70,7 @@ type laneRun struct {
 	landing bool
 	kick    bool
 	fatal   error
+	place   *placement
 }
 
 // agentsFor is how many sessions the run keeps going: --agents, else
@@ -120,6 +125,10 @@ func (a *App) runLanes(ctx context.Context, o runOpts, k int) error {
 	defer stopAll()
 	r := &laneRun{o: o, k: k, running: map[int]*lane{}, ends: make(chan laneEnd), landed: make(chan landPass), gates: make(chan string), settled: make(chan app.Landed), kick: true}
 	r.mark = &app.RunMark{PID: os.Getpid(), StartedAt: jsondoc.Timestamp(a.env.Now())}
+	var err error
+	if r.place, err = a.newPlacement(o, k); err != nil {
+		return err
+	}
 	a.app.MarkRun(r.mark)
 	if !a.g.JSON {
 		if a.view = a.newLaneView(); a.view != nil {
@@ -157,6 +166,7 @@ func (a *App) waitLanes(ctx context.Context, r *laneRun) (fresh bool) {
 		return false
 	case e := <-r.ends:
 		delete(r.running, e.l.st.Session)
+		r.place.release(e.l.on, e.lost)
 		a.markLanes(r)
 		if err := a.endLane(ctx, e); err != nil && r.fatal == nil {
 			r.fatal = err
@@ -262,7 +272,8 @@ func (a *App) openLanes(ctx context.Context, r *laneRun) error {
 		return err
 	}
 	for _, want := range s.Steps[:min(free, len(s.Steps))] {
-		if r.opened >= r.o.MaxSessions {
+		on, ok := r.place.pick()
+		if r.opened >= r.o.MaxSessions || !ok {
 			break
 		}
 		var ids []string
@@ -280,23 +291,28 @@ func (a *App) openLanes(ctx context.Context, r *laneRun) error {
 			return err
 		}
 		r.opened++
-		if err := a.startLane(ctx, r, st); err != nil {
+		if err := a.startLane(ctx, r, st, on); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// startLane starts session st's agent in its own working copy and broker.
-func (a *App) startLane(ctx context.Context, r *laneRun, st step) error {
+// startLane starts session st's agent in its own working copy and broker,
+// on runner on.
+func (a *App) startLane(ctx context.Context, r *laneRun, st step, on runner.Runner) error {
 	actx, stop := context.WithTimeout(ctx, r.o.Timeout)
 	actx, stall := a.watchStall(actx, r.o)
-	l := &lane{st: st, actx: actx, stop: func() { stall.stop(); stop() }, out: a.newAgentOutput(r.o), stall: stall}
+	l := &lane{st: st, actx: actx, stop: func() { stall.stop(); stop() }, out: a.newAgentOutput(r.o), stall: stall, on: on}
 	l.out.onWrite = stall.touch
+	r.place.take(on)
 	cleanup := func() {}
 	var cmd *exec.Cmd
 	var err error
-	l.box, err = a.openBox(actx, st, a.superviseAgents(r.o), true)
+	l.box, err = a.openBox(actx, st, a.superviseAgents(r.o) && !on.Remote(), true)
+	if err == nil && on.Remote() {
+		err = a.openRemote(actx, r.place, l.box, on)
+	}
 	if err == nil {
 		st = withMCPNote(r.o, l.box, st)
 		l.st = st
@@ -318,7 +334,11 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step) error {
 		if l.box != nil {
 			l.box.close(context.WithoutCancel(ctx))
 		}
+		r.place.release(on, on.Remote())
 		f := &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent could not be started: %v", err), StageID: st.Role, Severity: "error"}
+		if on.Remote() {
+			f.Message = fmt.Sprintf("the agent could not be started on runner %s: %v", on.Name, err)
+		}
 		a.laneEvent("ended", map[string]any{"session": st.Session, "role": st.Role, "failure": f}, "[baton run] %s session %d: %s", st.Role, st.Session, f.Message)
 		return a.checkStep(context.WithoutCancel(ctx), st, f)
 	}
@@ -328,14 +348,16 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step) error {
 	}
 	r.running[st.Session] = l
 	a.markLanes(r)
-	a.laneEvent("opened", map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch},
-		"[baton run] %s %s session %d started (%d of %d lanes busy)", st.Role, app.OrDash(st.Feature), st.Session, len(r.running), r.k)
+	a.laneEvent("opened", map[string]any{"session": st.Session, "role": st.Role, "feature": st.Feature, "branch": st.Branch, "runner": on.Name},
+		"[baton run] %s %s session %d started%s (%d of %d lanes busy)", st.Role, app.OrDash(st.Feature), st.Session, r.place.where(on), len(r.running), r.k)
 	go func() {
 		err := cmd.Wait()
+		lost := l.box.remote != nil && l.box.remote.Lost(context.WithoutCancel(ctx), err)
+		l.box.lost.Store(lost)
 		a.collectUsage(r.o, st, cmd, l.out.Bytes())
 		cleanup()
 		tried := l.box.close(context.WithoutCancel(ctx))
-		r.ends <- laneEnd{l: l, err: err, tried: tried}
+		r.ends <- laneEnd{l: l, err: err, tried: tried, lost: lost}
 	}()
 	return nil
 }
@@ -344,9 +366,16 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step) error {
 // run killed outright has its lanes' agents stopped by the next one.
 func (a *App) markLanes(r *laneRun) {
 	r.mark.AgentPGIDs = r.mark.AgentPGIDs[:0]
+	r.mark.Runners = nil
 	for _, l := range r.running {
 		if l.cmd != nil && l.cmd.Process != nil {
 			r.mark.AgentPGIDs = append(r.mark.AgentPGIDs, l.cmd.Process.Pid)
+		}
+		if l.on.Remote() {
+			if r.mark.Runners == nil {
+				r.mark.Runners = map[string]string{}
+			}
+			r.mark.Runners[strconv.Itoa(l.st.Session)] = l.on.Name
 		}
 	}
 	a.app.MarkRun(r.mark)
@@ -363,6 +392,8 @@ func (a *App) endLane(ctx context.Context, e laneEnd) error {
 	switch {
 	case e.tried != nil:
 		f = e.tried
+	case e.lost && ctx.Err() == nil:
+		f = &failureSignature{Code: "runner_lost", Message: fmt.Sprintf("the connection to runner %s was lost while the agent ran there; the lane goes to another runner", l.on.Name), StageID: l.st.Role, Severity: "error"}
 	case l.stall.fired() && ctx.Err() == nil:
 		f = a.stalledFailure(l.st, l.stall)
 	case ctx.Err() != nil:
@@ -374,7 +405,7 @@ func (a *App) endLane(ctx context.Context, e laneEnd) error {
 	case e.err != nil:
 		f = &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent command failed: %v", e.err), StageID: l.st.Role, Severity: "error"}
 	}
-	fields := map[string]any{"session": l.st.Session, "role": l.st.Role, "feature": l.st.Feature, "seconds": took.Seconds()}
+	fields := map[string]any{"session": l.st.Session, "role": l.st.Role, "feature": l.st.Feature, "seconds": took.Seconds(), "runner": l.on.Name}
 	if f != nil {
 		fields["failure"] = f
 		a.laneEvent("ended", fields, "[baton run] %s session %d ended after %s: %s", l.st.Role, l.st.Session, took, f.Message)

@@ -21,6 +21,7 @@ import (
 	"github.com/baton-cli/baton/internal/egress"
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/lineage"
+	"github.com/baton-cli/baton/internal/runner"
 	"github.com/baton-cli/baton/internal/workcopy"
 )
 
@@ -57,6 +58,11 @@ type agentBox struct {
 	tree           *lineage.Tree
 
 	callMu sync.Mutex // one call at a time, as from a terminal
+
+	// remote is the lane's clone on a runner (nil: the agent runs here);
+	// lost says the runner was lost while the agent ran.
+	remote *runner.Lane
+	lost   atomic.Bool
 
 	mu       sync.Mutex
 	attempts []string
@@ -111,6 +117,9 @@ func (a *App) openBox(ctx context.Context, st step, supervise, clone bool) (*age
 // the supervision of its execs where the system allows, confined when the
 // run confines its agents), with the broker's address and no credential.
 func (b *agentBox) wrap(cmd *exec.Cmd) error {
+	if b.remote != nil {
+		return b.wrapRemote(cmd)
+	}
 	if b.place != nil && b.a.box == nil { // a lane's working copy, not confined
 		if err := asHelper(cmd, noPolicy, b.linHelper); err != nil {
 			return err
@@ -214,6 +223,12 @@ func (b *agentBox) close(ctx context.Context) *failureSignature {
 			f.Close()
 		}
 	}
+	if err := b.fetchRemote(ctx); err != nil {
+		b.a.notice("[baton run] session %d: its branch could not be fetched from runner %s: %v", b.st.Session, b.remote.Runner.Name, err)
+	}
+	if b.remote != nil && !b.lost.Load() {
+		b.remote.Remove(ctx)
+	}
 	if b.place != nil {
 		if _, err := b.place.Copy.Import(ctx); err != nil {
 			if errors.Is(err, workcopy.ErrNotFastForward) {
@@ -312,6 +327,10 @@ func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Re
 	if err := broker.Overrides(c); err != nil {
 		return b.refused(ctx, p, err)
 	}
+	if err := b.fetchRemote(ctx); err != nil {
+		b.a.notice("[baton run] session %d: its branch could not be fetched from runner %s: %v", b.st.Session, b.remote.Runner.Name, err)
+		return app.ReplyOf(nil, errs.New(errs.Unexpected, "your branch's commits could not be brought to the project; keep your work committed on your branch and try again"), nil)
+	}
 	if b.place != nil {
 		if _, err := b.place.Copy.Import(ctx); err != nil {
 			if errors.Is(err, workcopy.ErrNotFastForward) {
@@ -382,15 +401,18 @@ func (b *agentBox) checkCall(c app.Call) (string, error) {
 	if b.copyReal == "" {
 		return cwd, nil // unconfined, the agent reads what the launcher can
 	}
-	if !beneath(cwd, b.copyReal) {
-		return "", fmt.Errorf("the working directory %q is outside your working copy", c.Cwd)
-	}
 	paths := []string{c.StateDir, c.File}
 	if op, ok := app.Lookup(c.Op); ok && len(c.Input) > 0 {
 		in := op.NewInput()
 		if err := json.Unmarshal(c.Input, in); err == nil {
 			paths = append(paths, app.FileArgs(in)...)
 		}
+	}
+	if b.remote != nil {
+		return b.remoteCall(c, paths)
+	}
+	if !beneath(cwd, b.copyReal) {
+		return "", fmt.Errorf("the working directory %q is outside your working copy", c.Cwd)
 	}
 	for _, v := range paths {
 		if pathArg(v) && !beneath(resolveExisting(v, cwd), b.copyReal) {
@@ -463,6 +485,9 @@ func agentSide(args []string, env Env) (code int, ok bool) {
 	}
 	if len(args) > 0 && args[0] == egressForwardCmd {
 		return egressForward(args[1:], env), true
+	}
+	if len(args) > 0 && args[0] == runner.Hidden {
+		return runnerSide(args[1:], env), true
 	}
 	sock := brokerSocket(env)
 	if sock == "" {

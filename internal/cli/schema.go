@@ -79,7 +79,7 @@ func defsTable() schema {
 			"phase", "features", "branch", "rule", "reason"),
 		"step": props(schema{"role": tString(), "item": tString(), "feature": tStrNull(), "branch": tStrNull(), "rule": tString(), "reason": tString(), "session": tInt()},
 			"role", "item", "feature", "branch", "rule", "reason"),
-		"lane": props(schema{"item": tString(), "role": tString(), "session": tInt(), "branch": tStrNull(), "since": tString(), "elapsed_seconds": tInt()},
+		"lane": props(schema{"item": tString(), "role": tString(), "session": tInt(), "branch": tStrNull(), "since": tString(), "elapsed_seconds": tInt(), "runner": tString()},
 			"item", "role", "session", "branch", "since"),
 		"problem": props(schema{"check": tString(), "file": tString(), "message": tString()}, "check", "message"),
 		"actor":   props(schema{"role": tString(), "session": tInt(), "source": tString(), "reason": tString()}, "role"),
@@ -97,6 +97,8 @@ func schemasTable() map[string]schema {
 	m := commandSchemas()
 	maps.Copy(m, verificationSchemas())
 	m["land"] = landSchema()
+	m["runner check"] = docOf(schema{"runner": tString(), "ssh": tString(), "protocol": tInt(), "version": tString(), "git": tString(), "sandbox": tString(),
+		"programs": tObject(), "missing": tStrings()}, "runner", "ssh", "protocol", "version", "git", "sandbox", "programs", "missing")
 	maps.Copy(m, keySchemas())
 	return m
 }

@@ -23,6 +23,7 @@ const (
 	Interrupted             // Ctrl-C: exit 130
 	MaxSessions             // baton run stopped at --max-sessions before DONE: exit 7
 	Budget                  // baton run stopped before a session past its cost budget: exit 8
+	Unreachable             // a runner that ssh cannot reach: exit 9
 )
 
 // Exit codes, documented in the README and in `baton --help`.
@@ -38,6 +39,7 @@ const (
 	ExitInterrupted = 130
 	ExitMaxSessions = 7
 	ExitBudget      = 8
+	ExitUnreachable = 9
 )
 
 var codes = map[Kind]int{
@@ -51,6 +53,7 @@ var codes = map[Kind]int{
 	Interrupted: ExitInterrupted,
 	MaxSessions: ExitMaxSessions,
 	Budget:      ExitBudget,
+	Unreachable: ExitUnreachable,
 }
 
 var names = map[Kind]string{
@@ -64,6 +67,7 @@ var names = map[Kind]string{
 	Interrupted: "interrupted",
 	MaxSessions: "max_sessions",
 	Budget:      "budget",
+	Unreachable: "unreachable",
 }
 
 // String names the kind as it appears in JSON error output.

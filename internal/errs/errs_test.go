@@ -26,6 +26,7 @@ func TestCodeForEveryKind(t *testing.T) {
 		{errs.Interrupted, 130, "interrupted"},
 		{errs.MaxSessions, 7, "max_sessions"},
 		{errs.Budget, 8, "budget"},
+		{errs.Unreachable, 9, "unreachable"},
 	}
 	for _, tt := range tests {
 		err := errs.New(tt.kind, "something about %s", "x")

@@ -98,8 +98,9 @@ type FailureSignature struct {
 // interrupted: `baton run` was stopped by SIGINT, SIGTERM or SIGHUP while
 // the session's agent ran. stalled: the agent wrote nothing for the
 // stall timeout and was killed. budget: the run stopped before a session
-// that would have started past its cost budget.
-var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "interrupted", "stalled", "budget", "unknown"}
+// that would have started past its cost budget. runner_lost: the
+// connection to the runner the agent ran on was lost.
+var FailureCodes = []string{"plan_invalid", "tool_failure", "json_error", "context_miss", "timeout", "interrupted", "stalled", "budget", "runner_lost", "unknown"}
 
 // Status is the status object.
 type Status struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/jsondoc"
+	"github.com/baton-cli/baton/internal/runner"
 	"github.com/baton-cli/baton/internal/workflow"
 )
 
@@ -64,6 +65,9 @@ type Config struct {
 	// FeatureBudget is what the sessions of one feature may cost over
 	// every run, in US dollars (0: no budget).
 	FeatureBudget float64 `json:"feature_budget,omitempty"`
+	// Runners are the machines lanes may run on besides this one, in the
+	// order lanes are placed (docs/runners.md).
+	Runners []runner.Runner `json:"runners,omitempty"`
 }
 
 // DefaultStallTimeout is the stall timeout of a project that sets none.
@@ -209,6 +213,9 @@ func (s *Store) loadConfig() (Config, error) {
 	}
 	if c.LockTimeoutSeconds < 1 {
 		return c, errs.New(errs.Invalid, "%s: lock_timeout_seconds must be at least 1, found %d", s.ConfigPath(), c.LockTimeoutSeconds)
+	}
+	if err := runner.Validate(c.Runners); err != nil {
+		return c, errs.New(errs.Invalid, "%s: %v", s.ConfigPath(), err)
 	}
 	if b := c.MainBranch; b != "" && !validBranch(b) {
 		return c, errs.New(errs.Invalid, "%s: main_branch %q is not a branch name (write it as git shows it, e.g. \"main\")", s.ConfigPath(), b)

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/runner"
+)
+
+// Where a lane runs: on this machine, or on a runner of .baton/config
+// (the runner package), placed in the config's order. A remote lane's
+// working copy here is where its branch passes through: pushed from it to
+// the runner's clone, fetched back into it, and imported from it into the
+// project as a local lane's is.
+
+// placement is a lanes run's runners and their busy slots.
+type placement struct {
+	a       *App
+	line    []runner.Runner
+	busy    map[string]int
+	down    map[string]bool // lost, or unable to start a lane: not used again in this run
+	cleaned map[string]bool // the project's leftovers there removed, this run
+}
+
+// newPlacement reads the runners of the project's config for a run of k
+// lanes.
+func (a *App) newPlacement(o runOpts, k int) (*placement, error) {
+	cfg, err := a.app.Config()
+	if err != nil {
+		return nil, err
+	}
+	p := &placement{a: a, line: runner.Lineup(cfg.Runners), busy: map[string]int{}, down: map[string]bool{}, cleaned: map[string]bool{}}
+	if len(p.line) > 0 && o.Agent != "" {
+		a.warn("runners run agents given with --agent-cmd: the lanes of this run's --agent %s all run on this machine (docs/runners.md)", o.Agent)
+		p.line = nil
+	}
+	if n := runner.Slots(p.line); p.line != nil && n < k {
+		a.notice("[baton run] the project's runners have %d slots in all: at most %d of the %d lanes run at once", n, n, k)
+	}
+	return p, nil
+}
+
+// pick is the runner the next lane goes to (ok false: no slot is free).
+func (p *placement) pick() (runner.Runner, bool) { return runner.Pick(p.line, p.busy, p.down) }
+
+// where is what the run's lines say of a lane on r: nothing when the
+// project has no runners.
+func (p *placement) where(r runner.Runner) string {
+	if p.line == nil {
+		return ""
+	}
+	return " on " + r.Name
+}
+
+// take counts a lane started on r.
+func (p *placement) take(r runner.Runner) { p.busy[r.Name]++ }
+
+// release counts a lane of r ended; a runner lost stays out of this run.
+func (p *placement) release(r runner.Runner, lost bool) {
+	p.busy[r.Name]--
+	if lost && r.Remote() && !p.down[r.Name] {
+		p.down[r.Name] = true
+		p.a.notice("[baton run] runner %s is out of this run: its lanes go to the other runners and this machine (check it with 'baton runner check %s')", r.Name, r.Name)
+	}
+}
+
+// openRemote makes box's clone on runner on: the project's leftovers
+// there removed on the run's first use of it, the branch pushed.
+func (a *App) openRemote(ctx context.Context, p *placement, b *agentBox, on runner.Runner) error {
+	project := runnerProject(b.place.Top)
+	if !p.cleaned[on.Name] {
+		if err := on.Clean(ctx, project); err != nil {
+			return err
+		}
+		p.cleaned[on.Name] = true
+	}
+	c := b.place.Copy
+	l, err := runner.Open(ctx, on, project, b.st.Session, runner.Source{Dir: c.Dir, Branch: c.Branch, Base: c.Base, Name: b.place.Name, Email: b.place.Email})
+	if err != nil {
+		return err
+	}
+	b.remote = l
+	if l.Place.Sandbox == "" {
+		msg := fmt.Sprintf("runner %s offers no sandbox: session %d's agent runs there NOT confined, as its \"sandbox\": \"auto\" allows", on.Name, b.st.Session)
+		a.warn("%s", msg)
+		_ = a.app.NoteSandbox(msg)
+		_ = a.app.LogRunNote(ctx, "runner unconfined: "+msg)
+	}
+	return nil
+}
+
+// wrapRemote turns cmd into the ssh that runs it on the lane's runner,
+// with the broker's socket forwarded; ssh gets the launcher's environment
+// with nothing of baton's, and sends none of it.
+func (b *agentBox) wrapRemote(cmd *exec.Cmd) error {
+	ssh := b.remote.Agent(b.ctx, b.sock, cmd.Args)
+	if ssh.Err != nil {
+		return ssh.Err
+	}
+	cmd.Path, cmd.Args, cmd.Dir = ssh.Path, ssh.Args, b.place.Tmp
+	cmd.Env = nil
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "BATON_") && k != "AGENT_STATE_DIR" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return nil
+}
+
+// fetchRemote brings the lane's branch from the runner into its working
+// copy here, before it is imported.
+func (b *agentBox) fetchRemote(ctx context.Context) error {
+	if b.remote == nil || b.lost.Load() {
+		return nil
+	}
+	return b.remote.Fetch(ctx, b.place.Copy.Dir)
+}
+
+// remoteCall is checkCall for an agent on a runner: its working directory
+// must lie in its clone there, and is read as the same place in the
+// working copy here; a path argument names a file of the runner, which
+// the project does not read.
+func (b *agentBox) remoteCall(c app.Call, paths []string) (string, error) {
+	repo := b.remote.Place.Repo
+	cwd := filepath.Clean(c.Cwd)
+	if !beneath(cwd, repo) {
+		return "", fmt.Errorf("the working directory %q is outside your working copy", c.Cwd)
+	}
+	for _, v := range paths {
+		if pathArg(v) {
+			return "", fmt.Errorf("the argument %q names a file on the machine you run on, which the project does not read: give its content on stdin ('-') instead", v)
+		}
+	}
+	rel, err := filepath.Rel(repo, cwd)
+	if err != nil {
+		return "", errors.New("the working directory is outside your working copy")
+	}
+	return filepath.Join(b.place.Copy.Dir, rel), nil
+}
