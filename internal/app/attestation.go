@@ -65,7 +65,7 @@ func (f landingFacts) landing(m logMerge) (attest.Landing, error) {
 		return attest.Landing{}, err
 	}
 	if g := m.gate; g != nil {
-		l.Gate = &attest.Gate{Command: g.Command, Tree: g.Tree, ExitCode: g.ExitCode, Digest: g.Digest}
+		l.Gate = &attest.Gate{Command: g.Command, Tree: g.Tree, ExitCode: g.ExitCode, Digest: g.Digest, Batch: g.Batch}
 	}
 	return l, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/baton-cli/baton/internal/attest"
@@ -77,7 +78,7 @@ func (g gitAudit) check(commit string, l attest.Landing) []string {
 	if tree, err := g.r.TreeOf(commit); err != nil || tree != l.Merge.Tree {
 		out = append(out, fmt.Sprintf("its tree is %s, but its attestation records %s", gitops.Short(tree), gitops.Short(l.Merge.Tree)))
 	}
-	if l.Gate != nil && l.Gate.Tree != l.Merge.Tree {
+	if l.Gate != nil && l.Gate.Tree != l.Merge.Tree && !g.batchReached(commit, l) {
 		out = append(out, fmt.Sprintf("its tree %s is not the tree %s the gate %q passed", gitops.Short(l.Merge.Tree), gitops.Short(l.Gate.Tree), l.Gate.Command))
 	}
 	inHistory := func(what, h string) {
@@ -104,6 +105,33 @@ func (g gitAudit) check(commit string, l attest.Landing) []string {
 		out = append(out, fmt.Sprintf("the merged head %s is not the head %s review R%d judged", gitops.Short(l.Merge.Head), gitops.Short(l.Reviews[n-1].To), l.Reviews[n-1].ID))
 	}
 	return out
+}
+
+// batchReached says whether landing l of commit was gated in a batch
+// whose gated tree main reached: the gate run names several reviews, l's
+// among them, and a later landing attested on main, descending from
+// commit, has exactly that tree and passed a gate on it.
+func (g gitAudit) batchReached(commit string, l attest.Landing) bool {
+	n := len(l.Reviews)
+	if len(l.Gate.Batch) < 2 || n == 0 || !slices.Contains(l.Gate.Batch, l.Reviews[n-1].ID) {
+		return false
+	}
+	for c := range g.notes {
+		if c == commit || !g.history[c] {
+			continue
+		}
+		later, bad := g.landing(c)
+		if bad != "" || later.Gate == nil || later.Gate.Tree != l.Gate.Tree || later.Merge.Tree != l.Gate.Tree {
+			continue
+		}
+		if tree, err := g.r.TreeOf(c); err != nil || tree != l.Gate.Tree {
+			continue
+		}
+		if on, err := g.r.IsAncestor(commit, c); err == nil && on {
+			return true
+		}
+	}
+	return false
 }
 
 // signature checks a merge commit baton wrote: signed in git's SSH format

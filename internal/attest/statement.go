@@ -99,6 +99,10 @@ type Gate struct {
 	Tree     string `json:"tree"`
 	ExitCode int    `json:"exit_code"`
 	Digest   string `json:"output_sha256"`
+	// Batch is the reviews of the items gated together in one run, when
+	// there were several: the run's tree is then the one main reached
+	// when the batch had landed.
+	Batch []int `json:"batch,omitempty"`
 }
 
 // LogEntry is the audit log's entry that records the landing.
