@@ -150,13 +150,9 @@ func itemsOf(span []progress.Landing) string {
 // of a batch, evidence for the bisection that follows.
 func (a *App) logGate(ctx context.Context, span []progress.Landing, run GateRun) error {
 	return a.update(ctx, "baton land", reviews.FileName, func(st *state) error {
-		who, err := st.require(workflow.Land)
-		if err != nil {
+		if err := st.actAsGate(); err != nil {
 			return err
 		}
-		gate := *who
-		gate.Role = workflow.GateActor
-		st.who = &gate
 		ids := make([]string, len(span))
 		for i, q := range span {
 			ids[i] = q.Item

@@ -232,6 +232,19 @@ func (a *App) gateOn(ctx context.Context, r gitops.Repo, cfg store.Config, in La
 // again on the new main.
 var errMainMoved = errors.New("main moved since the gate ran")
 
+// actAsGate checks that the caller may land and makes the transaction's
+// actor the landing queue's own, gate, which no agent role can hold.
+func (st *state) actAsGate() error {
+	who, err := st.require(workflow.Land)
+	if err != nil {
+		return err
+	}
+	gate := *who
+	gate.Role = workflow.GateActor
+	st.who = &gate
+	return nil
+}
+
 // settle records the outcome of taking q in one transaction: landed when
 // the merge was clean and the gate (if any) passed, else sent back. again
 // says main moved meanwhile and the item is to be taken again.
@@ -239,13 +252,9 @@ func (a *App) settle(ctx context.Context, r gitops.Repo, q progress.Landing, ont
 	out := Landed{Item: q.Item, ReviewID: q.ReviewID, Branch: q.Branch, Gate: run}
 	clean := len(back.Conflicts) == 0 && (run == nil || run.Passed())
 	err := a.update(ctx, "baton land", reviews.FileName, func(st *state) error {
-		who, err := st.require(workflow.Land)
-		if err != nil {
+		if err := st.actAsGate(); err != nil {
 			return err
 		}
-		gate := *who
-		gate.Role = workflow.GateActor
-		st.who = &gate
 		p, err := st.progress()
 		if err != nil {
 			return err
