@@ -207,6 +207,11 @@ func (a *App) lanesOver(ctx context.Context, r *laneRun) error {
 	if r.fatal != nil {
 		return r.fatal
 	}
+	// a landing whose run was killed before its attestation was written
+	// gets it here, when no later landing of this run wrote it
+	if _, err := a.app.Attest(ctx, a.caller()); err != nil {
+		a.warn("the attestations of the landings could not be written: %v", err)
+	}
 	next, err := a.app.RunNext(ctx, a.caller())
 	if err != nil {
 		return err
