@@ -354,7 +354,9 @@ func (p *SandboxPlace) AgentEnv() []string {
 	for _, v := range cacheVars {
 		env = append(env, v.name+"="+filepath.Join(p.Cache, v.dir))
 	}
-	return env
+	// npm's own update check would be refused by the egress policy in
+	// every session; it is not the agent's work
+	return append(env, "npm_config_update_notifier=false")
 }
 
 // devices are what an agent may write under /dev (the rest it may read):
