@@ -150,6 +150,10 @@ func laneRun(dir string, run []string) *exec.Cmd {
 	return c
 }
 
+// killFeatures is the kill loop's project: enough landings, each through a
+// gate run, that most runs are killed before the project is DONE.
+const killFeatures = 16
+
 func killWhileLanding(t *testing.T, extra ...string) {
 	iterations := envInt(t, "BATON_LANES_KILL_ITERATIONS", 12)
 	if testing.Short() && os.Getenv("BATON_LANES_KILL_ITERATIONS") == "" {
@@ -158,7 +162,7 @@ func killWhileLanding(t *testing.T, extra ...string) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d, %d iterations", seed, iterations)
 	rng := rand.New(rand.NewPCG(seed, 0x6c616e))
-	dir, agent := laneProject(t, 6, `{"agents": 3, "architecture_interval": 100, "max_error_retries": 100000, "lock_timeout_seconds": 60, "gate": {"command": "sleep 0.3", "timeout": "1m"}}`)
+	dir, agent := laneProject(t, killFeatures, `{"agents": 3, "architecture_interval": 100, "max_error_retries": 100000, "lock_timeout_seconds": 60, "gate": {"command": "sleep 0.3", "timeout": "1m"}}`)
 	run := append([]string{"run", "--agent-cmd", "sh " + agent, "--max-sessions", "100"}, extra...)
 	killed := 0
 	for i := 0; i < iterations; i++ {
@@ -191,8 +195,8 @@ func killWhileLanding(t *testing.T, extra ...string) {
 		t.Fatalf("the last run did not finish: %v\n%s\n%s", err, out, last)
 	}
 	checkLanded(t, "at the end", dir)
-	if on := landedOnMain(t, dir); len(on) != 6 {
-		t.Errorf("%d features landed, want 6", len(on))
+	if on := landedOnMain(t, dir); len(on) != killFeatures {
+		t.Errorf("%d features landed, want %d", len(on), killFeatures)
 	}
 	if open := readState(t, dir, filepath.Join(".baton", "sessions.json")); strings.Contains(string(open), `"session_id"`) {
 		t.Fatalf("a session is still open:\n%s", open)
@@ -200,7 +204,7 @@ func killWhileLanding(t *testing.T, extra ...string) {
 	mustBaton(t, dir, "verify")
 	// a kill between a landing and its attestation loses nothing: every
 	// landing has one, and they hold up from git alone
-	if out := mustBaton(t, dir, "verify", "--from-git"); !strings.Contains(out, "OK: 6 landing(s) on main checked from git alone") {
+	if out := mustBaton(t, dir, "verify", "--from-git"); !strings.Contains(out, fmt.Sprintf("OK: %d landing(s) on main checked from git alone", killFeatures)) {
 		t.Errorf("verify --from-git:\n%s", out)
 	}
 	t.Logf("%d of %d runs killed", killed, iterations)
