@@ -447,8 +447,12 @@ func TestRunnerLost(t *testing.T) {
 }
 
 // cheatingAgent tries, from the runner, to read the person's key, to
-// write the state files, to merge into main through the broker, and to
-// find its session's credential; it prints what each attempt gave.
+// write the state files, to merge into main through the broker, to find
+// its session's credential, to call the launcher's broker on the
+// forwarded socket past the runner's relay, to reach a host outside the
+// egress policy (through the proxy and around it), and to end its session
+// from code it ran (a shell between it and baton); it prints what each
+// attempt gave.
 const cheatingAgent = `#!/bin/sh
 cat >/dev/null
 if cat "$CHEAT_KEY" 2>/dev/null; then echo CHEAT-KEY-READ; else echo CHEAT-KEY-REFUSED; fi
@@ -460,6 +464,10 @@ if baton --as HUMAN --reason cheat reviews merge 2>&1; then echo CHEAT-HUMAN; el
 if echo x >> "$CHEAT_RUNNER_HOME/.ssh/authorized_keys" 2>/dev/null; then echo CHEAT-RUNNER-WRITTEN; else echo CHEAT-RUNNER-REFUSED; fi
 if ls "$CHEAT_RUNNER_HOME/.cache/baton/runner/"*/ >/dev/null 2>&1; then echo CHEAT-LANES-LISTED; else echo CHEAT-LANES-REFUSED; fi
 if env | grep -q '^BATON_SESSION='; then echo CHEAT-CREDENTIAL; else echo CHEAT-NO-CREDENTIAL; fi
+if BATON_BROKER="$(dirname "$HOME")/sock" baton progress get-status --field current_phase 2>&1; then echo CHEAT-FORWARD-ANSWERED; else echo CHEAT-FORWARD-REFUSED; fi
+if curl -sS --max-time 10 https://example.com/ >/dev/null 2>&1; then echo CHEAT-EGRESS-OPEN; else echo CHEAT-EGRESS-REFUSED; fi
+if curl -sS --max-time 10 --noproxy '*' http://1.1.1.1/ >/dev/null 2>&1; then echo CHEAT-DIRECT-OPEN; else echo CHEAT-DIRECT-REFUSED; fi
+if sh -c 'exec baton session end -o READY_FOR_REVIEW -s planted' 2>&1; then echo CHEAT-PLANTED-RECORDED; else echo CHEAT-PLANTED-REFUSED; fi
 baton progress get-status --field current_phase
 exit 1
 `
@@ -471,19 +479,23 @@ func TestRunnerCheatingAgent(t *testing.T) {
 	r := startRunner(t, "")
 	dir, agent := runnerProject(t, r, 1, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 0}]`, cheatingAgent)
 	key := filepath.Join(configDir, "baton", "key")
-	agent = "CHEAT_KEY=" + key + " CHEAT_STATE=" + dir + " CHEAT_RUNNER_HOME=" + r.home + " " + agent
+	// the script is the agent's own program (sh execs it), so its own calls
+	// are the agent's
+	agent = "export CHEAT_KEY=" + key + " CHEAT_STATE=" + dir + " CHEAT_RUNNER_HOME=" + r.home + "; exec " + agent
 	mainBefore := gitOut(t, dir, "rev-parse", "main")
 	out, err := runLines(t, dir, nil, "run", "--agent-cmd", agent, "--max-sessions", "1")
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(out, "STOPPED") {
-		t.Fatalf("a run whose agent cheated did not stop for a person (exit 3): %v\n%s", err, out)
-	}
 	logs, _ := filepath.Glob(filepath.Join(dir, ".baton", "logs", "session-*.log"))
 	if len(logs) == 0 {
 		t.Fatalf("no session log came back from the runner:\n%s", out)
 	}
 	log, _ := os.ReadFile(logs[0])
 	t.Logf("baton run:\n%s\nthe session's log:\n%s", out, log)
-	for _, want := range []string{"CHEAT-KEY-REFUSED", "CHEAT-STATE-REFUSED", "CHEAT-REVIEW-REFUSED", "CHEAT-MERGE-REFUSED", "CHEAT-HUMAN-REFUSED", "CHEAT-RUNNER-REFUSED", "CHEAT-LANES-REFUSED", "CHEAT-NO-CREDENTIAL", "IMPLEMENT"} {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(out, "STOPPED") {
+		t.Fatalf("a run whose agent cheated did not stop for a person (exit 3): %v", err)
+	}
+	for _, want := range []string{"CHEAT-KEY-REFUSED", "CHEAT-STATE-REFUSED", "CHEAT-REVIEW-REFUSED", "CHEAT-MERGE-REFUSED", "CHEAT-HUMAN-REFUSED", "CHEAT-RUNNER-REFUSED", "CHEAT-LANES-REFUSED", "CHEAT-NO-CREDENTIAL",
+		"CHEAT-FORWARD-REFUSED", "without going through baton's relay", "CHEAT-EGRESS-REFUSED", "CHEAT-DIRECT-REFUSED",
+		"CHEAT-PLANTED-REFUSED", "this call comes from a program the agent ran", "IMPLEMENT"} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("the session log lacks %s:\n%s", want, log)
 		}
@@ -494,6 +506,15 @@ func TestRunnerCheatingAgent(t *testing.T) {
 	}
 	if got := gitOut(t, dir, "rev-parse", "main"); got != mainBefore {
 		t.Errorf("main moved from %s to %s", mainBefore, got)
+	}
+	if !strings.Contains(out, "a connection to example.com:443 (CONNECT) was refused") {
+		t.Errorf("the run did not report the connection the runner's egress proxy refused:\n%s", out)
+	}
+	audit := baton(t, dir, "log")
+	for _, want := range []string{"example.com:443", "code the agent ran", "on runner box1"} {
+		if !strings.Contains(audit.stdout, want) {
+			t.Errorf("the audit log lacks %q:\n%s", want, audit.stdout)
+		}
 	}
 	mustBaton(t, dir, "verify")
 }

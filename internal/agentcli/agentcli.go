@@ -3,12 +3,15 @@
 // stdin, the permissions that fit the boundary (every tool inside baton's
 // OS sandbox, an allowlist of the project's tools outside it), and the
 // model configured for the role. It also reads their output for the
-// progress line and the usage they report. It is pure: it starts nothing.
+// progress line and the usage they report, and copies their login files
+// into an agent's home. It starts nothing.
 package agentcli
 
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -362,4 +365,30 @@ func claudePredecessor(o Options) []string {
 		tools = append(tools, "mcp__"+ServerName+"__*")
 	}
 	return append(args, append([]string{"--allowedTools"}, tools...)...)
+}
+
+// LoginFiles are what the agent CLIs need of a home to log in: copied
+// into an agent's own home, never linked.
+var LoginFiles = []string{".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".codex/config.toml", ".gitconfig"}
+
+// CopyLogins copies the login files of home that exist into dst, each
+// mode 0600 ("" home: none).
+func CopyLogins(home, dst string) error {
+	if home == "" {
+		return nil
+	}
+	for _, f := range LoginFiles {
+		b, err := os.ReadFile(filepath.Join(home, f))
+		if err != nil {
+			continue // none: the agent's CLI logs in as it can
+		}
+		to := filepath.Join(dst, f)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }

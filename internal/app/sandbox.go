@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/baton-cli/baton/internal/agentcli"
 	"github.com/baton-cli/baton/internal/errs"
 	"github.com/baton-cli/baton/internal/gitops"
 	"github.com/baton-cli/baton/internal/jsondoc"
@@ -301,10 +302,6 @@ func realPath(p string) string {
 	return filepath.Clean(p)
 }
 
-// loginFiles are what the agent CLIs need of the person's home to log in:
-// copied into the agent's own home, never linked.
-var loginFiles = []string{".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".codex/config.toml", ".gitconfig"}
-
 // cacheVars are the caches the agent's tools write, each given a directory
 // of the agent's own (under Cache).
 var cacheVars = []struct{ name, dir string }{
@@ -326,24 +323,7 @@ func (a *App) makeAgentHome(p *SandboxPlace) error {
 			return err
 		}
 	}
-	home := a.env.Getenv("HOME")
-	if home == "" {
-		return nil
-	}
-	for _, f := range loginFiles {
-		b, err := os.ReadFile(filepath.Join(home, f))
-		if err != nil {
-			continue // the person has none: the agent's CLI logs in as it can
-		}
-		dst := filepath.Join(p.Home, f)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, b, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
+	return agentcli.CopyLogins(a.env.Getenv("HOME"), p.Home)
 }
 
 // AgentEnv is the environment that points the agent's tools at its own

@@ -13,6 +13,7 @@ package broker
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -49,7 +50,39 @@ type Peer struct {
 	PID  int
 	UID  int
 	Conn syscall.Conn
+	// Relayed is what a runner's relay said of the call it carried (nil:
+	// a call from this machine).
+	Relayed *Relayed
 }
+
+// Relayed heads each call a runner's relay carries to the launcher over
+// the forwarded socket: the relay's proof (the token the launcher gave it
+// on the ssh session's stdin, which no process of the agent can read)
+// and what it knows of the calling process there. Kind is "agent" (the
+// agent's own call), "ran" (code the agent ran), "outside" (a process
+// outside the agent, Reason saying why) or "egress" (no call of the
+// agent's: a connection the runner's egress proxy refused).
+type Relayed struct {
+	Token  string `json:"token"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	// Host and Method are what the egress proxy refused (kind "egress").
+	Host   string `json:"host,omitempty"`
+	Method string `json:"method,omitempty"`
+}
+
+// The kinds of a relayed call.
+const (
+	RelayAgent   = "agent"
+	RelayRan     = "ran"
+	RelayOutside = "outside"
+	RelayEgress  = "egress"
+)
+
+// ErrNotRelayed refuses a connection to a forwarded socket that did not
+// come through the runner's relay.
+var ErrNotRelayed = errors.New("the call reached the session's forwarded socket without going through baton's relay on the runner, so nothing vouches for the process that made it")
 
 // Handler answers a call from a peer the server accepted; Refuse answers
 // one it did not (a malformed request, or a peer the check refused) and
@@ -64,6 +97,7 @@ type Server struct {
 	ln    *net.UnixListener
 	h     Handler
 	check func(Peer) error
+	relay string // the token a relayed call must carry ("": calls are not relayed)
 	wg    sync.WaitGroup
 }
 
@@ -77,6 +111,10 @@ func Listen(path string, h Handler, check func(Peer) error) (*Server, error) {
 	ln.SetUnlinkOnClose(true)
 	return &Server{ln: ln, h: h, check: check}, nil
 }
+
+// RequireRelay makes every call to s one a runner's relay carries, with
+// token in its head (before Serve).
+func (s *Server) RequireRelay(token string) { s.relay = token }
 
 // Serve answers connections until ctx ends or Close; each connection is
 // answered in its own goroutine.
@@ -114,7 +152,9 @@ func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 	default:
 		_ = c.SetReadDeadline(time.Now().Add(ReadTimeout))
 		var r app.Call
-		if err := readFrame(c, MaxRequest, &r); err != nil {
+		if err := s.readRelayed(c, &p); err != nil {
+			resp = s.h.Refuse(p, err)
+		} else if err := readFrame(c, MaxRequest, &r); err != nil {
 			resp = s.h.Refuse(p, err)
 		} else {
 			resp = s.h.Handle(ctx, p, r)
@@ -123,6 +163,29 @@ func (s *Server) answer(ctx context.Context, c *net.UnixConn) {
 	_ = c.SetWriteDeadline(time.Now().Add(ReadTimeout))
 	_ = writeFrame(c, resp)
 }
+
+// readRelayed reads the head of a relayed call into p, and refuses one
+// without the relay's token.
+func (s *Server) readRelayed(c net.Conn, p *Peer) error {
+	if s.relay == "" {
+		return nil
+	}
+	var h Relayed
+	if err := readFrame(c, MaxRequest, &h); err != nil || subtle.ConstantTimeCompare([]byte(h.Token), []byte(s.relay)) != 1 {
+		return ErrNotRelayed
+	}
+	switch h.Kind {
+	case RelayAgent, RelayRan, RelayOutside, RelayEgress:
+	default:
+		return ErrNotRelayed
+	}
+	h.Token = ""
+	p.Relayed = &h
+	return nil
+}
+
+// WriteRelayed sends the head of a relayed call on c; the call follows.
+func WriteRelayed(c net.Conn, h Relayed) error { return writeFrame(c, h) }
 
 // Call sends c to the broker at path and waits for its answer.
 func Call(path string, r app.Call) (app.Reply, error) {
@@ -222,4 +285,22 @@ func Descends(pid, root int) bool {
 		}
 	}
 	return pid == root
+}
+
+// CallRelayed sends c to the broker at path as a runner's relay does,
+// with h at its head, and waits for its answer.
+func CallRelayed(path string, h Relayed, r app.Call) (app.Reply, error) {
+	var resp app.Reply
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return resp, err
+	}
+	defer c.Close()
+	if err := writeFrame(c, h); err != nil {
+		return resp, err
+	}
+	if err := writeFrame(c, r); err != nil {
+		return resp, err
+	}
+	return resp, readFrame(c, MaxResponse, &resp)
 }

@@ -89,7 +89,7 @@ const mcpNote = `Record your work with baton's MCP tools (the "baton" server: se
 // withMCPNote is st with mcpNote before its prompt when its agent is a
 // preset CLI with baton's MCP server under the supervision of its execs.
 func withMCPNote(o runOpts, box *agentBox, st step) step {
-	if o.Agent != "" && box != nil && box.linHelper != nil {
+	if o.Agent != "" && box != nil && box.supervised() {
 		st.Prompt = mcpNote + st.Prompt
 	}
 	return st

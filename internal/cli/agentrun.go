@@ -101,14 +101,7 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
 		preset = agentcli.Predecessor
 	}
-	opts := a.app.AgentOptions(st.Role)
-	opts.MCP = server
-	if a.box != nil {
-		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
-		opts.Sandboxed = true
-	}
-	argv, _ := agentcli.Command(preset, opts)
-	env := agentcli.Env(preset, opts)
+	argv, env := a.presetCommand(preset, st, server, a.box != nil)
 	if preset == "codex" {
 		if p, err := exec.LookPath(argv[0]); err == nil {
 			if bin, extra, ok := nativeCodex(p); ok {
@@ -121,12 +114,29 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	return cmd
 }
 
+// presetCommand is the command line of preset for st's role, and what its
+// CLI needs in its environment; sandboxed says the agent runs confined.
+func (a *App) presetCommand(preset string, st step, server *agentcli.MCP, sandboxed bool) (argv, env []string) {
+	opts := a.app.AgentOptions(st.Role)
+	opts.MCP = server
+	if sandboxed {
+		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
+		opts.Sandboxed = true
+	}
+	argv, _ = agentcli.Command(preset, opts)
+	return argv, agentcli.Env(preset, opts)
+}
+
 // agentProcess is st's agent process, started by the helper with the
 // prompt on its stdin and the address of the session's broker (box) in its
 // environment, never a credential; and the cleanup of what was written
 // for it (the MCP configuration). command is the agent's command line,
 // for its log.
 func (a *App) agentProcess(ctx context.Context, o runOpts, st step, box *agentBox) (cmd *exec.Cmd, command string, cleanup func(), err error) {
+	if box.remote != nil {
+		cmd, command = a.remoteProcess(ctx, o, st, box)
+		return cmd, command, func() {}, nil
+	}
 	base := ""
 	if box.place != nil {
 		base = box.place.Tmp // the sandboxed agent's CLI reads it there

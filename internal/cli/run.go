@@ -446,7 +446,7 @@ func (a *App) runAgent(ctx context.Context, o runOpts, st step) *failureSignatur
 	defer cancel()
 	actx, stall := a.watchStall(actx, o)
 	defer stall.stop()
-	box, err := a.openBox(actx, st, a.superviseAgents(o), false)
+	box, err := a.openBox(actx, st, a.superviseAgents(o), false, false)
 	if err != nil {
 		a.notice("[baton run] %s session %d: its broker could not be set up: %v", st.Role, st.Session, err)
 		return &failureSignature{Code: "tool_failure", Message: fmt.Sprintf("the agent's broker could not be set up: %v", err), StageID: st.Role, Severity: "error"}

@@ -314,7 +314,7 @@ func (a *App) startLane(ctx context.Context, r *laneRun, st step, on runner.Runn
 	cleanup := func() {}
 	var cmd *exec.Cmd
 	var err error
-	l.box, err = a.openBox(actx, st, a.superviseAgents(r.o) && !on.Remote(), true)
+	l.box, err = a.openBox(actx, st, a.superviseAgents(r.o), true, on.Remote())
 	if err == nil && on.Remote() {
 		err = a.openRemote(actx, r.place, l.box, on)
 	}

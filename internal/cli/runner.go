@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-cli/baton/internal/errs"
+	"github.com/baton-cli/baton/internal/lineage"
 	"github.com/baton-cli/baton/internal/runner"
 )
 
@@ -204,14 +205,14 @@ func runnerSide(args []string, env Env) int {
 	if err == nil && len(args) == 0 {
 		err = errors.New("a command: probe, prepare, exec, remove or clean")
 	}
+	if err == nil && args[0] == "exec" {
+		return runnerExec(home, args[1:], env)
+	}
 	if err == nil {
 		err = runnerCommand(home, args, env)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "baton %s: %v\n", runner.Hidden, err)
-		if len(args) > 0 && args[0] == "exec" {
-			return sandboxExit
-		}
 		return 1
 	}
 	return 0
@@ -226,15 +227,19 @@ func runnerCommand(home string, args []string, env Env) error {
 		if err != nil {
 			return err
 		}
-		p, err := runner.Prepare(home, version(), rest[0], session, rest[2], rest[3])
+		self, err := selfPath()
+		if err != nil {
+			return err
+		}
+		why := ""
+		if err := lineage.Available(); err != nil {
+			why = err.Error()
+		}
+		p, err := runner.Prepare(home, version(), self, why, rest[0], session, rest[2], rest[3])
 		if err != nil {
 			return err
 		}
 		return json.NewEncoder(env.Stdout).Encode(p)
-	case cmd == "exec" && len(rest) >= 5 && rest[3] == "--":
-		self, _ := selfPath()
-		warn := func(s string) { fmt.Fprintf(env.Stderr, "baton: %s\n", s) }
-		return runner.Exec(home, rest[0], rest[1], rest[2], self, rest[4:], os.Environ(), warn)
 	case cmd == "remove" && len(rest) == 1:
 		return runner.Remove(home, rest[0])
 	case cmd == "clean" && len(rest) == 1:

@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/baton-cli/baton/internal/agentcli"
 	"github.com/baton-cli/baton/internal/app"
+	"github.com/baton-cli/baton/internal/broker"
+	"github.com/baton-cli/baton/internal/egress"
 	"github.com/baton-cli/baton/internal/runner"
 )
 
@@ -26,6 +31,9 @@ type placement struct {
 	busy    map[string]int
 	down    map[string]bool // lost, or unable to start a lane: not used again in this run
 	cleaned map[string]bool // the project's leftovers there removed, this run
+	// unsupervised are the runners whose want of exec supervision this run
+	// has told of
+	unsupervised map[string]bool
 }
 
 // newPlacement reads the runners of the project's config for a run of k
@@ -35,11 +43,7 @@ func (a *App) newPlacement(o runOpts, k int) (*placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &placement{a: a, line: runner.Lineup(cfg.Runners), busy: map[string]int{}, down: map[string]bool{}, cleaned: map[string]bool{}}
-	if len(p.line) > 0 && o.Agent != "" {
-		a.warn("runners run agents given with --agent-cmd: the lanes of this run's --agent %s all run on this machine (docs/runners.md)", o.Agent)
-		p.line = nil
-	}
+	p := &placement{a: a, line: runner.Lineup(cfg.Runners), busy: map[string]int{}, down: map[string]bool{}, cleaned: map[string]bool{}, unsupervised: map[string]bool{}}
 	if n := runner.Slots(p.line); p.line != nil && n < k {
 		a.notice("[baton run] the project's runners have %d slots in all: at most %d of the %d lanes run at once", n, n, k)
 	}
@@ -92,25 +96,44 @@ func (a *App) openRemote(ctx context.Context, p *placement, b *agentBox, on runn
 		_ = a.app.NoteSandbox(msg)
 		_ = a.app.LogRunNote(ctx, "runner unconfined: "+msg)
 	}
+	if l.Place.Lineage != "" && b.relaySupervise && !p.unsupervised[on.Name] {
+		p.unsupervised[on.Name] = true
+		msg := fmt.Sprintf("runner %s cannot tell an agent's own baton calls from those of the code it runs (%s): its relay serves every process the agent starts there as the agent", on.Name, l.Place.Lineage)
+		a.warn("%s", msg)
+		_ = a.app.LogRunNote(ctx, "lineage unavailable: "+msg)
+	}
 	return nil
 }
 
-// wrapRemote turns cmd into the ssh that runs it on the lane's runner,
-// with the broker's socket forwarded; ssh gets the launcher's environment
-// with nothing of baton's, and sends none of it.
-func (b *agentBox) wrapRemote(cmd *exec.Cmd) error {
-	ssh := b.remote.Agent(b.ctx, b.sock, cmd.Args)
-	if ssh.Err != nil {
-		return ssh.Err
+// remoteProcess is the ssh that runs st's agent on the lane's runner:
+// the runner's relay (runnerrelay.go) gets the lane's configuration on
+// the first line of its stdin, the prompt after it. ssh gets the
+// launcher's environment with nothing of baton's, and sends none of it.
+func (a *App) remoteProcess(ctx context.Context, o runOpts, st step, b *agentBox) (*exec.Cmd, string) {
+	place := b.remote.Place
+	conf := relayConf{Token: b.relay, Supervise: b.relaySupervise, Preset: o.Agent, Net: netOn}
+	argv := []string{"sh", "-c", execSimple(o.AgentCmd)}
+	if o.Agent != "" {
+		server := &agentcli.MCP{Baton: place.Baton, PassEnv: []string{broker.EnvSocket}}
+		if o.Agent == "claude" {
+			server.ConfigFile = place.MCPConfig()
+		}
+		argv, conf.Env = a.presetCommand(o.Agent, st, server, place.Sandbox != "")
 	}
-	cmd.Path, cmd.Args, cmd.Dir = ssh.Path, ssh.Args, b.place.Tmp
-	cmd.Env = nil
+	if place.Sandbox != "" {
+		conf.Net = o.SandboxNet
+		hosts, _ := a.app.SandboxHosts()
+		conf.Allow = append(slices.Clone(egress.ModelHosts[o.Agent]), hosts...)
+	}
+	cmd := b.remote.Agent(ctx, b.sock, argv)
+	cmd.Stdin = io.MultiReader(strings.NewReader(relayLine(conf)), strings.NewReader(st.Prompt))
+	cmd.Dir = b.place.Tmp
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "BATON_") && k != "AGENT_STATE_DIR" {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	return nil
+	return cmd, strings.Join(argv, " ")
 }
 
 // fetchRemote brings the lane's branch from the runner into its working

@@ -158,7 +158,7 @@ func BenchmarkSandboxSetup(b *testing.B) {
 		t0 := time.Now()
 		c := exec.Command("true")
 		c.Env = os.Environ()
-		box, err := a.openBox(ctx, step{Session: i, Role: "IMPLEMENT", Branch: "feature/f" + strconv.Itoa(i)}, false, false)
+		box, err := a.openBox(ctx, step{Session: i, Role: "IMPLEMENT", Branch: "feature/f" + strconv.Itoa(i)}, false, false, false)
 		if err == nil {
 			err = box.wrap(c)
 		}
@@ -216,7 +216,7 @@ func BenchmarkBrokerCall(b *testing.B) {
 		a := newApp(Env{Stdin: strings.NewReader(""), Stdout: os.Stdout, Stderr: os.Stderr, Getenv: getenv, Cwd: dir, Now: time.Now})
 		a.box = &sandboxConf{}
 		ctx := context.Background()
-		box, err := a.openBox(ctx, step{Session: 1, Role: "IMPLEMENT", Credential: cred}, false, false)
+		box, err := a.openBox(ctx, step{Session: 1, Role: "IMPLEMENT", Credential: cred}, false, false, false)
 		if err != nil {
 			b.Fatal(err)
 		}

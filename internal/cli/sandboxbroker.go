@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,9 +62,13 @@ type agentBox struct {
 	callMu sync.Mutex // one call at a time, as from a terminal
 
 	// remote is the lane's clone on a runner (nil: the agent runs here);
-	// lost says the runner was lost while the agent ran.
-	remote *runner.Lane
-	lost   atomic.Bool
+	// lost says the runner was lost while the agent ran. relay is the
+	// token every call from the runner's relay carries, and relaySupervise
+	// asks the relay to tell the agent's own calls from code it runs.
+	remote         *runner.Lane
+	lost           atomic.Bool
+	relay          string
+	relaySupervise bool
 
 	mu       sync.Mutex
 	attempts []string
@@ -76,8 +82,9 @@ const maxAttempts = 20
 // openBox serves session st's broker, in its sandbox when the run
 // confines its agents, in a working copy of its own when it does or clone
 // says so (a lane's); supervise says whether the agent's own calls are to
-// be told from those of the code it runs.
-func (a *App) openBox(ctx context.Context, st step, supervise, clone bool) (*agentBox, error) {
+// be told from those of the code it runs; remote, that the agent runs on
+// a runner, whose relay carries its calls to the socket (runnerrelay.go).
+func (a *App) openBox(ctx context.Context, st step, supervise, clone, remote bool) (*agentBox, error) {
 	b := &agentBox{a: a, st: st, ctx: ctx}
 	if a.box != nil || clone {
 		place, err := a.app.MakeSandbox(ctx, st.Session, st.Branch, a.box != nil && a.box.net == netOff)
@@ -102,7 +109,10 @@ func (a *App) openBox(ctx context.Context, st step, supervise, clone bool) (*age
 		b.remove()
 		return nil, err
 	}
-	if supervise && a.lineageOK() {
+	if remote {
+		b.relay, b.relaySupervise = newToken(), supervise
+		b.srv.RequireRelay(b.relay)
+	} else if supervise && a.lineageOK() {
 		if b.lin, b.linHelper, err = lineage.Pair(); err != nil {
 			b.srv.Close()
 			b.remove()
@@ -117,9 +127,6 @@ func (a *App) openBox(ctx context.Context, st step, supervise, clone bool) (*age
 // the supervision of its execs where the system allows, confined when the
 // run confines its agents), with the broker's address and no credential.
 func (b *agentBox) wrap(cmd *exec.Cmd) error {
-	if b.remote != nil {
-		return b.wrapRemote(cmd)
-	}
 	if b.place != nil && b.a.box == nil { // a lane's working copy, not confined
 		if err := asHelper(cmd, noPolicy, b.linHelper); err != nil {
 			return err
@@ -288,6 +295,17 @@ func (b *agentBox) checkPeer(p broker.Peer) error {
 // its execs are not supervised, every process of the agent's tree is the
 // agent.
 func (b *agentBox) kindOf(p broker.Peer) lineage.Verdict {
+	if r := p.Relayed; b.remote != nil {
+		switch {
+		case r == nil:
+			return lineage.Verdict{Kind: lineage.Outside, Reason: broker.ErrNotRelayed.Error()}
+		case r.Kind == broker.RelayAgent:
+			return lineage.Verdict{Kind: lineage.Agent}
+		case r.Kind == broker.RelayRan:
+			return lineage.Verdict{Kind: lineage.Ran, Reason: r.Reason}
+		}
+		return lineage.Verdict{Kind: lineage.Outside, Reason: r.Reason}
+	}
 	if b.tree != nil {
 		if p.Conn == nil {
 			return lineage.Verdict{Kind: lineage.Outside, Reason: "the call has no connection to ask the kernel about"}
@@ -300,9 +318,30 @@ func (b *agentBox) kindOf(p broker.Peer) lineage.Verdict {
 	return lineage.Verdict{Kind: lineage.Agent}
 }
 
+// who names the calling process for the log: on the runner, the process
+// the relay saw.
+func (b *agentBox) who(p broker.Peer) string {
+	if p.Relayed != nil && b.remote != nil {
+		return fmt.Sprintf("process %d on runner %s", p.Relayed.PID, b.remote.Runner.Name)
+	}
+	if b.remote != nil {
+		return "a process on runner " + b.remote.Runner.Name
+	}
+	return fmt.Sprintf("process %d", p.PID)
+}
+
+// supervised says whether the broker tells the agent's own calls from
+// those of the code it runs: here, or through the runner's relay.
+func (b *agentBox) supervised() bool {
+	if b.remote != nil {
+		return b.relaySupervise && b.remote.Place.Lineage == ""
+	}
+	return b.linHelper != nil
+}
+
 // Refuse answers a connection or call the broker would not take.
 func (b *agentBox) Refuse(p broker.Peer, why error) app.Reply {
-	b.attempt(context.Background(), fmt.Sprintf("process %d: %v", p.PID, why))
+	b.attempt(context.Background(), fmt.Sprintf("%s: %v", b.who(p), why))
 	return app.ReplyOf(nil, errs.New(errs.Policy, "refused: %v — this call is not open to your session; %s", why, broker.OwnRole), nil)
 }
 
@@ -311,6 +350,10 @@ func (b *agentBox) Refuse(p broker.Peer, why error) app.Reply {
 // new commits on its branch are first brought into the main repository,
 // so that the call's git checks see them.
 func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Reply {
+	if r := p.Relayed; r != nil && r.Kind == broker.RelayEgress {
+		b.egressRefused(ctx, egress.Refusal{Host: r.Host, Method: r.Method})
+		return app.ReplyOf(nil, nil, nil)
+	}
 	b.callMu.Lock()
 	defer b.callMu.Unlock()
 	v := b.kindOf(p)
@@ -350,7 +393,7 @@ func (b *agentBox) Handle(ctx context.Context, p broker.Peer, c app.Call) app.Re
 // refused answers a call the session may not make, and records that the
 // agent tried it.
 func (b *agentBox) refused(ctx context.Context, p broker.Peer, err error) app.Reply {
-	b.attempt(ctx, fmt.Sprintf("process %d: %v", p.PID, err))
+	b.attempt(ctx, fmt.Sprintf("%s: %v", b.who(p), err))
 	return app.ReplyOf(nil, err, nil)
 }
 
@@ -362,7 +405,7 @@ func (b *agentBox) handleRan(ctx context.Context, p broker.Peer, c app.Call, cwd
 	note := app.Note{Warning: true, Text: fmt.Sprintf("this call comes from a program the agent ran, not from the agent itself (%s): it acts for no session, so it may read and records nothing; an agent CLI records its work with baton's MCP tools", v.Reason)}
 	r.Notes = append([]app.Note{note}, r.Notes...)
 	if r.Error != nil {
-		if err := b.a.app.LogBrokerRefusal(ctx, b.st.Session, b.st.Role, fmt.Sprintf("process %d, code the agent ran (%s), called %s: %s", p.PID, v.Reason, c.Op, r.Error.Message)); err != nil {
+		if err := b.a.app.LogBrokerRefusal(ctx, b.st.Session, b.st.Role, fmt.Sprintf("%s, code the agent ran (%s), called %s: %s", b.who(p), v.Reason, c.Op, r.Error.Message)); err != nil {
 			b.a.warn("the refusal could not be written to the audit log: %v", err)
 		}
 	}
@@ -575,4 +618,12 @@ func (a *App) stopOnAttempts(st step, failure *failureSignature) error {
 	b, _ := json.Marshal(sig)
 	a.notice("[baton run] STOPPED: failure signature %s", b)
 	return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton log')", sig.Message)
+}
+
+// newToken is a fresh secret for a runner's relay to prove its calls
+// with.
+func newToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -116,7 +116,7 @@ func (p *brokerProject) open(role, feature, branch string) {
 	launcher := newApp(Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: p.getenv(nil), Cwd: p.dir, Now: func() time.Time { return p.now }})
 	launcher.box = &sandboxConf{}
 	ctx, cancel := context.WithCancel(context.Background())
-	box, err := launcher.openBox(ctx, step{Session: int(gjson.Get(js, "session_id").Int()), Role: role, Branch: branch, Credential: gjson.Get(js, "env.BATON_SESSION").String()}, false, false)
+	box, err := launcher.openBox(ctx, step{Session: int(gjson.Get(js, "session_id").Int()), Role: role, Branch: branch, Credential: gjson.Get(js, "env.BATON_SESSION").String()}, false, false, false)
 	if err != nil {
 		cancel()
 		p.t.Fatal(err)

@@ -70,6 +70,16 @@ func (b *agentBox) openEgress(ctx context.Context, cmd *exec.Cmd, preset string)
 		return err
 	}
 	allow := append(slices.Clone(egress.ModelHosts[preset]), hosts...)
+	b.proxy, err = egressNamespace(cmd, allow, filepath.Join(b.place.SockDir, "egress"), func(r egress.Refusal) { b.egressRefused(ctx, r) })
+	return err
+}
+
+// egressNamespace serves an egress proxy for allow, and for the loopback
+// addresses the base URLs of cmd's environment name, on a new unix socket
+// at sock, and puts cmd, the helper, in a network namespace of its own
+// whose forwarder reaches that proxy. refused is told of each host the
+// proxy refuses.
+func egressNamespace(cmd *exec.Cmd, allow []string, sock string, refused func(egress.Refusal)) (*egress.Proxy, error) {
 	forwards := []egress.Forward{{Port: egress.ProxyPort}}
 	for _, t := range egress.LoopbackTargets(cmd.Env) {
 		allow = append(allow, t)
@@ -79,13 +89,12 @@ func (b *agentBox) openEgress(ctx context.Context, cmd *exec.Cmd, preset string)
 			forwards = append(forwards, egress.Forward{Port: n, Target: t})
 		}
 	}
-	sock := filepath.Join(b.place.SockDir, "egress")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b.proxy = &egress.Proxy{Allow: allow, Refused: func(r egress.Refusal) { b.egressRefused(ctx, r) }}
-	go func() { _ = b.proxy.Serve(ln) }()
+	proxy := &egress.Proxy{Allow: allow, Refused: refused}
+	go func() { _ = proxy.Serve(ln) }()
 	conf, _ := json.Marshal(egressConf{Sock: sock, Forwards: forwards})
 	cmd.Env = append(cmd.Env, egressEnv+"="+string(conf))
 	if cmd.SysProcAttr == nil {
@@ -102,7 +111,7 @@ func (b *agentBox) openEgress(ctx context.Context, cmd *exec.Cmd, preset string)
 		attr.GidMappingsEnableSetgroups = false
 		attr.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
 	}
-	return nil
+	return proxy, nil
 }
 
 // egressRefused records a connection the proxy refused, once for each

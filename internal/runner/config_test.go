@@ -2,6 +2,8 @@ package runner
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -82,8 +84,21 @@ func TestLineupAndPick(t *testing.T) {
 func TestCheckRoot(t *testing.T) {
 	home := t.TempDir()
 	good := base(home) + "/0123456789abcdef/session-3"
-	if _, err := Prepare(home, "v", "0123456789abcdef", 3, "n", "e"); err != nil {
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(`{"login":"runner user"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(home, "v", "/usr/bin/baton", "", "0123456789abcdef", 3, "n", "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.Home, ".claude", ".credentials.json")); err != nil || !strings.Contains(string(b), "runner user") {
+		t.Errorf("the runner user's Claude Code login was not copied into the agent's home: %q, %v", b, err)
+	}
+	if p.Baton != "/usr/bin/baton" || p.Relay != p.Root+"/relay" || p.Protocol != Protocol {
+		t.Errorf("Prepare's place = %+v", p)
 	}
 	for _, root := range []string{home, base(home), base(home) + "/0123456789abcdef", good + "/..", base(home) + "/0123456789abcdef/session-3/repo", "/etc", base(home) + "/../runner/0123456789abcdef/session-4"} {
 		if err := checkRoot(home, root); err == nil {
@@ -93,21 +108,21 @@ func TestCheckRoot(t *testing.T) {
 	if err := checkRoot(home, good); err != nil {
 		t.Errorf("checkRoot(%q) = %v", good, err)
 	}
-	if _, err := Prepare(home, "v", "../../etc", 1, "", ""); err == nil {
+	if _, err := Prepare(home, "v", "", "", "../../etc", 1, "", ""); err == nil {
 		t.Error("Prepare took a project key that leads out of the runner's directory")
 	}
 }
 
 func TestAgentEnv(t *testing.T) {
-	p := Place{Sock: "/r/sock", Tmp: "/r/tmp", Home: "/r/home"}
-	env := agentEnv([]string{"PATH=/bin", "BATON_SESSION=secret", "BATON_STATE_DIR=/state-dir", "HOME=/home/u", "XDG_CONFIG_HOME=/xdg", "AGENT_STATE_DIR=/agent-state"}, p)
+	p := Place{Sock: "/r/sock", Relay: "/r/relay", Tmp: "/r/tmp", Home: "/r/home"}
+	env := AgentEnv([]string{"PATH=/bin", "BATON_SESSION=secret", "BATON_STATE_DIR=/state-dir", "HOME=/home/u", "XDG_CONFIG_HOME=/xdg", "AGENT_STATE_DIR=/agent-state"}, p)
 	joined := strings.Join(env, "\n")
 	for _, bad := range []string{"secret", "/home/u", "/state-dir", "/xdg", "/agent-state"} {
 		if strings.Contains(joined, bad) {
 			t.Errorf("the agent's environment keeps %q:\n%s", bad, joined)
 		}
 	}
-	for _, want := range []string{"PATH=/bin", "BATON_BROKER=/r/sock", "TMPDIR=/r/tmp", "HOME=/r/home"} {
+	for _, want := range []string{"PATH=/bin", "BATON_BROKER=/r/relay", "TMPDIR=/r/tmp", "HOME=/r/home"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the agent's environment lacks %q:\n%s", want, joined)
 		}

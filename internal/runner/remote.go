@@ -9,9 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/baton-cli/baton/internal/agentcli"
 	"github.com/baton-cli/baton/internal/sandbox"
 )
 
@@ -22,16 +22,38 @@ import (
 
 // Place is a lane's directory on the runner, and what the runner offers.
 type Place struct {
-	Root     string `json:"root"`
-	Repo     string `json:"repo"`
+	Root string `json:"root"`
+	Repo string `json:"repo"`
+	// Sock is where ssh binds the launcher's broker socket; Relay is where
+	// the runner's baton serves the agent's calls and carries them there.
 	Sock     string `json:"sock"`
+	Relay    string `json:"relay"`
 	Tmp      string `json:"tmp"`
 	Home     string `json:"home"`
 	Protocol int    `json:"protocol"`
 	Version  string `json:"version"`
+	// Baton is the runner's baton binary, which the agent's CLI starts as
+	// its MCP server.
+	Baton string `json:"baton"`
 	// Sandbox is the runner's sandbox ("landlock ABI N"; "" for none).
 	Sandbox string `json:"sandbox"`
+	// Lineage is why the runner cannot tell the agent's own calls from
+	// those of the code it runs ("": it can).
+	Lineage string `json:"lineage,omitempty"`
 }
+
+// placeAt is the place whose directory is root.
+func placeAt(root string) Place {
+	return Place{Root: root, Repo: filepath.Join(root, "repo"), Sock: filepath.Join(root, "sock"), Relay: filepath.Join(root, "relay"),
+		Tmp: filepath.Join(root, "tmp"), Home: filepath.Join(root, "home")}
+}
+
+// MCPConfig is where the relay writes the Claude Code MCP configuration
+// of the place's agent.
+func (p Place) MCPConfig() string { return filepath.Join(p.Tmp, "baton-mcp.json") }
+
+// Egress is where the relay serves the place's egress proxy.
+func (p Place) Egress() string { return filepath.Join(p.Root, "egress") }
 
 // Facts are what a runner's baton reports of its machine.
 type Facts struct {
@@ -80,25 +102,30 @@ func Probe(version string, programs []string) Facts {
 
 // Prepare makes session's place for project fresh (what a crashed run left
 // there goes): an empty repository with the project's committer identity,
-// its temporary directory and its agent's home.
-func Prepare(home, version, project string, session int, name, email string) (Place, error) {
+// its temporary directory and its agent's home, with the login files of
+// the runner user's agent CLIs copied in. self is this baton's binary,
+// lineage why this machine cannot supervise an agent's execs ("": it can).
+func Prepare(home, version, self, lineage, project string, session int, name, email string) (Place, error) {
 	dir, err := projectDir(home, project)
 	if err != nil || session < 1 {
 		return Place{}, fmt.Errorf("prepare: bad project key or session (%q, %d)", project, session)
 	}
 	root := filepath.Join(dir, "session-"+strconv.Itoa(session))
-	p := Place{Root: root, Repo: filepath.Join(root, "repo"), Sock: filepath.Join(root, "sock"), Tmp: filepath.Join(root, "tmp"),
-		Home: filepath.Join(root, "home"), Protocol: Protocol, Version: version, Sandbox: SandboxName(sandbox.ABI())}
 	if err := os.RemoveAll(root); err != nil {
 		return Place{}, err
 	}
-	for _, d := range []string{p.Repo, p.Tmp, filepath.Join(p.Home, ".config"), filepath.Join(p.Home, ".cache")} {
+	for _, d := range []string{filepath.Join(root, "repo"), filepath.Join(root, "tmp"), filepath.Join(root, "home", ".config"), filepath.Join(root, "home", ".cache")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return Place{}, err
 		}
 	}
-	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
-		p.Root, p.Repo, p.Sock, p.Tmp, p.Home = real, filepath.Join(real, "repo"), filepath.Join(real, "sock"), filepath.Join(real, "tmp"), filepath.Join(real, "home")
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	p := placeAt(root)
+	p.Protocol, p.Version, p.Baton, p.Sandbox, p.Lineage = Protocol, version, self, SandboxName(sandbox.ABI()), lineage
+	if err := agentcli.CopyLogins(home, p.Home); err != nil {
+		return Place{}, err
 	}
 	steps := [][]string{{"init", "--quiet"}, {"symbolic-ref", "HEAD", "refs/heads/baton-runner-unborn"}}
 	if name != "" {
@@ -176,47 +203,31 @@ func Policy(home string, p Place, self string) sandbox.Policy {
 	return pol
 }
 
-// Exec becomes the lane's agent: in root's clone with branch checked out,
-// with the broker at root's socket, and confined unless mode is "auto"
-// and this machine has no sandbox (warn is told so). It returns only on
-// failure.
-func Exec(home, root, mode, branch, self string, argv, environ []string, warn func(string)) error {
+// OpenPlace is the place at root, once it is proven one of home's, with
+// branch checked out in its clone and the relay's socket recorded there
+// for the agent's baton.
+func OpenPlace(home, root, branch string) (Place, error) {
 	if err := checkRoot(home, root); err != nil {
-		return err
+		return Place{}, err
 	}
-	p := Place{Root: root, Repo: filepath.Join(root, "repo"), Sock: filepath.Join(root, "sock"), Tmp: filepath.Join(root, "tmp"), Home: filepath.Join(root, "home")}
+	p := placeAt(root)
 	if err := gitIn(p.Repo, "checkout", "--quiet", "--force", branch); err != nil {
-		return err
+		return Place{}, err
 	}
-	if err := os.WriteFile(filepath.Join(p.Repo, ".git", "baton-broker"), []byte(p.Sock+"\n"), 0o600); err != nil {
-		return err
+	if err := os.WriteFile(filepath.Join(p.Repo, ".git", "baton-broker"), []byte(p.Relay+"\n"), 0o600); err != nil {
+		return Place{}, err
 	}
-	if err := os.Chdir(p.Repo); err != nil {
-		return err
-	}
-	waitSocket(p.Sock)
-	env := agentEnv(environ, p)
-	if err := dieWithSession(); err != nil {
-		return err
-	}
-	abi := sandbox.ABI()
-	if abi >= sandbox.MinABI {
-		return sandbox.Exec(Policy(home, p, self), argv, env)
-	}
-	if mode != SandboxAuto {
-		return fmt.Errorf("this runner offers no sandbox (Landlock, Linux 6.2 or later) and its lanes must be confined")
-	}
-	warn("this runner offers no sandbox (Landlock, Linux 6.2 or later): the agent runs NOT confined, as the runner's \"sandbox\": \"auto\" allows")
-	prog, err := exec.LookPath(argv[0])
-	if err != nil {
-		return err
-	}
-	return syscall.Exec(prog, argv, env)
+	return p, nil
 }
 
-// waitSocket waits a while for the forwarded broker socket, which ssh
+// DieWithSession makes the kernel kill this process when its parent (the
+// runner's sshd session) ends: a lost connection or a stopped launcher
+// leaves nothing of the lane running on the runner.
+func DieWithSession() error { return dieWithSession() }
+
+// WaitSocket waits a while for the forwarded broker socket, which ssh
 // binds beside the session that runs the agent.
-func waitSocket(sock string) {
+func WaitSocket(sock string) {
 	for i := 0; i < 200; i++ {
 		if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
 			return
@@ -225,9 +236,9 @@ func waitSocket(sock string) {
 	}
 }
 
-// agentEnv is the runner user's environment without anything of baton's,
-// with the lane's broker, temporary directory and home.
-func agentEnv(environ []string, p Place) []string {
+// AgentEnv is the runner user's environment without anything of baton's,
+// with the lane's broker (the relay), temporary directory and home.
+func AgentEnv(environ []string, p Place) []string {
 	out := make([]string, 0, len(environ)+8)
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
@@ -236,6 +247,6 @@ func agentEnv(environ []string, p Place) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "BATON_BROKER="+p.Sock, "TMPDIR="+p.Tmp, "HOME="+p.Home,
+	return append(out, "BATON_BROKER="+p.Relay, "TMPDIR="+p.Tmp, "HOME="+p.Home,
 		"XDG_CONFIG_HOME="+filepath.Join(p.Home, ".config"), "XDG_CACHE_HOME="+filepath.Join(p.Home, ".cache"))
 }

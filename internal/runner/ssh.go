@@ -24,7 +24,7 @@ const Hidden = "__runner"
 
 // Protocol is the version of the hidden commands: a runner's baton must
 // speak the launcher's.
-const Protocol = 1
+const Protocol = 2
 
 // lostStatus is the exit status of ssh when the connection failed or
 // dropped.
