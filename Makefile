@@ -142,11 +142,13 @@ inspector:
 # Landlock, again under --sandbox; the usage each reports is recorded.
 # Each CLI also implements a feature of a Node project (npm test) and of a
 # Python one (pytest), running the project's tests, both ways, and meets a
-# model server that never answers (the stall timeout ends it).
+# model server that never answers (the stall timeout ends it). Both CLIs also
+# run on a runner over a real sshd (as the runner tests do: root and
+# openssh-server, else they skip saying so).
 agent-e2e: claude-code codex inspector
 	BATON_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_CODE_DIR)/claude BATON_CODEX_BIN=$(CURDIR)/$(CODEX_DIR)/node_modules/.bin/codex \
 	  BATON_INSPECTOR_BIN=$(CURDIR)/$(INSPECTOR_DIR)/node_modules/.bin/mcp-inspector \
-	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector|TestAgentsOnProjects|TestAgentsStall' -v ./e2e
+	  $(GO) test -count=1 -run 'TestClaudeCodeDrivesSessions|TestCodexDrivesSessions|TestMCPInspector|TestAgentsOnProjects|TestAgentsStall|TestRunnerClaudeCode|TestRunnerCodex' -v ./e2e
 
 # The predecessor's mid-flight project taken over and run to DONE with its
 # real prompt files, from the checkout BATON_PREDECESSOR names (they cannot

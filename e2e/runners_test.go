@@ -400,6 +400,24 @@ func TestRunnerLanes(t *testing.T) {
 	}
 }
 
+// TestRunnerOneAgent runs one agent at a time (--agents 1) on the
+// project's runner: a run of one lane, placed as lanes are.
+func TestRunnerOneAgent(t *testing.T) {
+	r := startRunner(t, "")
+	dir, agent := runnerProject(t, r, 1, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 0}]`, gen.LaneAgent)
+	out, err := runLines(t, dir, nil, "run", "--agents", "1", "--agent-cmd", agent, "--max-sessions", "10")
+	if err != nil {
+		t.Fatalf("baton run --agents 1 with a runner: %v\n%s", err, out)
+	}
+	if n := strings.Count(out, "started on box1"); n < 2 || strings.Contains(out, "started on local") {
+		t.Errorf("%d sessions ran on box1, want every one:\n%s", n, out)
+	}
+	if on := landedOnMain(t, dir); len(on) != 1 {
+		t.Errorf("%d features landed, want 1:\n%s", len(on), out)
+	}
+	mustBaton(t, dir, "verify")
+}
+
 // TestRunnerLost stops the runner's sshd while its lane's agent runs:
 // the session ends as ERROR (runner_lost), the lane is retried here, and
 // the run reaches DONE with verify clean.

@@ -185,7 +185,7 @@ func (a *App) runSteps(ctx context.Context, o runOpts) error {
 	if err := a.prepareSandbox(ctx, o, br == nil); err != nil {
 		return err
 	}
-	if k > 1 {
+	if k > 1 || a.runsOnRunners(o) {
 		return a.runLanes(ctx, o, k)
 	}
 	var ran []runSession

@@ -49,12 +49,15 @@ type runnerCheckOpts struct {
 
 // RunnerCheck is what 'baton runner check' found.
 type RunnerCheck struct {
-	Runner   string            `json:"runner"`
-	SSH      string            `json:"ssh"`
-	Protocol int               `json:"protocol"`
-	Version  string            `json:"version"`
-	Git      string            `json:"git"`
-	Sandbox  string            `json:"sandbox"`
+	Runner   string `json:"runner"`
+	SSH      string `json:"ssh"`
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"`
+	Git      string `json:"git"`
+	Sandbox  string `json:"sandbox"`
+	// Lineage is why the runner cannot tell an agent's own baton calls
+	// from those of the code it runs ("": it can).
+	Lineage  string            `json:"lineage"`
 	Programs map[string]string `json:"programs"`
 	Missing  []string          `json:"missing"`
 }
@@ -105,7 +108,7 @@ func (a *App) runnerCheck(ctx context.Context, o runnerCheckOpts) (RunnerCheck, 
 	if err != nil {
 		return RunnerCheck{}, runnerError(err)
 	}
-	res := RunnerCheck{Runner: r.Name, SSH: r.SSH, Protocol: f.Protocol, Version: f.Version, Git: f.Git, Sandbox: f.Sandbox, Programs: f.Programs, Missing: checkMissing(r, f, programs)}
+	res := RunnerCheck{Runner: r.Name, SSH: r.SSH, Protocol: f.Protocol, Version: f.Version, Git: f.Git, Sandbox: f.Sandbox, Lineage: f.Lineage, Programs: f.Programs, Missing: checkMissing(r, f, programs)}
 	if len(res.Missing) > 0 {
 		if !a.g.JSON {
 			writeRunnerCheck(a.env.Stderr, res)
@@ -140,6 +143,11 @@ func writeRunnerCheck(w io.Writer, r RunnerCheck) {
 	printf(w, "Baton:     %s (runner protocol %d)", orNone(r.Version), r.Protocol)
 	printf(w, "Git:       %s", orNone(r.Git))
 	printf(w, "Sandbox:   %s", orNone(r.Sandbox))
+	if r.Lineage == "" {
+		printf(w, "Calls:     the agent's own told from those of the code it runs (exec supervision)")
+	} else {
+		printf(w, "Calls:     every process of the agent acts as the agent: %s", r.Lineage)
+	}
 	for p, at := range r.Programs {
 		printf(w, "Agent:     %s at %s", p, orNone(at))
 	}
@@ -218,10 +226,19 @@ func runnerSide(args []string, env Env) int {
 	return 0
 }
 
+// lineageMissing is why this machine cannot supervise an agent's execs
+// ("": it can).
+func lineageMissing() string {
+	if err := lineage.Available(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 func runnerCommand(home string, args []string, env Env) error {
 	switch cmd, rest := args[0], args[1:]; {
 	case cmd == "probe":
-		return json.NewEncoder(env.Stdout).Encode(runner.Probe(version(), rest))
+		return json.NewEncoder(env.Stdout).Encode(runner.Probe(version(), lineageMissing(), rest))
 	case cmd == "prepare" && len(rest) == 4:
 		session, err := strconv.Atoi(rest[1])
 		if err != nil {
@@ -231,11 +248,7 @@ func runnerCommand(home string, args []string, env Env) error {
 		if err != nil {
 			return err
 		}
-		why := ""
-		if err := lineage.Available(); err != nil {
-			why = err.Error()
-		}
-		p, err := runner.Prepare(home, version(), self, why, rest[0], session, rest[2], rest[3])
+		p, err := runner.Prepare(home, version(), self, lineageMissing(), rest[0], session, rest[2], rest[3])
 		if err != nil {
 			return err
 		}

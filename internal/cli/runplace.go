@@ -50,6 +50,21 @@ func (a *App) newPlacement(o runOpts, k int) (*placement, error) {
 	return p, nil
 }
 
+// runsOnRunners says whether a run of one agent at a time is a run of one
+// lane placed on the project's runners: it is when the project has
+// runners and the run starts its agents itself.
+func (a *App) runsOnRunners(o runOpts) bool {
+	cfg, err := a.app.Config()
+	if err != nil || len(cfg.Runners) == 0 || o.DryRun {
+		return false
+	}
+	if checkLanes(o, 1) != nil {
+		a.notice("[baton run] the project's runners take the agents baton run starts itself (--agent or --agent-cmd): this run's agents run where they ran before, on this machine or the bridge's host")
+		return false
+	}
+	return true
+}
+
 // pick is the runner the next lane goes to (ok false: no slot is free).
 func (p *placement) pick() (runner.Runner, bool) { return runner.Pick(p.line, p.busy, p.down) }
 

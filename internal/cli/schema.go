@@ -98,7 +98,7 @@ func schemasTable() map[string]schema {
 	maps.Copy(m, verificationSchemas())
 	m["land"] = landSchema()
 	m["runner check"] = docOf(schema{"runner": tString(), "ssh": tString(), "protocol": tInt(), "version": tString(), "git": tString(), "sandbox": tString(),
-		"programs": tObject(), "missing": tStrings()}, "runner", "ssh", "protocol", "version", "git", "sandbox", "programs", "missing")
+		"lineage": tString(), "programs": tObject(), "missing": tStrings()}, "runner", "ssh", "protocol", "version", "git", "sandbox", "lineage", "programs", "missing")
 	maps.Copy(m, keySchemas())
 	return m
 }

@@ -61,6 +61,7 @@ type Facts struct {
 	Version  string `json:"version"`
 	Git      string `json:"git"`     // git --version ("" when missing)
 	Sandbox  string `json:"sandbox"` // as Place.Sandbox
+	Lineage  string `json:"lineage"` // as Place.Lineage
 	// Programs are the agent programs asked about: name → path ("" when
 	// missing).
 	Programs map[string]string `json:"programs"`
@@ -88,9 +89,10 @@ func SandboxName(abi int) string {
 }
 
 // Probe reports what this machine offers a lane: version is this baton's,
-// programs the agent programs to look for on PATH.
-func Probe(version string, programs []string) Facts {
-	f := Facts{Protocol: Protocol, Version: version, Sandbox: SandboxName(sandbox.ABI()), Programs: map[string]string{}}
+// lineage why it cannot supervise an agent's execs ("": it can), programs
+// the agent programs to look for on PATH.
+func Probe(version, lineage string, programs []string) Facts {
+	f := Facts{Protocol: Protocol, Version: version, Sandbox: SandboxName(sandbox.ABI()), Lineage: lineage, Programs: map[string]string{}}
 	if out, err := exec.Command("git", "--version").Output(); err == nil {
 		f.Git = strings.TrimSpace(string(out))
 	}
