@@ -418,16 +418,17 @@ func TestRunnerOneAgent(t *testing.T) {
 	mustBaton(t, dir, "verify")
 }
 
-// TestRunnerLost stops the runner's sshd while its lane's agent runs:
-// the session ends as ERROR (runner_lost), the lane is retried here, and
-// the run reaches DONE with verify clean.
-func TestRunnerLost(t *testing.T) {
-	r := startRunner(t, "LANE_AGENT_SLEEP=30\n")
-	dir, agent := runnerProject(t, r, 1, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 1}]`, gen.LaneAgent)
+// loseRunner runs one feature's lanes with runners, stopping box1's sshd
+// while its lane's agent runs; it checks that status showed the lane on
+// box1 and that the session ended as ERROR runner_lost.
+func loseRunner(t *testing.T, runners string) (r *sshRunner, dir, out string, err error) {
+	t.Helper()
+	r = startRunner(t, "LANE_AGENT_SLEEP=30\n")
+	dir, agent := runnerProject(t, r, 1, runners, gen.LaneAgent)
 	started := make(chan struct{})
 	var once bool
 	var status []byte
-	out, err := runLines(t, dir, func(l string) {
+	out, err = runLines(t, dir, func(l string) {
 		if !once && strings.Contains(l, "started on box1") {
 			once = true
 			close(started)
@@ -436,23 +437,31 @@ func TestRunnerLost(t *testing.T) {
 			r.stop()
 		}
 	}, "run", "--agent-cmd", agent, "--max-sessions", "10")
-	if !strings.Contains(string(status), "IMPLEMENT session 1") || !strings.Contains(string(status), "on runner box1") {
-		t.Errorf("baton status while the lane ran on box1 does not show it:\n%s", status)
-	}
-	if err != nil {
-		t.Fatalf("baton run after the runner was lost: %v\n%s", err, out)
-	}
 	select {
 	case <-started:
 	default:
 		t.Fatalf("no session started on box1:\n%s", out)
 	}
-	if !strings.Contains(out, "lost") || !strings.Contains(out, "started on local") {
-		t.Errorf("the lost runner's lane was not retried here:\n%s", out)
+	if !strings.Contains(string(status), "IMPLEMENT session 1") || !strings.Contains(string(status), "on runner box1") {
+		t.Errorf("baton status while the lane ran on box1 does not show it:\n%s", status)
 	}
 	p := string(readState(t, dir, progressName))
 	if !strings.Contains(p, `"runner_lost"`) || !strings.Contains(p, `"ERROR"`) {
 		t.Errorf("no session ended as ERROR runner_lost:\n%s", p)
+	}
+	return r, dir, out, err
+}
+
+// TestRunnerLost stops the runner's sshd while its lane's agent runs:
+// the session ends as ERROR (runner_lost), the lane is retried here, and
+// the run reaches DONE with verify clean.
+func TestRunnerLost(t *testing.T) {
+	r, dir, out, err := loseRunner(t, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 1}]`)
+	if err != nil {
+		t.Fatalf("baton run after the runner was lost: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "lost") || !strings.Contains(out, "started on local") {
+		t.Errorf("the lost runner's lane was not retried here:\n%s", out)
 	}
 	checkLanded(t, "after the run", dir)
 	if on := landedOnMain(t, dir); len(on) != 1 {
@@ -462,6 +471,20 @@ func TestRunnerLost(t *testing.T) {
 	if left := agentsOf(r.uid); len(left) > 0 {
 		t.Errorf("the lost runner's agent still runs there: processes %v", left)
 	}
+}
+
+// TestRunnerLostNowhereElse loses the only runner of a project with no
+// local slots: the run stops saying which runner is out (exit 9), with
+// nothing landed and verify clean.
+func TestRunnerLostNowhereElse(t *testing.T) {
+	_, dir, out, err := loseRunner(t, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 0}]`)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 9 || !strings.Contains(out, "every runner with slots is out of this run (box1)") {
+		t.Fatalf("a run whose only runner was lost did not stop naming it (exit 9): %v\n%s", err, out)
+	}
+	if on := landedOnMain(t, dir); len(on) != 0 {
+		t.Errorf("%d features landed, want none", len(on))
+	}
+	mustBaton(t, dir, "verify")
 }
 
 // cheatingAgent tries, from the runner, to read the person's key, to

@@ -68,6 +68,21 @@ func (a *App) runsOnRunners(o runOpts) bool {
 // pick is the runner the next lane goes to (ok false: no slot is free).
 func (p *placement) pick() (runner.Runner, bool) { return runner.Pick(p.line, p.busy, p.down) }
 
+// allDown names the runners out of this run when no lane can start
+// anywhere for want of them ("" when a slot is free, or none is down).
+func (p *placement) allDown() string {
+	if _, ok := p.pick(); ok || len(p.down) == 0 {
+		return ""
+	}
+	var names []string
+	for _, r := range p.line {
+		if p.down[r.Name] {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // where is what the run's lines say of a lane on r: nothing when the
 // project has no runners.
 func (p *placement) where(r runner.Runner) string {
