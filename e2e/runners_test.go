@@ -418,6 +418,34 @@ func TestRunnerOneAgent(t *testing.T) {
 	mustBaton(t, dir, "verify")
 }
 
+// TestRunnerWithoutTheAgent runs lanes whose agent program the runner
+// lacks: the run's first use of the runner names what it lacks, leaves it
+// out, and the lanes run here to DONE.
+func TestRunnerWithoutTheAgent(t *testing.T) {
+	r := startRunner(t, "")
+	dir, agent := runnerProject(t, r, 1, `[{"name": "box1", "ssh": "box1", "slots": 1, "ssh_config": "CONFIG"}, {"name": "local", "slots": 1}]`, gen.LaneAgent)
+	tools := t.TempDir()
+	only := filepath.Join(tools, "lane-agent-only-here")
+	if err := os.WriteFile(only, []byte("#!/bin/sh\nexec "+agent+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := batonCmd(dir, "run", "--agent-cmd", "lane-agent-only-here", "--max-sessions", "10")
+	gitEnv(c)
+	c.Env = append(c.Env, "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("baton run with a runner that lacks the agent: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "could not be started on runner box1: it lacks the agent program lane-agent-only-here on its PATH") ||
+		!strings.Contains(string(out), "runner box1 is out of this run") || !strings.Contains(string(out), "started on local") {
+		t.Errorf("the run did not leave the runner out, naming what it lacks:\n%s", out)
+	}
+	if on := landedOnMain(t, dir); len(on) != 1 {
+		t.Errorf("%d features landed, want 1:\n%s", len(on), out)
+	}
+	mustBaton(t, dir, "verify")
+}
+
 // loseRunner runs one feature's lanes with runners, stopping box1's sshd
 // while its lane's agent runs; it checks that status showed the lane on
 // box1 and that the session ended as ERROR runner_lost.

@@ -94,13 +94,7 @@ func (a *App) runnerCheck(ctx context.Context, o runnerCheckOpts) (RunnerCheck, 
 	if err != nil {
 		return RunnerCheck{}, err
 	}
-	var programs []string
-	if p := o.Agent; p != "" {
-		programs = append(programs, p)
-	}
-	if p := shellProgram(o.AgentCmd); p != "" && !strings.Contains(p, "/") {
-		programs = append(programs, p)
-	}
+	programs := agentPrograms(o.Agent, o.AgentCmd)
 	if err := r.Reachable(ctx); err != nil {
 		return RunnerCheck{}, runnerError(err)
 	}
@@ -116,6 +110,20 @@ func (a *App) runnerCheck(ctx context.Context, o runnerCheckOpts) (RunnerCheck, 
 		return res, errs.New(errs.NotFound, "runner %s cannot run lanes: it lacks %s", r.Name, strings.Join(res.Missing, "; "))
 	}
 	return res, nil
+}
+
+// agentPrograms are the programs a runner must have on its PATH to run
+// the preset or the command line's program (one named by a path is not
+// looked for).
+func agentPrograms(preset, cmdline string) []string {
+	var programs []string
+	if preset != "" {
+		programs = append(programs, preset)
+	}
+	if p := shellProgram(cmdline); p != "" && !strings.Contains(p, "/") {
+		programs = append(programs, p)
+	}
+	return programs
 }
 
 // checkMissing names what r lacks of what a lane needs.

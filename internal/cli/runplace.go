@@ -34,6 +34,7 @@ type placement struct {
 	// unsupervised are the runners whose want of exec supervision this run
 	// has told of
 	unsupervised map[string]bool
+	programs     []string // what the run's agents start, which runners must have
 }
 
 // newPlacement reads the runners of the project's config for a run of k
@@ -43,7 +44,7 @@ func (a *App) newPlacement(o runOpts, k int) (*placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &placement{a: a, line: runner.Lineup(cfg.Runners), busy: map[string]int{}, down: map[string]bool{}, cleaned: map[string]bool{}, unsupervised: map[string]bool{}}
+	p := &placement{a: a, line: runner.Lineup(cfg.Runners), busy: map[string]int{}, down: map[string]bool{}, cleaned: map[string]bool{}, unsupervised: map[string]bool{}, programs: agentPrograms(o.Agent, o.AgentCmd)}
 	if n := runner.Slots(p.line); p.line != nil && n < k {
 		a.notice("[baton run] the project's runners have %d slots in all: at most %d of the %d lanes run at once", n, n, k)
 	}
@@ -67,6 +68,20 @@ func (a *App) runsOnRunners(o runOpts) bool {
 
 // pick is the runner the next lane goes to (ok false: no slot is free).
 func (p *placement) pick() (runner.Runner, bool) { return runner.Pick(p.line, p.busy, p.down) }
+
+// check refuses, on the run's first use of runner on, one that lacks what
+// its lanes need (the agent program, git, the sandbox it must have, this
+// baton's protocol), naming each: 'baton runner check' run for the run.
+func (p *placement) check(ctx context.Context, on runner.Runner) error {
+	f, err := on.Probe(ctx, p.programs)
+	if err != nil {
+		return err
+	}
+	if missing := checkMissing(on, f, p.programs); len(missing) > 0 {
+		return fmt.Errorf("it lacks %s ('baton runner check %s' checks it)", strings.Join(missing, "; "), on.Name)
+	}
+	return nil
+}
 
 // allDown names the runners out of this run when no lane can start
 // anywhere for want of them ("" when a slot is free, or none is down).
@@ -109,6 +124,9 @@ func (p *placement) release(r runner.Runner, lost bool) {
 func (a *App) openRemote(ctx context.Context, p *placement, b *agentBox, on runner.Runner) error {
 	project := runnerProject(b.place.Top)
 	if !p.cleaned[on.Name] {
+		if err := p.check(ctx, on); err != nil {
+			return err
+		}
 		if err := on.Clean(ctx, project); err != nil {
 			return err
 		}
