@@ -62,11 +62,23 @@ func runnerAgentProject(t *testing.T, r *sshRunner, name, bin string, env []stri
 	return p
 }
 
-// checkRemoteSessions checks that the agent sessions ran on the runner
-// with command (the preset's, as the launcher built it), and that the
-// runner keeps nothing of them.
-func checkRemoteSessions(t *testing.T, r *sshRunner, p *agentProject, out, command string) {
+// runPresetOnRunner checks runner r for preset, runs the project's two
+// agent sessions there with it to DONE, and checks what the model server
+// saw, the sessions, their cost and their logs (the preset's command as
+// the launcher built it), and that the runner keeps nothing of them.
+func runPresetOnRunner(t *testing.T, r *sshRunner, p *agentProject, preset string, srv interface{ check(*testing.T) }, command string) {
 	t.Helper()
+	if check, err := p.try(batonBin, "runner", "check", "box1", "--agent", preset); err != nil || !strings.Contains(check, "OK:") {
+		t.Fatalf("baton runner check box1 --agent %s: %v\n%s", preset, err, check)
+	}
+	out, err := p.try(batonBin, "run", "--agent", preset, "--max-sessions", "3", "--timeout", "5m")
+	t.Logf("baton run:\n%s", out)
+	srv.check(t)
+	if err != nil {
+		t.Fatalf("baton run --agent %s on a runner: %v", preset, err)
+	}
+	p.checkDone(t)
+	p.checkCost(t, preset)
 	if n := strings.Count(out, "started on box1"); n != 2 {
 		t.Errorf("%d sessions started on box1, want both agent sessions:\n%s", n, out)
 	}
@@ -97,18 +109,7 @@ func TestRunnerClaudeCode(t *testing.T) {
 	r.linkTool(t, "claude", bin)
 	p := runnerAgentProject(t, r, "claude", bin, env, `{"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}`)
 	srv.proj = p.dir
-	if check, err := p.try(batonBin, "runner", "check", "box1", "--agent", "claude"); err != nil || !strings.Contains(check, "OK:") {
-		t.Fatalf("baton runner check box1 --agent claude: %v\n%s", err, check)
-	}
-	out, err := p.try(batonBin, "run", "--agent", "claude", "--max-sessions", "3", "--timeout", "5m")
-	t.Logf("baton run:\n%s", out)
-	srv.check(t)
-	if err != nil {
-		t.Fatalf("baton run --agent claude on a runner: %v", err)
-	}
-	p.checkDone(t)
-	p.checkCost(t, "claude")
-	checkRemoteSessions(t, r, p, out, "claude -p --output-format stream-json --verbose --permission-mode bypassPermissions")
+	runPresetOnRunner(t, r, p, "claude", srv, "claude -p --output-format stream-json --verbose --permission-mode bypassPermissions")
 	log, _ := os.ReadFile(filepath.Join(p.dir, ".baton", "logs", "session-2.log"))
 	cfg := regexp.MustCompile(`--mcp-config (\S+)`).FindSubmatch(log)
 	if cfg == nil || !strings.HasPrefix(string(cfg[1]), filepath.Join(r.home, ".cache", "baton", "runner")) {
@@ -134,16 +135,6 @@ func TestRunnerCodex(t *testing.T) {
 	r := startRunner(t, strings.Join(env, "\n")+"\n")
 	r.linkTool(t, "codex", bin)
 	r.give(t, ".codex/config.toml", fmt.Sprintf("model_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://%s/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n", srv.addr), 0o600)
-	// the agent's shell is a login shell, whose profile names its PATH
-	r.give(t, ".profile", "PATH=\""+filepath.Join(r.home, "bin")+":$PATH\"\nexport PATH\n", 0o644)
 	p := runnerAgentProject(t, r, "codex", bin, env, `{"model": "gpt-scripted-default", "models": {"REVIEW": "gpt-scripted-review"}}`)
-	out, err := p.try(batonBin, "run", "--agent", "codex", "--max-sessions", "3", "--timeout", "5m")
-	t.Logf("baton run:\n%s", out)
-	srv.check(t)
-	if err != nil {
-		t.Fatalf("baton run --agent codex on a runner: %v", err)
-	}
-	p.checkDone(t)
-	p.checkCost(t, "codex")
-	checkRemoteSessions(t, r, p, out, "codex exec --json --sandbox danger-full-access")
+	runPresetOnRunner(t, r, p, "codex", srv, "codex exec --json --sandbox danger-full-access")
 }
