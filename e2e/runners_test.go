@@ -520,10 +520,11 @@ func TestRunnerLostNowhereElse(t *testing.T) {
 // its session's credential, to call the launcher's broker on the
 // forwarded socket past the runner's relay, to reach a host outside the
 // egress policy (through the proxy and around it), and to end its session
-// from code it ran (a shell between it and baton); it prints what each
-// attempt gave.
+// from code it ran (a shell between it and baton), and leaves a program
+// running in a session of its own; it prints what each attempt gave.
 const cheatingAgent = `#!/bin/sh
 cat >/dev/null
+setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 &
 if cat "$CHEAT_KEY" 2>/dev/null; then echo CHEAT-KEY-READ; else echo CHEAT-KEY-REFUSED; fi
 if echo '{}' >> "$CHEAT_STATE/progress.json" 2>/dev/null; then echo CHEAT-STATE-WRITTEN; else echo CHEAT-STATE-REFUSED; fi
 baton branch create feature/f001 >/dev/null && git switch -q feature/f001 && echo x > cheat.txt && git add cheat.txt && git commit -q -m cheat
@@ -586,6 +587,29 @@ func TestRunnerCheatingAgent(t *testing.T) {
 		}
 	}
 	mustBaton(t, dir, "verify")
+	var left []string
+	for range 50 { // the runner's sshd sessions end as the run does
+		if left = processesOf(r.uid); len(left) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("what the agent left running on the runner (a program in a session of its own) still runs: %v", left)
+	}
+}
+
+// processesOf are the command lines of uid's processes.
+func processesOf(uid int) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && uidOf(pid) == uid {
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
 }
 
 // gitOut is git's trimmed output in dir.

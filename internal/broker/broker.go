@@ -266,25 +266,32 @@ func Descends(pid, root int) bool {
 		if pid == root {
 			return true
 		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		// pid (comm) state ppid …: comm may hold spaces and parentheses
-		s := string(b)
-		j := strings.LastIndexByte(s, ')')
-		if j < 0 {
-			return false
-		}
-		f := strings.Fields(s[j+1:])
-		if len(f) < 2 {
-			return false
-		}
-		if pid, err = strconv.Atoi(f[1]); err != nil {
+		var ok bool
+		if pid, ok = ParentOf(pid); !ok {
 			return false
 		}
 	}
 	return pid == root
+}
+
+// ParentOf is pid's parent, as /proc says (ok false: no such process).
+func ParentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid …: comm may hold spaces and parentheses
+	s := string(b)
+	j := strings.LastIndexByte(s, ')')
+	if j < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[j+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
 }
 
 // CallRelayed sends c to the broker at path as a runner's relay does,

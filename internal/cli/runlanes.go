@@ -224,7 +224,7 @@ func (a *App) lanesOver(ctx context.Context, r *laneRun) error {
 		return errs.New(errs.Policy, "the run is STOPPED for a person: %s (see 'baton status'; the README's 'The workflow' says how a person resumes it)", next.Reason)
 	}
 	if down := r.place.allDown(); down != "" {
-		return errs.New(errs.Unreachable, "the run stopped before DONE: every runner with slots is out of this run (%s), and this machine has none; check each with 'baton runner check NAME', or give local slots in .baton/config's \"runners\", then run again", down)
+		return errs.New(errs.Unreachable, "the run stopped before DONE: every runner with slots is out of this run (%s), and this machine has none; check each with 'baton runner check NAME', or give this machine slots in the project's runners, then run again", down)
 	}
 	if r.opened < r.o.MaxSessions {
 		return errs.New(errs.Policy, "the run stopped: no session could be opened for the next step, %s (%s); see 'baton next --json'", next.Phase, next.Reason)

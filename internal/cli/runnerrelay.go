@@ -9,9 +9,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -67,7 +71,12 @@ func runnerExec(home string, args []string, env Env) int {
 		return fail(errors.New("exec: ROOT MODE BRANCH -- COMMAND... (the launcher's ssh runs it)"))
 	}
 	root, mode, branch, argv := args[0], args[1], args[2], args[4:]
-	if err := runner.DieWithSession(); err != nil {
+	// nothing of the runner user's may read the token from this process;
+	// the programs the agent leaves behind come to it, to be stopped
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail(err)
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(err)
 	}
 	conf, err := readRelayConf(os.Stdin)
@@ -83,6 +92,7 @@ func runnerExec(home string, args []string, env Env) int {
 		return fail(err)
 	}
 	r := &relay{conf: conf, place: p}
+	go r.endWithSession()
 	code, err := r.run(self, home, mode, argv, func(s string) { fmt.Fprintf(env.Stderr, "baton: %s\n", s) })
 	if err != nil {
 		return fail(err)
@@ -116,7 +126,7 @@ type relay struct {
 	conf  relayConf
 	place runner.Place
 	tree  *lineage.Tree
-	pid   int
+	pid   atomic.Int64 // the agent's helper, once started
 }
 
 // run starts the agent, serves its calls until it exits, and stops what it
@@ -135,7 +145,10 @@ func (r *relay) run(self, home, mode string, argv []string, warn func(string)) (
 		return 0, err
 	}
 	var lin, helper *os.File
-	if r.conf.Supervise && lineage.Available() == nil {
+	if r.conf.Supervise {
+		if err := lineage.Available(); err != nil {
+			return 0, fmt.Errorf("this runner can no longer supervise the agent's execs, which the launcher counted on: %w", err)
+		}
 		if lin, helper, err = lineage.Pair(); err != nil {
 			return 0, err
 		}
@@ -153,19 +166,19 @@ func (r *relay) run(self, home, mode string, argv []string, warn func(string)) (
 	}
 	// the parent-death signal follows the thread that starts the agent
 	runtime.LockOSThread()
-	err = cmd.Start()
+	err = r.start(cmd)
 	if helper != nil {
 		helper.Close()
 	}
 	if err != nil {
 		return 0, err
 	}
-	r.pid = cmd.Process.Pid
-	defer func() { _ = syscall.Kill(-r.pid, syscall.SIGKILL) }() // what the agent left running
-	if err := r.watch(lin); err != nil {
-		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		return 0, err
+	defer r.sweep() // what the agent left running
+	if lin != nil {
+		if r.tree, err = lineage.Supervise(context.Background(), lin, int(r.pid.Load())); err != nil {
+			_ = cmd.Wait()
+			return 0, err
+		}
 	}
 	if r.tree != nil {
 		defer r.tree.Close()
@@ -213,23 +226,89 @@ func (r *relay) command(self, home, mode string, argv []string, warn func(string
 	return cmd, string(b), nil
 }
 
-// watch makes the started agent's helper this process's alone, then puts
-// its execs under supervision (lin nil: not supervised).
-func (r *relay) watch(lin *os.File) error {
-	// nothing of the agent may read the token from this process (not
-	// before it starts: the kernel would not let this process give the
-	// agent's helper its user namespace); the helper waits for the
-	// supervision's go-ahead, or, unsupervised, is confined before the
-	// agent runs
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return err
+// endWithSession stops the relay and everything beneath it when its ssh
+// session ends (a lost connection, a stopped launcher): its parent, the
+// session, is gone, or it is told to stop.
+func (r *relay) endWithSession() {
+	ended := make(chan os.Signal, 1)
+	signal.Notify(ended, syscall.SIGTERM, syscall.SIGHUP)
+	parent := os.Getppid()
+	tick := time.NewTicker(time.Second)
+	for os.Getppid() == parent {
+		select {
+		case <-ended:
+			parent = -1
+		case <-tick.C:
+		}
 	}
-	if lin == nil {
-		return nil
+	r.sweep()
+	os.Exit(128 + int(syscall.SIGTERM))
+}
+
+// start starts cmd, the agent's helper. A helper given a user namespace
+// of its own needs this process dumpable while it starts (the kernel lets
+// only a dumpable parent write the namespace's maps): for that moment,
+// before any of the agent runs, a process of the runner user's that is
+// not confined could read it.
+func (r *relay) start(cmd *exec.Cmd) error {
+	userns := cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
+	if userns {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+			return err
+		}
 	}
-	var err error
-	r.tree, err = lineage.Supervise(context.Background(), lin, r.pid)
+	err := cmd.Start()
+	if userns {
+		if perr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); perr != nil {
+			if err == nil {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Wait()
+			}
+			return perr
+		}
+	}
+	if err == nil {
+		r.pid.Store(int64(cmd.Process.Pid))
+	}
 	return err
+}
+
+// sweep kills what is left of the agent: its process group, and every
+// program that left it, which comes to the relay (a subreaper) once its
+// parent is gone.
+func (r *relay) sweep() {
+	if pid := int(r.pid.Load()); pid > 0 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	for range 100 {
+		kids := childrenOf(os.Getpid())
+		if len(kids) == 0 {
+			return
+		}
+		for _, k := range kids {
+			_ = syscall.Kill(k, syscall.SIGKILL)
+		}
+		for {
+			if pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// childrenOf are the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			if ppid, ok := broker.ParentOf(n); ok && ppid == pid {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // exitStatus is the relay's exit status for the agent's end: its own,
@@ -304,7 +383,7 @@ func (r *relay) verdict(c *net.UnixConn) broker.Relayed {
 		h.Reason = v.Reason
 		return h
 	}
-	if broker.Descends(h.PID, r.pid) {
+	if broker.Descends(h.PID, int(r.pid.Load())) {
 		h.Kind = broker.RelayAgent
 	} else {
 		h.Reason = broker.ErrNotDescendant.Error()

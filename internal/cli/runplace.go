@@ -159,7 +159,7 @@ func (a *App) openRemote(ctx context.Context, p *placement, b *agentBox, on runn
 // launcher's environment with nothing of baton's, and sends none of it.
 func (a *App) remoteProcess(ctx context.Context, o runOpts, st step, b *agentBox) (*exec.Cmd, string) {
 	place := b.remote.Place
-	conf := relayConf{Token: b.relay, Supervise: b.relaySupervise, Preset: o.Agent, Net: netOn}
+	conf := relayConf{Token: b.relay, Supervise: b.supervised(), Preset: o.Agent, Net: netOn}
 	argv := []string{"sh", "-c", execSimple(o.AgentCmd)}
 	if o.Agent != "" {
 		server := &agentcli.MCP{Baton: place.Baton, PassEnv: []string{broker.EnvSocket}}

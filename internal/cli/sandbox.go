@@ -146,7 +146,7 @@ func (a *App) brokered(cmd *exec.Cmd, p *app.SandboxPlace, sock string, confined
 	}
 	cmd.Env = append(brokerEnviron(cmd.Env, sock), "TMPDIR="+p.Tmp)
 	if confined {
-		cmd.Env = append(cmd.Env, p.AgentEnv()...)
+		cmd.Env = append(sandbox.WithoutLoginSockets(cmd.Env), p.AgentEnv()...)
 	}
 	// the agent's baton finds the broker even without the variable
 	return os.WriteFile(filepath.Join(p.Copy.Dir, ".git", "baton-broker"), []byte(sock+"\n"), 0o644)

@@ -83,7 +83,6 @@ func TestLineupAndPick(t *testing.T) {
 
 func TestCheckRoot(t *testing.T) {
 	home := t.TempDir()
-	good := base(home) + "/0123456789abcdef/session-3"
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +99,22 @@ func TestCheckRoot(t *testing.T) {
 	if p.Baton != "/usr/bin/baton" || p.Relay != p.Root+"/relay" || p.Protocol != Protocol {
 		t.Errorf("Prepare's place = %+v", p)
 	}
-	for _, root := range []string{home, base(home), base(home) + "/0123456789abcdef", good + "/..", base(home) + "/0123456789abcdef/session-3/repo", "/etc", base(home) + "/../runner/0123456789abcdef/session-4"} {
+	good := p.Root
+	again, err := Prepare(home, "v", "", "", "0123456789abcdef", 3, "n", "e")
+	if err != nil || again.Root == good {
+		t.Fatalf("a second Prepare of session 3 = %q, %v: want a place of another name", again.Root, err)
+	}
+	if _, err := os.Stat(good); !os.IsNotExist(err) {
+		t.Errorf("a second Prepare of session 3 left the first place: %v", err)
+	}
+	for _, root := range []string{home, base(home), base(home) + "/0123456789abcdef", good, again.Root + "/..", again.Root + "/repo", "/etc",
+		base(home) + "/0123456789abcdef/session-3", base(home) + "/../runner/" + filepath.Base(filepath.Dir(again.Root)) + "/" + filepath.Base(again.Root) + "x"} {
 		if err := checkRoot(home, root); err == nil {
 			t.Errorf("checkRoot(%q) took it as a lane's place", root)
 		}
 	}
-	if err := checkRoot(home, good); err != nil {
-		t.Errorf("checkRoot(%q) = %v", good, err)
+	if err := checkRoot(home, again.Root); err != nil {
+		t.Errorf("checkRoot(%q) = %v", again.Root, err)
 	}
 	if _, err := Prepare(home, "v", "", "", "../../etc", 1, "", ""); err == nil {
 		t.Error("Prepare took a project key that leads out of the runner's directory")
@@ -115,9 +123,10 @@ func TestCheckRoot(t *testing.T) {
 
 func TestAgentEnv(t *testing.T) {
 	p := Place{Sock: "/r/sock", Relay: "/r/relay", Tmp: "/r/tmp", Home: "/r/home"}
-	env := AgentEnv([]string{"PATH=/bin", "BATON_SESSION=secret", "BATON_STATE_DIR=/state-dir", "HOME=/home/u", "XDG_CONFIG_HOME=/xdg", "AGENT_STATE_DIR=/agent-state"}, p)
+	env := AgentEnv([]string{"PATH=/bin", "BATON_SESSION=secret", "BATON_STATE_DIR=/state-dir", "HOME=/home/u", "XDG_CONFIG_HOME=/xdg", "AGENT_STATE_DIR=/agent-state",
+		"SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/9/bus"}, p)
 	joined := strings.Join(env, "\n")
-	for _, bad := range []string{"secret", "/home/u", "/state-dir", "/xdg", "/agent-state"} {
+	for _, bad := range []string{"secret", "/home/u", "/state-dir", "/xdg", "/agent-state", "/tmp/ssh-x", "/run/user/9/bus"} {
 		if strings.Contains(joined, bad) {
 			t.Errorf("the agent's environment keeps %q:\n%s", bad, joined)
 		}

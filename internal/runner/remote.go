@@ -2,6 +2,8 @@ package runner
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +19,7 @@ import (
 
 // The runner's side: what the launcher's ssh runs there, as the runner's
 // user. Every lane lives under that user's ~/.cache/baton/runner/PROJECT/
-// session-N: its clone, its temporary directory, its agent's home, and
+// session-N-RANDOM: its clone, its temporary directory, its agent's home, and
 // the forwarded broker socket.
 
 // Place is a lane's directory on the runner, and what the runner offers.
@@ -112,10 +114,20 @@ func Prepare(home, version, self, lineage, project string, session int, name, em
 	if err != nil || session < 1 {
 		return Place{}, fmt.Errorf("prepare: bad project key or session (%q, %d)", project, session)
 	}
-	root := filepath.Join(dir, "session-"+strconv.Itoa(session))
-	if err := os.RemoveAll(root); err != nil {
+	// what a crashed run left of this session goes; the new place's name
+	// has a random part, so that no other lane's agent can name its
+	// sockets (the sandbox does not govern connecting to one)
+	left, _ := filepath.Glob(filepath.Join(dir, "session-"+strconv.Itoa(session)+"-*"))
+	for _, l := range left {
+		if err := os.RemoveAll(l); err != nil {
+			return Place{}, err
+		}
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
 		return Place{}, err
 	}
+	root := filepath.Join(dir, "session-"+strconv.Itoa(session)+"-"+hex.EncodeToString(suffix[:]))
 	for _, d := range []string{filepath.Join(root, "repo"), filepath.Join(root, "tmp"), filepath.Join(root, "home", ".config"), filepath.Join(root, "home", ".cache")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return Place{}, err
@@ -161,7 +173,7 @@ func Clean(home, project string) error {
 	return os.RemoveAll(dir)
 }
 
-var rootPattern = regexp.MustCompile(`^[0-9a-f]{16}/session-[1-9][0-9]*$`)
+var rootPattern = regexp.MustCompile(`^[0-9a-f]{16}/session-[1-9][0-9]*-[0-9a-f]{16}$`)
 
 // checkRoot refuses a root that is not a lane's place beneath home.
 func checkRoot(home, root string) error {
@@ -222,11 +234,6 @@ func OpenPlace(home, root, branch string) (Place, error) {
 	return p, nil
 }
 
-// DieWithSession makes the kernel kill this process when its parent (the
-// runner's sshd session) ends: a lost connection or a stopped launcher
-// leaves nothing of the lane running on the runner.
-func DieWithSession() error { return dieWithSession() }
-
 // WaitSocket waits a while for the forwarded broker socket, which ssh
 // binds beside the session that runs the agent.
 func WaitSocket(sock string) {
@@ -238,11 +245,12 @@ func WaitSocket(sock string) {
 	}
 }
 
-// AgentEnv is the runner user's environment without anything of baton's,
-// with the lane's broker (the relay), temporary directory and home.
+// AgentEnv is the runner user's environment without anything of baton's
+// or its login's sockets, with the lane's broker (the relay), temporary
+// directory and home.
 func AgentEnv(environ []string, p Place) []string {
 	out := make([]string, 0, len(environ)+8)
-	for _, kv := range environ {
+	for _, kv := range sandbox.WithoutLoginSockets(environ) {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "BATON_") || k == "AGENT_STATE_DIR" || k == "TMPDIR" || k == "HOME" || strings.HasPrefix(k, "XDG_") {
 			continue

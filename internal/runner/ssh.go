@@ -30,9 +30,13 @@ const Protocol = 2
 // dropped.
 const lostStatus = 255
 
-// sshOptions are the options of every ssh to r.
+// sshOptions are the options of every ssh to r: no password prompt, no
+// terminal (which would echo a lane's configuration line), none of the
+// person's agent or X11 forwarded (whatever the ssh configuration says for
+// the host), and a connection of its own, never a shared master that
+// would outlive the launcher.
 func (r Runner) sshOptions() []string {
-	opts := []string{"-o", "BatchMode=yes", "-o", "ConnectTimeout=20"}
+	opts := []string{"-T", "-a", "-x", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", "-o", "ControlMaster=no", "-o", "ControlPath=none"}
 	if r.SSHConfig != "" {
 		opts = append(opts, "-F", r.SSHConfig)
 	}

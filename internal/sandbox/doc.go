@@ -11,6 +11,8 @@
 // hierarchies around it with ReadRoots.
 package sandbox
 
+import "strings"
+
 // MinABI is the oldest Landlock ABI the sandbox accepts: ABI 3 (Linux 6.2)
 // is the first that governs truncate(2), without which an agent could
 // empty a file it may only read.
@@ -25,4 +27,23 @@ type Policy struct {
 	ReadOnly []string `json:"read_only"`
 	// NoNet cuts TCP (connect and bind), where the kernel can (ABI 4).
 	NoNet bool `json:"no_net,omitempty"`
+}
+
+// loginSockets name the sockets of a login's own services: its ssh agent
+// (the person's keys) and its session bus (whose systemd starts programs
+// outside any sandbox).
+var loginSockets = map[string]bool{"SSH_AUTH_SOCK": true, "DBUS_SESSION_BUS_ADDRESS": true}
+
+// WithoutLoginSockets is env without the variables that point a confined
+// agent at its login's services. Landlock does not govern connecting to a
+// socket, so this keeps an agent from being handed one, not from finding
+// one (docs/security.md).
+func WithoutLoginSockets(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !loginSockets[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
