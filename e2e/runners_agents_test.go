@@ -95,7 +95,8 @@ func runPresetOnRunner(t *testing.T, r *sshRunner, p *agentProject, preset strin
 
 // TestRunnerClaudeCode runs Claude Code on the runner for one IMPLEMENT
 // and one REVIEW session to DONE: its MCP server, its Bash tool's baton
-// and git, its usage in the launcher's status.
+// and git, its usage in the launcher's status; a command it runs cannot
+// write into its descriptors (its pipe to baton's MCP server) there.
 func TestRunnerClaudeCode(t *testing.T) {
 	bin := os.Getenv("BATON_CLAUDE_BIN")
 	if bin == "" {
@@ -103,6 +104,7 @@ func TestRunnerClaudeCode(t *testing.T) {
 	}
 	srv := newScriptedAPI(t)
 	srv.sandboxed = true // the project's untracked hook is not in the clone
+	srv.plantInjection()
 	env := []string{"ANTHROPIC_BASE_URL=http://" + srv.addr, "ANTHROPIC_API_KEY=sk-scripted-test",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	r := startRunner(t, strings.Join(env, "\n")+"\n")
@@ -110,6 +112,7 @@ func TestRunnerClaudeCode(t *testing.T) {
 	p := runnerAgentProject(t, r, "claude", bin, env, `{"model": "claude-scripted-default", "max_turns": 20, "models": {"REVIEW": "claude-scripted-review"}}`)
 	srv.proj = p.dir
 	runPresetOnRunner(t, r, p, "claude", srv, "claude -p --output-format stream-json --verbose --permission-mode bypassPermissions")
+	srv.checkInjection(t)
 	log, _ := os.ReadFile(filepath.Join(p.dir, ".baton", "logs", "session-2.log"))
 	cfg := regexp.MustCompile(`--mcp-config (\S+)`).FindSubmatch(log)
 	if cfg == nil || !strings.HasPrefix(string(cfg[1]), filepath.Join(r.home, ".cache", "baton", "runner")) {

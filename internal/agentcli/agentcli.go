@@ -33,6 +33,11 @@ type Options struct {
 	// Allow are the programs (or Claude Code tool rules) an unsandboxed
 	// agent may run without asking; nil means DefaultAllow.
 	Allow []string
+	// Shell is the shell Claude Code runs its commands in ("" for its
+	// own): baton's agent shell, which keeps what they run from acting as
+	// the agent. With it the CLI loads no settings or MCP servers of the
+	// project's, which a branch under review could carry.
+	Shell string
 }
 
 // DefaultAllow are the programs an unsandboxed agent may run when the
@@ -137,6 +142,10 @@ func claude(o Options) []string {
 	if o.MCP != nil {
 		args = append(args, "--mcp-config", o.MCP.ConfigFile)
 	}
+	if o.Shell != "" {
+		b, _ := json.Marshal(map[string]any{"env": map[string]string{shellVar: o.Shell}})
+		args = append(args, "--setting-sources", "user", "--strict-mcp-config", "--settings", string(b))
+	}
 	if o.Sandboxed {
 		return args
 	}
@@ -165,13 +174,21 @@ func AllowedTools(o Options) []string {
 
 // Env is what the preset's CLI needs in its environment besides the
 // launcher's: inside baton's sandbox, Claude Code is told it runs in one
-// (IS_SANDBOX), which it requires to bypass its permissions as root.
+// (IS_SANDBOX), which it requires to bypass its permissions as root, and
+// the shell it runs its commands in.
 func Env(name string, o Options) []string {
+	var env []string
 	if o.Sandboxed && strings.HasPrefix(strings.ToLower(strings.TrimSpace(name)), "claude") {
-		return []string{"IS_SANDBOX=1"}
+		env = append(env, "IS_SANDBOX=1")
 	}
-	return nil
+	if o.Shell != "" && strings.ToLower(strings.TrimSpace(name)) == "claude" {
+		env = append(env, shellVar+"="+o.Shell)
+	}
+	return env
 }
+
+// shellVar names the shell Claude Code runs its commands in.
+const shellVar = "CLAUDE_CODE_SHELL"
 
 // codex is Codex's exec mode: the prompt read from stdin ("-"), events
 // as JSON lines (--json: the log keeps them, and the usage is read from

@@ -133,3 +133,30 @@ func TestClaudeConfig(t *testing.T) {
 		t.Errorf("ClaudeConfig =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestClaudeShell: with baton's agent shell, Claude Code is told to run
+// its commands there, in its environment and as a command-line setting,
+// and loads no project settings or MCP servers a branch could carry.
+func TestClaudeShell(t *testing.T) {
+	o := agentcli.Options{Sandboxed: true, Shell: "/run/x/baton-agent-shell/bash", MCP: &agentcli.MCP{Baton: "/b", ConfigFile: "/c.json"}}
+	argv, err := agentcli.Command("claude", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(argv, " ")
+	for _, want := range []string{"--setting-sources user", "--strict-mcp-config", `--settings {"env":{"CLAUDE_CODE_SHELL":"/run/x/baton-agent-shell/bash"}}`, "--mcp-config /c.json"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("claude's command line lacks %q: %s", want, line)
+		}
+	}
+	if env := strings.Join(agentcli.Env("claude", o), " "); !strings.Contains(env, "CLAUDE_CODE_SHELL=/run/x/baton-agent-shell/bash") {
+		t.Errorf("claude's environment lacks its shell: %s", env)
+	}
+	o.Shell = ""
+	if argv, _ := agentcli.Command("claude", o); strings.Contains(strings.Join(argv, " "), "--setting-sources") {
+		t.Errorf("without the agent shell, claude's command line keeps the project's settings: %v", argv)
+	}
+	if env := agentcli.Env("codex", agentcli.Options{Shell: "/x"}); len(env) != 0 {
+		t.Errorf("codex's environment = %v, want nothing of Claude Code's", env)
+	}
+}

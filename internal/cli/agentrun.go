@@ -93,7 +93,7 @@ func simpleVars(cmdline string) bool {
 // agentCommand is the process that runs st's agent: the preset's command
 // line with the role's model and baton's MCP server, or --agent-cmd
 // through sh.
-func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP) *exec.Cmd {
+func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agentcli.MCP, shell string) *exec.Cmd {
 	if o.Agent == "" {
 		return exec.CommandContext(ctx, "sh", "-c", execSimple(o.AgentCmd))
 	}
@@ -101,7 +101,7 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 	if o.Prompts != "" && preset == "claude" { // as the predecessor ran Claude Code
 		preset = agentcli.Predecessor
 	}
-	argv, env := a.presetCommand(preset, st, server, a.box != nil)
+	argv, env := a.presetCommand(preset, st, server, a.box != nil, shell)
 	if preset == "codex" {
 		if p, err := exec.LookPath(argv[0]); err == nil {
 			if bin, extra, ok := nativeCodex(p); ok {
@@ -115,10 +115,11 @@ func (a *App) agentCommand(ctx context.Context, o runOpts, st step, server *agen
 }
 
 // presetCommand is the command line of preset for st's role, and what its
-// CLI needs in its environment; sandboxed says the agent runs confined.
-func (a *App) presetCommand(preset string, st step, server *agentcli.MCP, sandboxed bool) (argv, env []string) {
+// CLI needs in its environment; sandboxed says the agent runs confined,
+// shell is its agent shell (agentshell.go; "" for none).
+func (a *App) presetCommand(preset string, st step, server *agentcli.MCP, sandboxed bool, shell string) (argv, env []string) {
 	opts := a.app.AgentOptions(st.Role)
-	opts.MCP = server
+	opts.MCP, opts.Shell = server, shell
 	if sandboxed {
 		opts.WritableDirs = nil // the agent's clone is its working directory, and all it writes
 		opts.Sandboxed = true
@@ -145,7 +146,14 @@ func (a *App) agentProcess(ctx context.Context, o runOpts, st step, box *agentBo
 	if err != nil {
 		return nil, "", cleanup, err
 	}
-	cmd = a.agentCommand(ctx, o, st, server)
+	shell := ""
+	if a.box != nil && o.Agent == "claude" && o.Prompts == "" {
+		if shell, err = agentShellLink(box.place.SockDir); err != nil {
+			cleanup()
+			return nil, "", func() {}, err
+		}
+	}
+	cmd = a.agentCommand(ctx, o, st, server, shell)
 	cmd.Dir = a.env.Cwd
 	cmd.Stdin = strings.NewReader(st.Prompt)
 	cmd.Env = append(withSelfOnPath(agentEnviron(os.Environ()), agentBaton()), cmd.Env...)

@@ -201,6 +201,9 @@ func (r *relay) command(self, home, mode string, argv []string, warn func(string
 		if err := os.WriteFile(p.MCPConfig(), cfg, 0o600); err != nil {
 			return nil, "", err
 		}
+		if _, err := agentShellLink(p.Root); err != nil {
+			return nil, "", fmt.Errorf("making the agent shell's link: %v", err)
+		}
 	case "codex":
 		if path, err := exec.LookPath(argv[0]); err == nil {
 			if bin, extra, ok := nativeCodex(path); ok {

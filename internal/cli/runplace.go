@@ -166,7 +166,11 @@ func (a *App) remoteProcess(ctx context.Context, o runOpts, st step, b *agentBox
 		if o.Agent == "claude" {
 			server.ConfigFile = place.MCPConfig()
 		}
-		argv, conf.Env = a.presetCommand(o.Agent, st, server, place.Sandbox != "")
+		shell := ""
+		if o.Agent == "claude" && place.Sandbox != "" {
+			shell = filepath.Join(place.Root, agentShellDir, "bash") // the relay makes it
+		}
+		argv, conf.Env = a.presetCommand(o.Agent, st, server, place.Sandbox != "", shell)
 	}
 	if place.Sandbox != "" {
 		conf.Net = o.SandboxNet

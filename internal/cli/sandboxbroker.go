@@ -523,6 +523,9 @@ func (b *agentBox) getenv(k string) string {
 // confines the agent, and every other call with its operations sent to
 // the broker. ok is false for a call that runs here as usual.
 func agentSide(args []string, env Env) (code int, ok bool) {
+	if isAgentShell() {
+		return agentShell(args, env), true
+	}
 	if len(args) > 0 && args[0] == sandboxExecCmd {
 		return sandboxExec(args[1:], env), true
 	}
