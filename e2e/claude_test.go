@@ -463,7 +463,14 @@ func (s *scriptedAPI) plantInjection() {
 func (s *scriptedAPI) checkInjection(t *testing.T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range s.outputs {
+	injectionRefused(t, s.outputs)
+}
+
+// injectionRefused fails the test unless one of the outputs of the agent's
+// commands is the injection's, refused.
+func injectionRefused(t *testing.T, outputs []string) {
+	t.Helper()
+	for _, o := range outputs {
 		if strings.Contains(o, "INJECT-REFUSED (targets: /proc/") {
 			return
 		}
@@ -472,7 +479,7 @@ func (s *scriptedAPI) checkInjection(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("the injection's output never reached the model server: %v", s.outputs)
+	t.Errorf("the injection's output never reached the model server: %v", outputs)
 }
 
 // sse streams one assistant message with one content block: a tool call
