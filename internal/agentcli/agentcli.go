@@ -35,8 +35,9 @@ type Options struct {
 	Allow []string
 	// Shell is the shell Claude Code runs its commands in ("" for its
 	// own): baton's agent shell, which keeps what they run from acting as
-	// the agent. With it the CLI loads no settings or MCP servers of the
-	// project's, which a branch under review could carry.
+	// the agent. With it the CLI loads no settings files, hooks or MCP
+	// servers other than baton's: a branch under review, or code the
+	// agent ran, could have written them.
 	Shell string
 }
 
@@ -143,8 +144,10 @@ func claude(o Options) []string {
 		args = append(args, "--mcp-config", o.MCP.ConfigFile)
 	}
 	if o.Shell != "" {
-		b, _ := json.Marshal(map[string]any{"env": map[string]string{shellVar: o.Shell}})
-		args = append(args, "--setting-sources", "user", "--strict-mcp-config", "--settings", string(b))
+		// no settings file the agent or a branch could write (its home's
+		// included), no hooks, no MCP servers but baton's
+		b, _ := json.Marshal(map[string]any{"env": map[string]string{shellVar: o.Shell}, "disableAllHooks": true})
+		args = append(args, "--setting-sources", "", "--strict-mcp-config", "--settings", string(b))
 	}
 	if o.Sandboxed {
 		return args

@@ -144,7 +144,7 @@ func TestClaudeShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.Join(argv, " ")
-	for _, want := range []string{"--setting-sources user", "--strict-mcp-config", `--settings {"env":{"CLAUDE_CODE_SHELL":"/run/x/baton-agent-shell/bash"}}`, "--mcp-config /c.json"} {
+	for _, want := range []string{"--setting-sources  --strict-mcp-config", `--settings {"disableAllHooks":true,"env":{"CLAUDE_CODE_SHELL":"/run/x/baton-agent-shell/bash"}}`, "--mcp-config /c.json"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("claude's command line lacks %q: %s", want, line)
 		}

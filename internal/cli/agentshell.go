@@ -19,8 +19,9 @@ import (
 // reviewed branch planted) cannot reach the agent CLI's memory or its pipe
 // to baton's MCP server through /proc to make calls as the agent. The
 // preset also keeps the clone's own Claude Code settings and MCP servers
-// out (agentcli): a branch could otherwise change the shell back, or
-// start hooks and servers of its own beside the agent.
+// out, and its hooks (agentcli): a branch, or code the agent ran writing
+// the agent's home, could otherwise change the shell back, or start hooks
+// and servers of its own beside the agent.
 
 // agentShellDir is the name of the directory that holds the shell's link.
 const agentShellDir = "baton-agent-shell"
@@ -44,7 +45,15 @@ func agentShellLink(dir string) (string, error) {
 	}
 	link := filepath.Join(d, "bash")
 	_ = os.Remove(link)
-	return link, os.Symlink(self, link)
+	if err := os.Symlink(self, link); err != nil {
+		return "", err
+	}
+	// Claude Code falls back to the system's bash for a shell it cannot
+	// run: the agent does not start without one that runs
+	if fi, err := os.Stat(link); err != nil || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("the agent shell %s cannot be run: %v", link, err)
+	}
+	return link, nil
 }
 
 // agentShell runs the system's bash with args in a domain of its own.

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -127,6 +128,8 @@ type relay struct {
 	place runner.Place
 	tree  *lineage.Tree
 	pid   atomic.Int64 // the agent's helper, once started
+	// sweeping is held by the sweep under way
+	sweeping sync.Mutex
 }
 
 // run starts the agent, serves its calls until it exits, and stops what it
@@ -245,6 +248,7 @@ func (r *relay) endWithSession() {
 		}
 	}
 	r.sweep()
+	_ = os.Remove(r.place.Relay)
 	os.Exit(128 + int(syscall.SIGTERM))
 }
 
@@ -278,15 +282,22 @@ func (r *relay) start(cmd *exec.Cmd) error {
 
 // sweep kills what is left of the agent: its process group, and every
 // program that left it, which comes to the relay (a subreaper) once its
-// parent is gone.
+// parent is gone. It goes on until the relay has had no child for a
+// while (a program that keeps forking is caught as its children come),
+// for 10 seconds at most; one sweep runs at a time.
 func (r *relay) sweep() {
+	r.sweeping.Lock()
+	defer r.sweeping.Unlock()
 	if pid := int(r.pid.Load()); pid > 0 {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
-	for range 100 {
+	quiet := 0
+	for end := time.Now().Add(10 * time.Second); quiet < 5 && time.Now().Before(end); {
 		kids := childrenOf(os.Getpid())
 		if len(kids) == 0 {
-			return
+			quiet++
+		} else {
+			quiet = 0
 		}
 		for _, k := range kids {
 			_ = syscall.Kill(k, syscall.SIGKILL)

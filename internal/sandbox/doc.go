@@ -29,10 +29,12 @@ type Policy struct {
 	NoNet bool `json:"no_net,omitempty"`
 }
 
-// loginSockets name the sockets of a login's own services: its ssh agent
-// (the person's keys) and its session bus (whose systemd starts programs
-// outside any sandbox).
-var loginSockets = map[string]bool{"SSH_AUTH_SOCK": true, "DBUS_SESSION_BUS_ADDRESS": true}
+// loginSockets name the sockets of a login's own services: its ssh and
+// gpg agents (the person's keys), its session bus (whose systemd starts
+// programs outside any sandbox) and runtime directory, its display (which
+// takes keystrokes for the person's terminals), its container engine.
+var loginSockets = map[string]bool{"SSH_AUTH_SOCK": true, "DBUS_SESSION_BUS_ADDRESS": true, "XDG_RUNTIME_DIR": true,
+	"DISPLAY": true, "WAYLAND_DISPLAY": true, "XAUTHORITY": true, "GPG_AGENT_INFO": true, "DOCKER_HOST": true}
 
 // WithoutLoginSockets is env without the variables that point a confined
 // agent at its login's services. Landlock does not govern connecting to a
