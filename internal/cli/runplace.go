@@ -162,13 +162,12 @@ func (a *App) remoteProcess(ctx context.Context, o runOpts, st step, b *agentBox
 	conf := relayConf{Token: b.relay, Supervise: b.supervised(), Preset: o.Agent, Net: netOn}
 	argv := []string{"sh", "-c", execSimple(o.AgentCmd)}
 	if o.Agent != "" {
-		server := &agentcli.MCP{Baton: place.Baton, PassEnv: []string{broker.EnvSocket}}
-		if o.Agent == "claude" {
+		server, shell := &agentcli.MCP{Baton: place.Baton, PassEnv: []string{broker.EnvSocket}}, ""
+		if o.Agent == "claude" { // the relay writes its configuration, and its shell when confined
 			server.ConfigFile = place.MCPConfig()
-		}
-		shell := ""
-		if o.Agent == "claude" && place.Sandbox != "" {
-			shell = filepath.Join(place.Root, agentShellDir, "bash") // the relay makes it
+			if place.Sandbox != "" {
+				shell = filepath.Join(place.Root, agentShellDir, "bash")
+			}
 		}
 		argv, conf.Env = a.presetCommand(o.Agent, st, server, place.Sandbox != "", shell)
 	}
