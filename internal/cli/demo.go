@@ -169,7 +169,7 @@ func (a *App) demoKey() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a.notice("== you have no personal key yet: the demo uses a throwaway one, %s (create yours with 'baton key init')", k.Path)
+	a.notice("== you have no personal key yet: the demo uses a throwaway one, %s (a person makes their own once: docs/security.md, 'Operating the key')", k.Path)
 	return k.Path, nil
 }
 

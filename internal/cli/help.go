@@ -47,8 +47,6 @@ baton init --scripts                    # install scripts/progress.py, reviews.p
 	"session end":     "baton session end -o READY_FOR_REVIEW -s \"Implemented F001\"\neval \"$(baton session end -o SUCCESS -s \"merged F001\" | grep '^unset')\"   # and clear the shell's credential\nbaton session end -o ERROR -s \"tests would not run\" --failure tool_failure",
 	"session current": "baton session current\nbaton session current --json",
 
-	"key":         "baton key init                          # once per person, outside every project\nbaton key show",
-	"key init":    "baton key init\nbaton key init --rotate                 # new key; the old one is kept for verify",
 	"key show":    "baton key show\nbaton key show --json",
 	"key publish": "baton key publish\ngit add .baton-signers && git commit -m 'baton: allowed signers'",
 

@@ -12,16 +12,20 @@ import (
 func (a *App) newKeyCmd() *cobra.Command {
 	c := group("key", "Person only: create, rotate and show your personal key", a.newKeyInitCmd(), a.newKeyShowCmd(), a.newKeyPublishCmd())
 	c.Long = keyHelp
+	// the person's own commands' examples stay with them (a message an
+	// agent can read names none of them)
+	c.Example = "baton key init                          # once per person, outside every project\nbaton key show"
 	return c
 }
 
 func (a *App) newKeyInitCmd() *cobra.Command {
 	var rotate bool
 	c := &cobra.Command{
-		Use:   "init",
-		Short: "Person only: create your personal key (or replace it with --rotate)",
-		Long:  keyHelp,
-		Args:  cobra.NoArgs,
+		Use:     "init",
+		Short:   "Person only: create your personal key (or replace it with --rotate)",
+		Long:    keyHelp,
+		Example: "baton key init\nbaton key init --rotate                 # new key; the old one is kept for verify",
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			k, err := a.app.KeyInit(c.Context(), a.caller(), rotate)
 			if err != nil {
