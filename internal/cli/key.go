@@ -12,8 +12,7 @@ import (
 func (a *App) newKeyCmd() *cobra.Command {
 	c := group("key", "Person only: create, rotate and show your personal key", a.newKeyInitCmd(), a.newKeyShowCmd(), a.newKeyPublishCmd())
 	c.Long = keyHelp
-	// the person's own commands' examples stay with them (a message an
-	// agent can read names none of them)
+	// a person's own command: its examples stay with it
 	c.Example = "baton key init                          # once per person, outside every project\nbaton key show"
 	return c
 }
