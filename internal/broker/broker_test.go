@@ -139,3 +139,59 @@ func TestDescends(t *testing.T) {
 		t.Error("a parent descends from its child")
 	}
 }
+
+// TestRelayed: a server that requires its relay's token answers a call
+// headed by it (the head's verdict in the peer, without the token) and
+// refuses a call without a head, with another token, or of a kind it
+// does not know, before reading the call.
+func TestRelayed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sock")
+	h := &relayEcho{}
+	s, err := Listen(path, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RequireRelay("the-token")
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.Serve(ctx)
+	t.Cleanup(func() { cancel(); s.Close() })
+	call := app.Call{Op: "progress.get-status", Cwd: "/x"}
+	resp, err := CallRelayed(path, Relayed{Token: "the-token", Kind: RelayRan, Reason: "a shell ran it", PID: 42}, call)
+	if err != nil || string(resp.Result) != `"ran|a shell ran it|42|"` {
+		t.Errorf("a relayed call: %s, %v", resp.Result, err)
+	}
+	for name, send := range map[string]func() (app.Reply, error){
+		"no head": func() (app.Reply, error) { return Call(path, call) },
+		"other token": func() (app.Reply, error) {
+			return CallRelayed(path, Relayed{Token: "the-tokeN", Kind: RelayAgent}, call)
+		},
+		"no token":     func() (app.Reply, error) { return CallRelayed(path, Relayed{Kind: RelayAgent}, call) },
+		"unknown kind": func() (app.Reply, error) { return CallRelayed(path, Relayed{Token: "the-token", Kind: "person"}, call) },
+	} {
+		resp, err := send()
+		if err != nil || resp.Error == nil || resp.Result != nil {
+			t.Errorf("%s: answered %s (%v), want a refusal", name, resp.Result, err)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.refused) != 4 {
+		t.Errorf("refusals %v, want 4, each that nothing vouches for the caller", h.refused)
+	}
+	for _, r := range h.refused {
+		if r != ErrNotRelayed.Error() {
+			t.Errorf("refused with %q, want %q", r, ErrNotRelayed)
+		}
+	}
+}
+
+// relayEcho answers with what the relay said of the caller.
+type relayEcho struct{ echo }
+
+func (e *relayEcho) Handle(_ context.Context, p Peer, _ app.Call) app.Reply {
+	if p.Relayed == nil {
+		return app.Reply{}
+	}
+	out, _ := json.Marshal(p.Relayed.Kind + "|" + p.Relayed.Reason + "|" + strconv.Itoa(p.Relayed.PID) + "|" + p.Relayed.Token)
+	return app.Reply{Result: out}
+}
